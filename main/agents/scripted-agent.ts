@@ -1,0 +1,91 @@
+// Parley's scripted agent: a small deterministic rule agent that runs as a real
+// process and acts only through the real `parley` CLI, like any other agent. It
+// reads one turn as JSON on stdin and writes JSON lines on stdout.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { ScriptedEvent, ScriptedTurn } from './scripted';
+
+function emit(event: ScriptedEvent): void {
+  process.stdout.write(JSON.stringify(event) + '\n');
+}
+
+function readStdin(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    process.stdin.on('data', (chunk: Buffer) => chunks.push(chunk));
+    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    process.stdin.on('error', reject);
+  });
+}
+
+/** Runs `parley ARGS`; resolves to its stdout, or throws with its message. */
+function parley(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('parley', args, { env: process.env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) {
+        const message = stderr.trim().replace(/^parley: /, '') || error.message;
+        reject(new Error(message));
+      } else resolve(stdout);
+    });
+  });
+}
+
+const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+
+const ASK = /^ask\s+([^\s/]+\/[^\s:]+)\s*:\s*([\s\S]+)$/i;
+const SLEEP = /^sleep\s+(\d+(?:\.\d+)?)$/i;
+
+async function handle(turn: ScriptedTurn, input: ScriptedTurn['inputs'][number]): Promise<string> {
+  if (input.kind === 'notice') return `notice: ${input.body}`;
+  const text = input.body.trim();
+  const ask = ASK.exec(text);
+  const pause = SLEEP.exec(text);
+  const context = turn.context;
+  try {
+    if (context.kind !== 'thread') {
+      if (ask) {
+        await parley(['send', '--to', ask[1]!, ask[2]!.trim()]);
+        return `asked ${ask[1]}`;
+      }
+      if (pause) {
+        await sleep(Number(pause[1]));
+        return `slept ${pause[1]}`;
+      }
+      return `echo: ${text}`;
+    }
+    if (context.peerStarted) {
+      if (ask) {
+        // A relay: the root is this agent conversation, so the answer comes back here.
+        await parley(['send', '--to', ask[1]!, ask[2]!.trim()]);
+        return `asked ${ask[1]}`;
+      }
+      let answer = `answer from ${turn.role}: ${text}`;
+      if (pause) {
+        await sleep(Number(pause[1]));
+        answer = `answer from ${turn.role}: slept ${pause[1]}`;
+      }
+      await parley(['reply', answer]);
+      return `replied: ${answer}`;
+    }
+    // An answer came back in an agent conversation rooted elsewhere: pass it on.
+    const report = `${input.from} says: ${text}`;
+    await parley(['report', report]);
+    return `reported: ${report}`;
+  } catch (error) {
+    return `error: ${(error as Error).message}`;
+  }
+}
+
+async function main(): Promise<void> {
+  const turn = JSON.parse(await readStdin()) as ScriptedTurn;
+  const session = turn.session ?? `scripted-${randomBytes(8).toString('hex')}`;
+  emit({ type: 'session', session });
+  const lines: string[] = [];
+  for (const input of turn.inputs) lines.push(await handle(turn, input));
+  emit({ type: 'result', output: lines.join('\n') });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`scripted agent: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,83 @@
+// What an agent adapter sees of a turn, and what it hands back: one process per
+// turn, whose output the adapter knows how to read.
+import type { ContextKind, Role } from '../../shared/domain';
+
+export type AgentInputKind = 'message' | 'comment' | 'text' | 'notice';
+
+export interface AgentInput {
+  kind: AgentInputKind;
+  /** Who it is from: a person's name, `PEER/ROLE` for a text, `parley` for a notice. */
+  from: string;
+  body: string;
+  at: string;
+}
+
+/** What the run works on and for whom; also what `parley context` returns. */
+export interface AgentContext {
+  kind: ContextKind;
+  id: number;
+  role: { id: number; name: string };
+  /** One sentence for the agent: where it is and where its output goes. */
+  summary: string;
+  person?: { id: number; name: string };
+  task?: { id: number; title: string; body: string; status: string; parentId: number | null };
+  /** The topic this run answers for (ADR 0035). */
+  root: { kind: ContextKind; id: number; summary: string };
+  /** How the agent's final output and `parley report` reach the root. */
+  reporting: string;
+  /** Whether the peer started this agent conversation (threads only). */
+  peerStarted?: boolean;
+  peer?: string;
+}
+
+export interface TurnRequest {
+  role: Role;
+  session: string | null;
+  inputs: AgentInput[];
+  context: AgentContext;
+  /** PARLEY_TOKEN, PARLEY_API, PATH with `parley` on it. */
+  env: Record<string, string>;
+  /** Used when the role sets no working folder. */
+  defaultCwd: string;
+  /** Files the adapters need, e.g. the scripted agent's script. */
+  paths: { node: string; scriptedAgent: string };
+}
+
+export interface ProcessResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** True when stdout went over the cap and was cut. */
+  truncated: boolean;
+}
+
+export type TurnOutcome = { ok: true; output: string; session?: string | null } | { ok: false; error: string };
+
+export interface StreamUpdate {
+  session?: string | null;
+  /** A line of live output for people watching the run. */
+  live?: string;
+}
+
+export interface AgentLaunch {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdin: string;
+  /** Called for each stdout line as it arrives. */
+  onLine?: (line: string) => StreamUpdate | void;
+  finish(result: ProcessResult): TurnOutcome;
+}
+
+export interface AgentAdapter {
+  prepare(request: TurnRequest): AgentLaunch;
+}
+
+/** The inputs as plain text, for agents that read a prompt. */
+export function inputsAsText(inputs: readonly AgentInput[]): string {
+  return inputs
+    .map((input) => (input.kind === 'notice' ? `[notice] ${input.body}` : `${input.from}: ${input.body}`))
+    .join('\n\n');
+}

@@ -1,0 +1,304 @@
+// The app API's one handler table. Both transports (Electron IPC and the headless
+// JSON-RPC socket) call `dispatch`, which validates params against the shared
+// contract, checks the session and runs the handler; authorization is inside each
+// handler, through ./authorize.
+import {
+  ApiError,
+  describeIssues,
+  isMethodName,
+  methods,
+  type MethodName,
+  type ParsedParamsOf,
+  type ResultOf,
+} from '../../shared/api-contract';
+import type { ContextRef, Conversation, Person, Task } from '../../shared/domain';
+import type { EventHub } from '../events';
+import { log } from '../log';
+import type { RunManager } from '../runs/run-manager';
+import { transaction, type Db } from '../store/database';
+import {
+  deleteConversation,
+  findConversation,
+  getConversationRow,
+  insertConversation,
+  insertMessage,
+  listConversationRows,
+  listMessages,
+  toConversation,
+  type ConversationRow,
+  conversationIdsForRole,
+} from '../store/queries/conversations';
+import {
+  countOwners,
+  deletePerson,
+  getPerson,
+  insertPerson,
+  insertSignInToken,
+  listPeople,
+  personByTokenHash,
+} from '../store/queries/people';
+import {
+  deleteRole,
+  getRole,
+  getRoleByName,
+  insertRole,
+  insertRoleToken,
+  listRoles,
+  updateRole,
+} from '../store/queries/roles';
+import { findRun, recentTurns, runSummary } from '../store/queries/runs';
+import {
+  deleteTask,
+  finishTask,
+  getTaskRow,
+  insertTask,
+  insertTaskLog,
+  listSubtaskRows,
+  listTaskLog,
+  listTaskRows,
+  taskSubtreeIds,
+  toTask,
+  type TaskRow,
+  taskIdsForRole,
+} from '../store/queries/tasks';
+import { hashToken, newToken } from '../tokens';
+import {
+  requireOwnConversation,
+  requireOwner,
+  requireTask,
+  requireTaskManager,
+} from './authorize';
+import type { ApiSession } from './session';
+
+export interface ApiServices {
+  db: Db;
+  events: EventHub;
+  runs: RunManager;
+  installation: { id: string; name: string };
+}
+
+interface Call {
+  services: ApiServices;
+  session: ApiSession;
+  person: Person;
+}
+
+type Handler<M extends MethodName> = (call: Call, params: ParsedParamsOf<M>) => ResultOf<M> | Promise<ResultOf<M>>;
+type HandlerTable = { [M in Exclude<MethodName, 'session.signIn'>]: Handler<M> };
+
+const conversationView = (services: ApiServices, row: ConversationRow): Conversation =>
+  toConversation(
+    services.db,
+    row,
+    runSummary(services.db, { kind: 'conversation', id: row.id }, services.runs.stoppingTurns()),
+  );
+
+const taskView = (services: ApiServices, row: TaskRow): Task =>
+  toTask(row, runSummary(services.db, { kind: 'task', id: row.id }, services.runs.stoppingTurns()));
+
+function requireRoleExists(db: Db, id: number) {
+  const role = getRole(db, id);
+  if (!role) throw new ApiError('not_found', `no role ${id}`);
+  return role;
+}
+
+const handlers: HandlerTable = {
+  'session.whoami': ({ person, services }) => ({ person, installation: services.installation }),
+
+  'people.list': ({ services }) => listPeople(services.db),
+  'people.add': ({ services, person }, { name, kind }) => {
+    requireOwner(person, 'add people');
+    const token = newToken('pst');
+    const added = transaction(services.db, () => {
+      const added = insertPerson(services.db, name, kind);
+      insertSignInToken(services.db, added.id, hashToken(token), 'sign-in');
+      return added;
+    });
+    services.events.emit({ type: 'changed', kind: 'person', id: added.id }, 'everyone');
+    return { person: added, token };
+  },
+  'people.remove': async ({ services, person }, { id }) => {
+    requireOwner(person, 'remove people');
+    const target = getPerson(services.db, id);
+    if (!target) throw new ApiError('not_found', `no person ${id}`);
+    if (target.id === person.id) throw new ApiError('conflict', 'you cannot remove yourself; ask another owner');
+    if (target.kind === 'owner' && countOwners(services.db) <= 1)
+      throw new ApiError('conflict', 'an installation needs at least one owner');
+    const contexts = listConversationRows(services.db, id).map((row): ContextRef => ({ kind: 'conversation', id: row.id }));
+    await services.runs.stopAll(contexts, person.name);
+    transaction(services.db, () => deletePerson(services.db, id));
+    services.events.emit({ type: 'changed', kind: 'person', id }, 'everyone');
+    return { removed: true as const };
+  },
+
+  'roles.list': ({ services }) => listRoles(services.db),
+  'roles.create': ({ services, person }, { name, description, agent }) => {
+    requireOwner(person, 'create roles');
+    if (getRoleByName(services.db, name)) throw new ApiError('conflict', `a role named "${name}" already exists`);
+    const role = transaction(services.db, () => insertRole(services.db, name, description ?? '', agent));
+    services.events.emit({ type: 'changed', kind: 'role', id: role.id }, 'everyone');
+    return role;
+  },
+  'roles.update': ({ services, person }, { id, name, description, agent }) => {
+    requireOwner(person, 'change roles');
+    const role = requireRoleExists(services.db, id);
+    if (name !== undefined && name !== role.name && getRoleByName(services.db, name))
+      throw new ApiError('conflict', `a role named "${name}" already exists`);
+    const updated = transaction(services.db, () =>
+      updateRole(services.db, id, name ?? role.name, description ?? role.description, agent ?? role.agent),
+    );
+    services.events.emit({ type: 'changed', kind: 'role', id }, 'everyone');
+    return updated;
+  },
+  'roles.remove': async ({ services, person }, { id }) => {
+    requireOwner(person, 'remove roles');
+    requireRoleExists(services.db, id);
+    const contexts: ContextRef[] = [
+      ...conversationIdsForRole(services.db, id).map((cid) => ({ kind: 'conversation' as const, id: cid })),
+      ...taskIdsForRole(services.db, id).map((tid) => ({ kind: 'task' as const, id: tid })),
+    ];
+    await services.runs.stopAll(contexts, person.name);
+    transaction(services.db, () => deleteRole(services.db, id));
+    services.events.emit({ type: 'changed', kind: 'role', id }, 'everyone');
+    return { removed: true as const };
+  },
+  'roles.token': ({ services, person }, { id }) => {
+    requireOwner(person, 'make role tokens');
+    requireRoleExists(services.db, id);
+    const token = newToken('prl');
+    transaction(services.db, () => insertRoleToken(services.db, id, hashToken(token), person.id));
+    return { token };
+  },
+
+  'conversations.list': ({ services, person }) =>
+    listConversationRows(services.db, person.id).map((row) => conversationView(services, row)),
+  'conversations.open': ({ services, person }, { roleId }) => {
+    requireRoleExists(services.db, roleId);
+    const row = transaction(
+      services.db,
+      () => findConversation(services.db, person.id, roleId) ?? insertConversation(services.db, person.id, roleId),
+    );
+    services.events.emit({ type: 'changed', kind: 'conversation', id: row.id }, { personId: person.id });
+    return conversationView(services, row);
+  },
+  'conversations.get': ({ services, person }, { id, limit }) => {
+    const row = requireOwnConversation(person, getConversationRow(services.db, id), id);
+    const run = findRun(services.db, { kind: 'conversation', id });
+    return {
+      conversation: conversationView(services, row),
+      messages: listMessages(services.db, id, limit ?? 200),
+      turns: run ? recentTurns(services.db, run.id) : [],
+    };
+  },
+  'conversations.send': ({ services, person }, { id, text }) => {
+    const row = requireOwnConversation(person, getConversationRow(services.db, id), id);
+    const message = transaction(services.db, () => {
+      const message = insertMessage(services.db, id, { kind: 'person', id: person.id, name: person.name }, text);
+      services.runs.addInput({ kind: 'conversation', id }, row.role_id, 'message', text, person.name);
+      return message;
+    });
+    services.events.emit({ type: 'changed', kind: 'conversation', id }, { personId: person.id });
+    return message;
+  },
+  'conversations.stop': ({ services, person }, { id }) => {
+    requireOwnConversation(person, getConversationRow(services.db, id), id);
+    return services.runs.stop({ kind: 'conversation', id }, person.name);
+  },
+  'conversations.delete': async ({ services, person }, { id }) => {
+    requireOwnConversation(person, getConversationRow(services.db, id), id);
+    await services.runs.stop({ kind: 'conversation', id }, person.name);
+    transaction(services.db, () => deleteConversation(services.db, id));
+    services.events.emit({ type: 'changed', kind: 'conversation', id }, { personId: person.id });
+    return { deleted: true as const };
+  },
+
+  'tasks.list': ({ services }) => listTaskRows(services.db).map((row) => taskView(services, row)),
+  'tasks.create': ({ services, person }, { roleId, title, body, parentId }) => {
+    requireRoleExists(services.db, roleId);
+    if (parentId !== undefined) requireTask(getTaskRow(services.db, parentId), parentId);
+    const row = transaction(services.db, () => {
+      const row = insertTask(services.db, roleId, parentId ?? null, title, body ?? '', person.id);
+      const brief = body?.trim() ? `New task: ${title}\n\n${body.trim()}` : `New task: ${title}`;
+      services.runs.addInput({ kind: 'task', id: row.id }, roleId, 'message', brief, person.name);
+      return row;
+    });
+    services.events.emit({ type: 'changed', kind: 'task', id: row.id }, 'everyone');
+    return taskView(services, row);
+  },
+  'tasks.get': ({ services }, { id }) => {
+    const row = requireTask(getTaskRow(services.db, id), id);
+    const run = findRun(services.db, { kind: 'task', id });
+    return {
+      task: taskView(services, row),
+      log: listTaskLog(services.db, id),
+      subtasks: listSubtaskRows(services.db, id).map((sub) => taskView(services, sub)),
+      turns: run ? recentTurns(services.db, run.id) : [],
+    };
+  },
+  'tasks.comment': ({ services, person }, { id, text }) => {
+    const row = requireTask(getTaskRow(services.db, id), id);
+    const entry = transaction(services.db, () => {
+      const entry = insertTaskLog(services.db, id, 'comment', { kind: 'person', id: person.id, name: person.name }, text);
+      services.runs.addInput({ kind: 'task', id }, row.role_id, 'comment', text, person.name);
+      return entry;
+    });
+    services.events.emit({ type: 'changed', kind: 'task', id }, 'everyone');
+    return entry;
+  },
+  'tasks.finish': ({ services, person }, { id }) => {
+    const row = requireTask(getTaskRow(services.db, id), id);
+    requireTaskManager(person, row, 'finish');
+    if (row.status === 'finished') return taskView(services, row);
+    transaction(services.db, () => {
+      finishTask(services.db, id);
+      insertTaskLog(services.db, id, 'status', { kind: 'person', id: person.id, name: person.name }, 'finished the task');
+    });
+    services.events.emit({ type: 'changed', kind: 'task', id }, 'everyone');
+    return taskView(services, getTaskRow(services.db, id)!);
+  },
+  'tasks.stop': ({ services, person }, { id }) => {
+    requireTask(getTaskRow(services.db, id), id);
+    return services.runs.stop({ kind: 'task', id }, person.name);
+  },
+  'tasks.delete': async ({ services, person }, { id }) => {
+    const row = requireTask(getTaskRow(services.db, id), id);
+    requireTaskManager(person, row, 'delete');
+    const subtree = taskSubtreeIds(services.db, id);
+    await services.runs.stopAll(
+      subtree.map((taskId): ContextRef => ({ kind: 'task', id: taskId })),
+      person.name,
+    );
+    transaction(services.db, () => deleteTask(services.db, id));
+    for (const taskId of subtree) services.events.emit({ type: 'changed', kind: 'task', id: taskId }, 'everyone');
+    return { deleted: true as const };
+  },
+};
+
+/** Validates and runs one app API call for a session. Throws ApiError only. */
+export async function dispatch(services: ApiServices, session: ApiSession, method: string, params: unknown): Promise<unknown> {
+  if (!isMethodName(method)) throw new ApiError('invalid', `unknown method "${method}"`);
+  const parsed = methods[method].params.safeParse(params ?? {});
+  if (!parsed.success) throw new ApiError('invalid', describeIssues(parsed.error));
+  try {
+    if (method === 'session.signIn') {
+      const person = personByTokenHash(services.db, hashToken((parsed.data as { token: string }).token));
+      if (!person) throw new ApiError('unauthenticated', 'this sign-in token is not valid');
+      session.person = person;
+      return { person };
+    }
+    if (!session.person) throw new ApiError('unauthenticated', 'sign in first (session.signIn)');
+    // The person may have been removed or changed since sign-in.
+    const person = getPerson(services.db, session.person.id);
+    if (!person) {
+      session.person = null;
+      throw new ApiError('unauthenticated', 'this person was removed from the installation');
+    }
+    session.person = person;
+    const handler = handlers[method] as Handler<typeof method>;
+    return await handler({ services, session, person }, parsed.data as never);
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    log.error('app API failure', { method, error: String((error as Error).stack ?? error) });
+    throw new ApiError('internal', 'something went wrong inside Parley; the details are in its log');
+  }
+}

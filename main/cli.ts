@@ -1,0 +1,117 @@
+// The `parley` command. Agents use it to act (context, report, history, send,
+// reply); people use it to run Parley headless (`parley serve`).
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { callRoleApi, ConnectError } from './role-api/client';
+import { exitCodes, peerRoleSchema, RoleApiError, type RoleApiCommand } from './role-api/protocol';
+
+const USAGE = `Usage: parley <command> [options]
+
+Commands for agents (need PARLEY_TOKEN and PARLEY_API, which Parley sets for each turn):
+  parley context                       this run's context and root, as JSON
+  parley report TEXT                   post TEXT to the root: the person's conversation or the task's log
+  parley history PEER/ROLE             everything between this role and PEER/ROLE
+  parley send --to PEER/ROLE TEXT      send TEXT to a peer's role, in the agent conversation for this topic
+  parley reply TEXT                    answer in the agent conversation this run works in
+
+Commands for people:
+  parley serve [--data DIR] [--name NAME] [--host 127.0.0.1] [--ui-port N] [--peer-port N]
+                                       run Parley headless: the UI and the app API on loopback
+  parley help                          this text
+
+TEXT may be given as arguments or, when it is "-", read from standard input.
+`;
+
+class UsageError extends Error {}
+
+function fail(code: number, message: string): never {
+  process.stderr.write(`parley: ${message}\n`);
+  process.exit(code);
+}
+
+function textFrom(positionals: string[], what: string): string {
+  if (positionals.length === 1 && positionals[0] === '-') return readFileSync(0, 'utf8');
+  const text = positionals.join(' ');
+  if (!text.trim()) throw new UsageError(`${what} needs TEXT`);
+  return text;
+}
+
+async function roleCommand(command: RoleApiCommand, args: string[]): Promise<void> {
+  let body: object;
+  switch (command) {
+    case 'context': {
+      const { positionals } = parseArgs({ args, allowPositionals: true, strict: true });
+      if (positionals.length > 0) throw new UsageError('context takes no arguments');
+      body = {};
+      break;
+    }
+    case 'report':
+    case 'reply': {
+      const { positionals } = parseArgs({ args, allowPositionals: true, strict: true });
+      body = { text: textFrom(positionals, command) };
+      break;
+    }
+    case 'history': {
+      const { positionals } = parseArgs({ args, allowPositionals: true, strict: true });
+      if (positionals.length !== 1) throw new UsageError('history needs exactly one PEER/ROLE');
+      const target = peerRoleSchema.safeParse(positionals[0]);
+      if (!target.success) throw new UsageError(`"${positionals[0]}" ${target.error.issues[0]?.message}`);
+      body = { with: target.data };
+      break;
+    }
+    case 'send': {
+      const { values, positionals } = parseArgs({
+        args,
+        allowPositionals: true,
+        strict: true,
+        options: { to: { type: 'string' } },
+      });
+      if (!values.to) throw new UsageError('send needs --to PEER/ROLE');
+      const target = peerRoleSchema.safeParse(values.to);
+      if (!target.success) throw new UsageError(`--to "${values.to}" ${target.error.issues[0]?.message}`);
+      body = { to: target.data, text: textFrom(positionals, 'send') };
+      break;
+    }
+  }
+  const token = process.env.PARLEY_TOKEN;
+  const socketPath = process.env.PARLEY_API;
+  if (!token || !socketPath)
+    fail(exitCodes.unauthenticated, 'PARLEY_TOKEN and PARLEY_API are not set: this command is for agents that Parley runs');
+  const result = await callRoleApi({ socketPath, token }, command, body);
+  process.stdout.write(JSON.stringify(result, null, command === 'context' || command === 'history' ? 2 : 0) + '\n');
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return;
+    case 'serve': {
+      const { serveCommand } = await import('./serve');
+      await serveCommand(rest);
+      return;
+    }
+    case 'context':
+    case 'report':
+    case 'history':
+    case 'send':
+    case 'reply':
+      await roleCommand(command, rest);
+      return;
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) fail(exitCodes.usage, `${error.message}\n\n${USAGE}`);
+  if (error instanceof RoleApiError) fail(exitCodes[error.code], error.message);
+  if (error instanceof ConnectError) fail(exitCodes.connect, error.message);
+  const code = (error as NodeJS.ErrnoException).code;
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) fail(exitCodes.usage, `${(error as Error).message}\n\n${USAGE}`);
+  fail(1, (error as Error).stack ?? String(error));
+});

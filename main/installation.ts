@@ -1,0 +1,141 @@
+// The composition root of one Parley installation: its data folder, database,
+// identity, runs, role API and app API. The Electron shell and `parley serve` both
+// open one of these; tests open several side by side.
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AppEvent } from '../shared/api-contract';
+import type { Person } from '../shared/domain';
+import { adapters } from './agents';
+import { dispatch, type ApiServices } from './api/handlers';
+import type { ApiSession } from './api/session';
+import { loadOrCreateIdentity, type Identity } from './engine/identity';
+import { EventHub } from './events';
+import { distPaths } from './paths';
+import { RoleApiServer } from './role-api/server';
+import { agentEnvironment, RunManager } from './runs/run-manager';
+import { openDatabase, transaction, type Db } from './store/database';
+import { getInstallation, saveInstallation } from './store/queries/installation';
+import { deleteSignInTokensByLabel, firstOwner, insertPerson, insertSignInToken } from './store/queries/people';
+import { hashToken, newToken } from './tokens';
+
+export interface InstallationOptions {
+  dataDir: string;
+  /** The installation's display name; kept from the last run when omitted. */
+  name?: string;
+  maxConcurrentTurns?: number;
+  defaultTurnTimeoutSec?: number;
+  stopGraceMs?: number;
+}
+
+export interface Installation {
+  readonly dataDir: string;
+  readonly name: string;
+  /** The certificate fingerprint peers pin. */
+  readonly id: string;
+  readonly db: Db;
+  readonly identity: Identity;
+  readonly events: EventHub;
+  readonly runs: RunManager;
+  readonly roleApi: RoleApiServer;
+  readonly roleApiSocket: string;
+  /** Calls one app API method as a session; throws ApiError. */
+  call(session: ApiSession, method: string, params: unknown): Promise<unknown>;
+  subscribe(person: Person, listener: (event: AppEvent) => void): () => void;
+  /** The first owner: the person the desktop app acts as. */
+  owner(): Person;
+  /** A fresh sign-in token for the first owner, replacing the previous one with the same label. */
+  issueOwnerToken(label: string): string;
+  close(): Promise<void>;
+}
+
+/** Unix sockets have a short path limit; long data folders get a private one in tmp. */
+function roleApiSocketPath(dataDir: string): string {
+  if (process.platform === 'win32') {
+    return `\\\\.\\pipe\\parley-${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}`;
+  }
+  const inside = path.join(dataDir, 'role-api.sock');
+  if (Buffer.byteLength(inside) <= 100) return inside;
+  const dir = path.join(os.tmpdir(), `parley-${process.getuid?.() ?? 'user'}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  return path.join(dir, `${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}.sock`);
+}
+
+/** `parley` on the agents' PATH: a launcher for the CLI with the same Node (or Electron as Node). */
+function writeLauncher(binDir: string): void {
+  mkdirSync(binDir, { recursive: true, mode: 0o700 });
+  const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
+  const script = `#!/bin/sh\nELECTRON_RUN_AS_NODE=1 exec ${quote(process.execPath)} ${quote(distPaths.cli)} "$@"\n`;
+  writeFileSync(path.join(binDir, 'parley'), script, { mode: 0o755 });
+  chmodSync(path.join(binDir, 'parley'), 0o755);
+}
+
+export async function openInstallation(options: InstallationOptions): Promise<Installation> {
+  const dataDir = path.resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const db = openDatabase(path.join(dataDir, 'parley.db'));
+  try {
+    const previous = getInstallation(db);
+    const name = options.name ?? previous?.name ?? os.userInfo().username;
+    const identity = await loadOrCreateIdentity(dataDir, name);
+    transaction(db, () => {
+      saveInstallation(db, name, identity.fingerprint);
+      if (!firstOwner(db)) insertPerson(db, name, 'owner');
+    });
+    const events = new EventHub();
+    const binDir = path.join(dataDir, 'bin');
+    writeLauncher(binDir);
+    const roleApiSocket = roleApiSocketPath(dataDir);
+    const runs = new RunManager({
+      db,
+      events,
+      adapters,
+      workDir: path.join(dataDir, 'work'),
+      agentEnv: agentEnvironment(binDir, roleApiSocket),
+      paths: { node: process.execPath, scriptedAgent: distPaths.scriptedAgent },
+      maxConcurrentTurns: options.maxConcurrentTurns,
+      defaultTurnTimeoutSec: options.defaultTurnTimeoutSec,
+      stopGraceMs: options.stopGraceMs,
+    });
+    const roleApi = new RoleApiServer({ db, runs, events, socketPath: roleApiSocket });
+    await roleApi.listen();
+    await runs.start();
+    const services: ApiServices = { db, events, runs, installation: { id: identity.fingerprint, name } };
+    let closed = false;
+    return {
+      dataDir,
+      name,
+      id: identity.fingerprint,
+      db,
+      identity,
+      events,
+      runs,
+      roleApi,
+      roleApiSocket,
+      call: (session, method, params) => dispatch(services, session, method, params),
+      subscribe: (person, listener) => events.subscribe(person, listener),
+      owner: () => firstOwner(db)!,
+      issueOwnerToken(label) {
+        const owner = firstOwner(db)!;
+        const token = newToken('pst');
+        transaction(db, () => {
+          deleteSignInTokensByLabel(db, owner.id, label);
+          insertSignInToken(db, owner.id, hashToken(token), label);
+        });
+        return token;
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        await runs.close();
+        await roleApi.close();
+        db.close();
+      },
+    };
+  } catch (error) {
+    if (db.open) db.close();
+    throw error;
+  }
+}

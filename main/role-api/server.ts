@@ -1,0 +1,229 @@
+// The role API server: agents act through it, never through the database. A run
+// token is valid only while its turn works; a role token (made by an owner for
+// scripts) reads but never sends.
+import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { z } from 'zod';
+import { describeIssues } from '../../shared/api-contract';
+import type { Role } from '../../shared/domain';
+import type { EventHub } from '../events';
+import { log } from '../log';
+import type { RunManager } from '../runs/run-manager';
+import { transaction, type Db } from '../store/database';
+import { getConversationRow, insertMessage } from '../store/queries/conversations';
+import { getRole, roleByTokenHash } from '../store/queries/roles';
+import { turnByTokenHash, type RunRow, type TurnRow } from '../store/queries/runs';
+import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
+import { hashToken } from '../tokens';
+import {
+  NO_TOPIC_MESSAGE,
+  RoleApiError,
+  roleApiRequests,
+  type RoleApiCommand,
+  type RoleApiErrorCode,
+  type RoleApiResponse,
+} from './protocol';
+
+export type Caller = { kind: 'run'; role: Role; run: RunRow; turn: TurnRow } | { kind: 'role'; role: Role };
+
+/** Sends that cross connections; provided by the connection engine once it runs. */
+export interface PeerGateway {
+  send(caller: Extract<Caller, { kind: 'run' }>, to: string, text: string): Promise<unknown>;
+  reply(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown>;
+  reportOnThread(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown>;
+  history(role: Role, withPeerRole: string): Promise<unknown>;
+}
+
+export interface RoleApiOptions {
+  db: Db;
+  runs: RunManager;
+  events: EventHub;
+  socketPath: string;
+  peers?: PeerGateway;
+}
+
+const MAX_BODY = 512 * 1024;
+
+export class RoleApiServer {
+  private server: http.Server | null = null;
+  private peers: PeerGateway | null;
+
+  constructor(private readonly options: RoleApiOptions) {
+    this.peers = options.peers ?? null;
+  }
+
+  setPeerGateway(peers: PeerGateway): void {
+    this.peers = peers;
+  }
+
+  async listen(): Promise<void> {
+    const socketPath = this.options.socketPath;
+    mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
+    if (existsSync(socketPath)) unlinkSync(socketPath);
+    const server = http.createServer((req, res) => void this.handle(req, res));
+    server.keepAliveTimeout = 1000;
+    // Create the socket with no access for others from its first moment, then pin 0600.
+    const previous = process.umask(0o177);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(socketPath, () => resolve());
+      });
+    } finally {
+      process.umask(previous);
+    }
+    chmodSync(socketPath, 0o600);
+    this.server = server;
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (existsSync(this.options.socketPath)) unlinkSync(this.options.socketPath);
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    let response: RoleApiResponse;
+    let status = 200;
+    try {
+      const result = await this.dispatch(req);
+      response = { ok: true, result };
+    } catch (error) {
+      const known = error instanceof RoleApiError;
+      if (!known) log.error('role API failure', { error: String((error as Error).stack ?? error) });
+      const code: RoleApiErrorCode = known ? error.code : 'internal';
+      status = code === 'unauthenticated' ? 401 : code === 'internal' ? 500 : 400;
+      response = { ok: false, error: { code, message: known ? error.message : 'internal error; see the Parley log' } };
+    }
+    const body = JSON.stringify(response);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  }
+
+  private async dispatch(req: http.IncomingMessage): Promise<unknown> {
+    const command = (req.url ?? '').replace(/^\/v1\//, '');
+    if (req.method !== 'POST' || !Object.hasOwn(roleApiRequests, command))
+      throw new RoleApiError('invalid', `unknown role API call ${req.method} ${req.url}`);
+    const caller = this.authenticate(req.headers.authorization);
+    const raw = await readBody(req);
+    let json: unknown;
+    try {
+      json = raw === '' ? {} : JSON.parse(raw);
+    } catch {
+      throw new RoleApiError('invalid', 'the request body is not JSON');
+    }
+    const schema = roleApiRequests[command as RoleApiCommand];
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new RoleApiError('invalid', describeIssues(parsed.error));
+    return this.run(command as RoleApiCommand, caller, parsed.data);
+  }
+
+  private authenticate(header: string | undefined): Caller {
+    const token = /^Bearer (\S+)$/.exec(header ?? '')?.[1];
+    if (!token) throw new RoleApiError('unauthenticated', 'no token: PARLEY_TOKEN is not set');
+    const hash = hashToken(token);
+    const turn = turnByTokenHash(this.options.db, hash);
+    if (turn) {
+      const role = getRole(this.options.db, turn.run.role_id);
+      if (role) return { kind: 'run', role, run: turn.run, turn: turn.turn };
+    }
+    const role = roleByTokenHash(this.options.db, hash);
+    if (role) return { kind: 'role', role };
+    throw new RoleApiError('unauthenticated', 'this token is not valid (a run token works only while its turn runs)');
+  }
+
+  private async run(command: RoleApiCommand, caller: Caller, params: unknown): Promise<unknown> {
+    switch (command) {
+      case 'context':
+        return this.context(caller);
+      case 'report':
+        return this.report(requireRun(caller), (params as z.infer<typeof roleApiRequests.report>).text);
+      case 'history': {
+        const { with: peerRole } = params as z.infer<typeof roleApiRequests.history>;
+        if (!this.peers) throw new RoleApiError('not_found', `no connection named "${peerRole.split('/')[0]}"`);
+        return this.peers.history(caller.role, peerRole);
+      }
+      case 'send': {
+        const { to, text } = params as z.infer<typeof roleApiRequests.send>;
+        const run = requireRun(caller);
+        if (!this.peers) throw noEngine();
+        return this.peers.send(run, to, text);
+      }
+      case 'reply': {
+        const { text } = params as z.infer<typeof roleApiRequests.reply>;
+        const run = requireRun(caller);
+        if (run.run.context_kind !== 'thread')
+          throw new RoleApiError(
+            'invalid',
+            '`parley reply` works only in an agent conversation; in a conversation or on a task use `parley report`, or `parley send --to PEER/ROLE`',
+          );
+        if (!this.peers) throw noEngine();
+        return this.peers.reply(run, text);
+      }
+    }
+  }
+
+  private context(caller: Caller): unknown {
+    const role = { id: caller.role.id, name: caller.role.name };
+    if (caller.kind === 'role') return { token: 'role', role, run: null, context: null };
+    return {
+      token: 'run',
+      role,
+      run: { id: caller.run.id, turnId: caller.turn.id, session: caller.run.session },
+      context: this.options.runs.describeContext(caller.run),
+    };
+  }
+
+  private async report(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown> {
+    const { db, events } = this.options;
+    const author = { kind: 'role' as const, id: caller.role.id, name: caller.role.name };
+    const { run } = caller;
+    if (run.context_kind === 'conversation') {
+      const conversation = getConversationRow(db, run.context_id);
+      if (!conversation) throw new RoleApiError('closed', 'the conversation this run reports to was deleted');
+      const message = transaction(db, () => insertMessage(db, conversation.id, author, text));
+      events.emit({ type: 'changed', kind: 'conversation', id: conversation.id }, { personId: conversation.person_id });
+      return { reported: 'conversation', id: conversation.id, messageId: message.id };
+    }
+    if (run.context_kind === 'task') {
+      const task = getTaskRow(db, run.context_id);
+      if (!task) throw new RoleApiError('closed', 'the task this run reports to was deleted');
+      const entry = transaction(db, () => insertTaskLog(db, task.id, 'report', author, text));
+      events.emit({ type: 'changed', kind: 'task', id: task.id }, 'everyone');
+      return { reported: 'task', id: task.id, logId: entry.id };
+    }
+    if (!this.peers) throw noEngine();
+    return this.peers.reportOnThread(caller, text);
+  }
+}
+
+function requireRun(caller: Caller): Extract<Caller, { kind: 'run' }> {
+  if (caller.kind !== 'run') throw new RoleApiError('no_topic', NO_TOPIC_MESSAGE);
+  return caller;
+}
+
+function noEngine(): RoleApiError {
+  return new RoleApiError('unavailable', 'this Parley has no connections to other installations yet, so nothing can be sent to a peer');
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) {
+        reject(new RoleApiError('invalid', 'the request is too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,477 @@
+// Runs and turns. Inputs to a context are committed as pending; when the context's
+// run is idle a turn starts with everything pending, as one agent process in its own
+// process group. At most `maxConcurrentTurns` processes run at once; the rest wait in
+// the order their work arrived. Stop ends the process tree, keeps the session, counts
+// the turn's inputs as handled and leaves a notice for the next turn; nothing but new
+// work starts the agent again.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { ContextRef } from '../../shared/domain';
+import type { AgentAdapter, AgentContext, AgentInput, AgentLaunch, ProcessResult, TurnOutcome } from '../agents/types';
+import type { EventHub } from '../events';
+import { log } from '../log';
+import type { Db } from '../store/database';
+import { transaction } from '../store/database';
+import { getConversationRow, insertMessage } from '../store/queries/conversations';
+import { getPerson } from '../store/queries/people';
+import { getRole } from '../store/queries/roles';
+import {
+  endTurn,
+  getRun,
+  getTurn,
+  insertInput,
+  insertTurn,
+  pendingInputs,
+  runnableRuns,
+  runningTurns,
+  setRunSession,
+  setTurnProcess,
+  takeInputs,
+  dropPendingInputs,
+  findRun,
+  ensureRun,
+  requeueInterrupted,
+  type InputKind,
+  type RunRow,
+  type TurnRow,
+} from '../store/queries/runs';
+import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
+import { hashToken, newToken } from '../tokens';
+import { endGroup, endStaleGroup, processStartTime, spawnInGroup } from './process-tree';
+import type { AdapterName } from '../../shared/domain';
+
+export interface RunManagerOptions {
+  db: Db;
+  events: EventHub;
+  adapters: Record<AdapterName, AgentAdapter>;
+  /** Where agents work when their role names no folder. */
+  workDir: string;
+  /** Environment every agent gets: PARLEY_API and a PATH with `parley` first. */
+  agentEnv: Record<string, string>;
+  paths: { node: string; scriptedAgent: string };
+  maxConcurrentTurns?: number;
+  defaultTurnTimeoutSec?: number;
+  /** How long an agent has between SIGTERM and SIGKILL. */
+  stopGraceMs?: number;
+  /** Cap on an agent's stdout kept for its output. */
+  maxOutputBytes?: number;
+}
+
+interface ActiveTurn {
+  turnId: number;
+  run: RunRow;
+  pgid: number | null;
+  /** Set once a stop was asked for; says who or what stopped it. */
+  stoppedBy: string | null;
+  exited: Promise<void>;
+  /** Resolves when the turn's end has been committed. */
+  settled: Promise<void>;
+  timer: NodeJS.Timeout | null;
+  session: string | null;
+  live: string[];
+}
+
+const LIVE_LINES = 200;
+
+export class RunManager {
+  private readonly db: Db;
+  private readonly active = new Map<number, ActiveTurn>();
+  private readonly max: number;
+  private readonly timeoutSec: number;
+  private readonly graceMs: number;
+  private readonly maxOutput: number;
+  private pumpScheduled = false;
+  private closed = false;
+
+  constructor(private readonly options: RunManagerOptions) {
+    this.db = options.db;
+    this.max = options.maxConcurrentTurns ?? 4;
+    this.timeoutSec = options.defaultTurnTimeoutSec ?? 30 * 60;
+    this.graceMs = options.stopGraceMs ?? 2_000;
+    this.maxOutput = options.maxOutputBytes ?? 1024 * 1024;
+    mkdirSync(options.workDir, { recursive: true, mode: 0o700 });
+  }
+
+  /** Recovers from an earlier crash, then starts whatever work is waiting. */
+  async start(): Promise<void> {
+    for (const turn of runningTurns(this.db)) await this.recoverInterrupted(turn);
+    this.schedule();
+  }
+
+  /**
+   * Commits an input for a context's run (inside the caller's transaction when there
+   * is one) and schedules a turn for after the commit.
+   */
+  addInput(context: ContextRef, roleId: number, kind: InputKind, body: string, from: string): number {
+    const run = ensureRun(this.db, context, roleId);
+    const id = insertInput(this.db, run.id, kind, body, from, kind !== 'notice');
+    this.schedule();
+    return id;
+  }
+
+  /** Turn ids of turns whose stop is in progress, for run summaries. */
+  stoppingTurns(): ReadonlySet<number> {
+    return new Set([...this.active.values()].filter((turn) => turn.stoppedBy !== null).map((turn) => turn.turnId));
+  }
+
+  /** The last lines an agent printed in its current turn. */
+  liveOutput(runId: number): string[] {
+    for (const turn of this.active.values()) if (turn.run.id === runId) return [...turn.live];
+    return [];
+  }
+
+  /**
+   * Stops the run's agent: its process tree is gone and the turn is committed as
+   * stopped when this resolves. Work still waiting for a turn is dropped as well.
+   */
+  async stop(context: ContextRef, stoppedBy: string): Promise<{ stopped: boolean }> {
+    const run = findRun(this.db, context);
+    if (!run) return { stopped: false };
+    const dropped = transaction(this.db, () => dropPendingInputs(this.db, run.id));
+    const active = [...this.active.values()].find((turn) => turn.run.id === run.id);
+    if (active) {
+      await this.stopTurn(active, `Stopped by ${stoppedBy}`);
+      return { stopped: true };
+    }
+    if (dropped > 0) {
+      transaction(this.db, () => {
+        insertInput(this.db, run.id, 'notice', `${stoppedBy} stopped you before you started on the last request; it was dropped.`, 'parley', false);
+        this.postNotice(run, `Stopped by ${stoppedBy}; the waiting request was dropped.`);
+      });
+      this.changed(run);
+      return { stopped: true };
+    }
+    return { stopped: false };
+  }
+
+  /** Stops every agent working for these contexts (used before deleting them). */
+  async stopAll(contexts: ContextRef[], stoppedBy: string): Promise<void> {
+    await Promise.all(contexts.map((context) => this.stop(context, stoppedBy)));
+  }
+
+  /** Ends running agents without committing their end: the next start re-runs them once. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const turns = [...this.active.values()];
+    await Promise.all(
+      turns.map(async (turn) => {
+        if (turn.timer) clearTimeout(turn.timer);
+        if (turn.pgid !== null) await endGroup(turn.pgid, this.graceMs, turn.exited);
+      }),
+    );
+  }
+
+  private schedule(): void {
+    if (this.pumpScheduled || this.closed) return;
+    this.pumpScheduled = true;
+    // After the caller's transaction commits, and before any timer.
+    queueMicrotask(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.closed) return;
+    const free = this.max - this.active.size;
+    if (free <= 0) return;
+    if (this.db.inTransaction) {
+      // Still inside someone's transaction: wait for it to end.
+      setImmediate(() => this.schedule());
+      return;
+    }
+    for (const runId of runnableRuns(this.db, free)) {
+      try {
+        this.startTurn(runId);
+      } catch (error) {
+        log.error('could not start a turn', { runId, error: String(error) });
+      }
+    }
+  }
+
+  private startTurn(runId: number): void {
+    const run = getRun(this.db, runId);
+    if (!run) return;
+    const token = newToken('prt');
+    const { turnId, inputs, attempt } = transaction(this.db, () => {
+      const pending = pendingInputs(this.db, run.id);
+      // A re-run after a crash takes back the inputs of the interrupted turn.
+      const attempt = pending.some((input) => input.turn_id !== null) ? 1 : 0;
+      const turnId = insertTurn(this.db, run.id, attempt, hashToken(token));
+      takeInputs(
+        this.db,
+        turnId,
+        pending.map((input) => input.id),
+      );
+      return { turnId, inputs: pending, attempt };
+    });
+    let launch: AgentLaunch;
+    let context: AgentContext;
+    const role = getRole(this.db, run.role_id);
+    try {
+      if (!role) throw new Error('the role no longer exists');
+      context = this.describeContext(run);
+      const adapter = this.options.adapters[role.agent.adapter];
+      launch = adapter.prepare({
+        role,
+        session: run.session,
+        inputs: inputs.map(
+          (input): AgentInput => ({ kind: input.kind, from: input.author_name, body: input.body, at: input.created_at }),
+        ),
+        context,
+        env: { ...this.options.agentEnv, PARLEY_TOKEN: token },
+        defaultCwd: this.options.workDir,
+        paths: this.options.paths,
+      });
+    } catch (error) {
+      this.commitEnd(run, turnId, { ok: false, error: (error as Error).message }, null);
+      return;
+    }
+    const active: ActiveTurn = {
+      turnId,
+      run,
+      pgid: null,
+      stoppedBy: null,
+      exited: Promise.resolve(),
+      settled: Promise.resolve(),
+      timer: null,
+      session: run.session,
+      live: [],
+    };
+    this.active.set(turnId, active);
+    active.settled = this.runProcess(active, launch).then((result) => {
+      if (active.timer) clearTimeout(active.timer);
+      this.active.delete(turnId);
+      if (this.closed) return;
+      if (active.stoppedBy !== null) this.commitStopped(active);
+      else this.commitEnd(run, turnId, result === null ? null : launch.finish(result), active.session);
+      this.schedule();
+    });
+    const limitSec = role?.agent.turnTimeoutSec ?? this.timeoutSec;
+    active.timer = setTimeout(() => {
+      void this.stopTurn(active, `Stopped by the time limit (${formatDuration(limitSec)})`);
+    }, limitSec * 1000);
+    active.timer.unref();
+    this.changed(run);
+    if (attempt > 0) log.info('re-running an interrupted turn', { turnId, runId });
+  }
+
+  /** Spawns the agent and collects its output; null when it could not start. */
+  private runProcess(active: ActiveTurn, launch: AgentLaunch): Promise<ProcessResult | null> {
+    return new Promise((resolve) => {
+      const child = spawnInGroup(launch.command, launch.args, { cwd: launch.cwd, env: launch.env });
+      let stdout = '';
+      let stderr = '';
+      let truncated = false;
+      let lineBuffer = '';
+      let failedToStart: Error | null = null;
+      active.exited = new Promise((done) => child.once('close', () => done()));
+      child.once('error', (error) => {
+        failedToStart = error;
+      });
+      if (child.pid !== undefined) {
+        active.pgid = child.pid;
+        setTurnProcess(this.db, active.turnId, child.pid, processStartTime(child.pid));
+        // A stop asked for before the process existed takes effect now.
+        if (active.stoppedBy !== null) void endGroup(child.pid, this.graceMs, active.exited);
+      }
+      child.stdout!.setEncoding('utf8');
+      child.stderr!.setEncoding('utf8');
+      child.stdout!.on('data', (chunk: string) => {
+        if (stdout.length < this.maxOutput) stdout += chunk;
+        if (stdout.length > this.maxOutput) {
+          stdout = stdout.slice(0, this.maxOutput);
+          truncated = true;
+        }
+        lineBuffer += chunk;
+        let newline: number;
+        while ((newline = lineBuffer.indexOf('\n')) >= 0) {
+          const line = lineBuffer.slice(0, newline);
+          lineBuffer = lineBuffer.slice(newline + 1);
+          this.onLine(active, launch, line);
+        }
+      });
+      child.stderr!.on('data', (chunk: string) => {
+        stderr = (stderr + chunk).slice(-64 * 1024);
+      });
+      child.stdin!.on('error', () => {
+        // The agent may exit without reading its input; that is its business.
+      });
+      child.stdin!.end(launch.stdin);
+      child.once('close', (code, signal) => {
+        if (lineBuffer) this.onLine(active, launch, lineBuffer);
+        if (failedToStart) {
+          const reason =
+            (failedToStart as NodeJS.ErrnoException).code === 'ENOENT'
+              ? `could not start \`${launch.command}\`: no such program (is it installed and on PATH?)`
+              : `could not start \`${launch.command}\`: ${failedToStart.message}`;
+          resolve({ code: null, signal: null, stdout: '', stderr: reason, truncated: false });
+          return;
+        }
+        resolve({ code, signal, stdout, stderr, truncated });
+      });
+    });
+  }
+
+  private onLine(active: ActiveTurn, launch: AgentLaunch, line: string): void {
+    const update = launch.onLine?.(line);
+    if (!update) return;
+    if (update.session !== undefined && update.session !== active.session) {
+      active.session = update.session;
+      setRunSession(this.db, active.run.id, update.session);
+    }
+    if (update.live !== undefined) {
+      active.live.push(update.live);
+      if (active.live.length > LIVE_LINES) active.live.shift();
+    }
+  }
+
+  private async stopTurn(active: ActiveTurn, reason: string): Promise<void> {
+    if (active.stoppedBy === null) {
+      active.stoppedBy = reason;
+      this.changed(active.run);
+      if (active.pgid !== null) await endGroup(active.pgid, this.graceMs, active.exited);
+    }
+    await active.settled;
+  }
+
+  private commitStopped(active: ActiveTurn): void {
+    const reason = active.stoppedBy ?? 'Stopped';
+    transaction(this.db, () => {
+      if (active.session !== null) setRunSession(this.db, active.run.id, active.session);
+      endTurn(this.db, active.turnId, 'stopped', null, reason);
+      insertInput(
+        this.db,
+        active.run.id,
+        'notice',
+        `${reason.replace(/^Stopped by/, 'You were stopped by')} before your previous turn finished. What you were given in it was dropped and will not be retried.`,
+        'parley',
+        false,
+      );
+      this.postNotice(active.run, `${reason}.`);
+    });
+    this.changed(active.run);
+  }
+
+  private commitEnd(run: RunRow, turnId: number, outcome: TurnOutcome | null, session: string | null): void {
+    const result: TurnOutcome = outcome ?? { ok: false, error: 'the agent could not be started' };
+    transaction(this.db, () => {
+      if (result.ok) {
+        const next = result.session !== undefined ? result.session : session;
+        setRunSession(this.db, run.id, next);
+        endTurn(this.db, turnId, 'done', result.output, null);
+        if (result.output.trim()) this.deliver(run, result.output);
+      } else {
+        if (session !== null) setRunSession(this.db, run.id, session);
+        endTurn(this.db, turnId, 'failed', null, result.error);
+        this.postNotice(run, `The agent failed: ${result.error}`);
+      }
+    });
+    this.changed(run);
+  }
+
+  /** A turn's final output goes to its context (agent conversations: the run log only). */
+  private deliver(run: RunRow, output: string): void {
+    const role = getRole(this.db, run.role_id);
+    const author = { kind: 'role' as const, id: run.role_id, name: role?.name ?? 'role' };
+    if (run.context_kind === 'conversation') insertMessage(this.db, run.context_id, author, output);
+    else if (run.context_kind === 'task') insertTaskLog(this.db, run.context_id, 'output', author, output);
+  }
+
+  /** Something people should see happened to the agent: a stop, a failure. */
+  private postNotice(run: RunRow, text: string): void {
+    const author = { kind: 'system' as const, id: null, name: 'Parley' };
+    if (run.context_kind === 'conversation') {
+      if (getConversationRow(this.db, run.context_id)) insertMessage(this.db, run.context_id, author, text);
+    } else if (run.context_kind === 'task') {
+      if (getTaskRow(this.db, run.context_id)) insertTaskLog(this.db, run.context_id, 'notice', author, text);
+    }
+  }
+
+  private async recoverInterrupted(turn: TurnRow): Promise<void> {
+    if (turn.pid !== null) await endStaleGroup(turn.pid, turn.proc_start, this.graceMs);
+    const run = getRun(this.db, turn.run_id);
+    transaction(this.db, () => {
+      if (!run) return;
+      if (turn.attempt === 0) {
+        // Re-run once: its inputs wait again, still pointing at the interrupted turn.
+        requeueInterrupted(this.db, turn.id, 'Parley stopped while this turn was working; it runs again once');
+        insertInput(
+          this.db,
+          run.id,
+          'notice',
+          'Parley was restarted while your previous turn was working. You are given the same request again; check what you already did before repeating it.',
+          'parley',
+          false,
+        );
+      } else {
+        endTurn(this.db, turn.id, 'interrupted', null, 'Parley stopped while this turn was working again; not re-run');
+        this.postNotice(run, 'Parley stopped twice while the agent worked on this request; it was dropped.');
+      }
+    });
+  }
+
+  /** What a run works on, as told to its agent and returned by `parley context`. */
+  describeContext(run: RunRow): AgentContext {
+    const role = getRole(this.db, run.role_id)!;
+    const roleRef = { id: role.id, name: role.name };
+    if (run.context_kind === 'conversation') {
+      const conversation = getConversationRow(this.db, run.context_id);
+      if (!conversation) throw new Error('the conversation no longer exists');
+      const person = getPerson(this.db, conversation.person_id)!;
+      const summary = `your conversation with ${person.name}`;
+      return {
+        kind: 'conversation',
+        id: conversation.id,
+        role: roleRef,
+        summary: `You are ${role.name}, in ${summary}.`,
+        person: { id: person.id, name: person.name },
+        root: { kind: 'conversation', id: conversation.id, summary },
+        reporting: `Your final output is your message to ${person.name}. \`parley report TEXT\` posts a message to ${person.name} right away.`,
+      };
+    }
+    if (run.context_kind === 'task') {
+      const task = getTaskRow(this.db, run.context_id);
+      if (!task) throw new Error('the task no longer exists');
+      const summary = `task #${task.id} "${task.title}"`;
+      return {
+        kind: 'task',
+        id: task.id,
+        role: roleRef,
+        summary: `You are ${role.name}, working on ${summary}.`,
+        task: { id: task.id, title: task.title, body: task.body, status: task.status, parentId: task.parent_id },
+        root: { kind: 'task', id: task.id, summary },
+        reporting: 'Your final output goes to the task log. `parley report TEXT` adds an entry to the task log right away.',
+      };
+    }
+    throw new Error('agent conversations arrive with the connection engine');
+  }
+
+  private changed(run: RunRow): void {
+    if (run.context_kind === 'conversation') {
+      const conversation = getConversationRow(this.db, run.context_id);
+      if (conversation)
+        this.options.events.emit({ type: 'changed', kind: 'conversation', id: run.context_id }, { personId: conversation.person_id });
+    } else if (run.context_kind === 'task') {
+      this.options.events.emit({ type: 'changed', kind: 'task', id: run.context_id }, 'everyone');
+    }
+  }
+
+  /** For tests and the benchmark: the turn's row once it has ended. */
+  turn(turnId: number): TurnRow | undefined {
+    return getTurn(this.db, turnId);
+  }
+}
+
+function formatDuration(seconds: number): string {
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+export function agentEnvironment(binDir: string, socketPath: string): Record<string, string> {
+  return {
+    PARLEY_API: socketPath,
+    PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`,
+  };
+}

@@ -1,0 +1,33 @@
+// Opens the installation's SQLite file with the pragmas Parley relies on and brings
+// its schema up to date.
+import Database from 'better-sqlite3';
+import { migrate } from './migrate';
+
+export type Db = Database.Database;
+
+export interface OpenOptions {
+  /** Stop at this schema version (tests of one migration use it). */
+  targetVersion?: number;
+  readonly?: boolean;
+}
+
+export function openDatabase(file: string, options: OpenOptions = {}): Db {
+  const db = new Database(file, { readonly: options.readonly ?? false });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('foreign_keys = ON');
+    // FULL: a commit survives power loss, which the wire protocol's acks promise.
+    db.pragma('synchronous = FULL');
+    db.pragma('busy_timeout = 5000');
+    if (!options.readonly) migrate(db, options.targetVersion);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+/** Runs fn in an immediate transaction: all of it commits or none of it does. */
+export function transaction<T>(db: Db, fn: () => T): T {
+  return db.transaction(fn).immediate();
+}

@@ -1,0 +1,36 @@
+// Schema migrations in the style of Signal Desktop: one file per version, one
+// function each, applied in order inside one transaction, the version kept in
+// PRAGMA user_version. A database written by a newer Parley is refused rather
+// than guessed at.
+import type { Db } from './database';
+import { migrations } from './migrations';
+
+export class NewerDatabaseError extends Error {
+  constructor(found: number, known: number) {
+    super(
+      `This data folder was written by a newer version of Parley (schema ${found}; this version knows up to ${known}). ` +
+        'Update Parley, or start it with a different data folder.',
+    );
+    this.name = 'NewerDatabaseError';
+  }
+}
+
+export function schemaVersion(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+export const latestVersion = migrations.length;
+
+export function migrate(db: Db, target: number = latestVersion): void {
+  const current = schemaVersion(db);
+  if (current > latestVersion) throw new NewerDatabaseError(current, latestVersion);
+  if (current >= target) return;
+  db.transaction(() => {
+    for (let version = current + 1; version <= target; version++) {
+      const step = migrations[version - 1];
+      if (!step || step.version !== version) throw new Error(`migration ${version} is missing from the registry`);
+      step.up(db);
+      db.pragma(`user_version = ${version}`);
+    }
+  }).immediate();
+}

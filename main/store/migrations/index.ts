@@ -1,0 +1,23 @@
+import type { Db } from '../database';
+import { createInstallation } from './0001-create-installation';
+import { createPeople } from './0002-create-people';
+import { createRoles } from './0003-create-roles';
+import { createConversations } from './0004-create-conversations';
+import { createTasks } from './0005-create-tasks';
+import { createRuns } from './0006-create-runs';
+
+export interface Migration {
+  version: number;
+  name: string;
+  up: (db: Db) => void;
+}
+
+/** Every schema version in order; entry i brings the database to version i + 1. */
+export const migrations: readonly Migration[] = [
+  { version: 1, name: 'create-installation', up: createInstallation },
+  { version: 2, name: 'create-people', up: createPeople },
+  { version: 3, name: 'create-roles', up: createRoles },
+  { version: 4, name: 'create-conversations', up: createConversations },
+  { version: 5, name: 'create-tasks', up: createTasks },
+  { version: 6, name: 'create-runs', up: createRuns },
+];

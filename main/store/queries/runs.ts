@@ -1,0 +1,184 @@
+import type { ContextKind, ContextRef, RunState, RunSummary, TurnStatus, TurnSummary } from '../../../shared/domain';
+import type { Db } from '../database';
+import { all, get, insert, run } from '../sql';
+
+export interface RunRow {
+  id: number;
+  role_id: number;
+  context_kind: ContextKind;
+  context_id: number;
+  session: string | null;
+}
+
+export interface TurnRow {
+  id: number;
+  run_id: number;
+  status: TurnStatus;
+  attempt: number;
+  reason: string | null;
+  output: string | null;
+  pid: number | null;
+  proc_start: string | null;
+  started_at: string;
+  ended_at: string | null;
+}
+
+export type InputKind = 'message' | 'comment' | 'text' | 'notice';
+export interface InputRow {
+  id: number;
+  run_id: number;
+  kind: InputKind;
+  body: string;
+  author_name: string;
+  wakes: number;
+  state: 'pending' | 'taken' | 'handled';
+  turn_id: number | null;
+  created_at: string;
+}
+
+export const toTurnSummary = (row: TurnRow): TurnSummary => ({
+  id: row.id,
+  status: row.status,
+  attempt: row.attempt,
+  startedAt: row.started_at,
+  endedAt: row.ended_at,
+  reason: row.reason,
+});
+
+export function getRun(db: Db, id: number): RunRow | undefined {
+  return get<RunRow>(db, 'SELECT id, role_id, context_kind, context_id, session FROM runs WHERE id = ?', id);
+}
+
+export function findRun(db: Db, context: ContextRef): RunRow | undefined {
+  return get<RunRow>(
+    db,
+    'SELECT id, role_id, context_kind, context_id, session FROM runs WHERE context_kind = ? AND context_id = ?',
+    context.kind,
+    context.id,
+  );
+}
+
+export function ensureRun(db: Db, context: ContextRef, roleId: number): RunRow {
+  const existing = findRun(db, context);
+  if (existing) return existing;
+  const id = insert(db, 'INSERT INTO runs (role_id, context_kind, context_id) VALUES (?, ?, ?)', roleId, context.kind, context.id);
+  return getRun(db, id)!;
+}
+
+export function setRunSession(db: Db, runId: number, session: string | null): void {
+  run(db, 'UPDATE runs SET session = ? WHERE id = ?', session, runId);
+}
+
+export function insertInput(db: Db, runId: number, kind: InputKind, body: string, authorName: string, wakes: boolean): number {
+  return insert(
+    db,
+    'INSERT INTO inputs (run_id, kind, body, author_name, wakes) VALUES (?, ?, ?, ?, ?)',
+    runId,
+    kind,
+    body,
+    authorName,
+    wakes ? 1 : 0,
+  );
+}
+
+/** Runs with work that wakes them and no turn in progress, oldest request first. */
+export function runnableRuns(db: Db, limit: number): number[] {
+  return all<{ run_id: number }>(
+    db,
+    `SELECT run_id FROM inputs
+     WHERE state = 'pending' AND wakes = 1
+       AND run_id NOT IN (SELECT run_id FROM turns WHERE status = 'running')
+     GROUP BY run_id ORDER BY min(id) LIMIT ?`,
+    limit,
+  ).map((row) => row.run_id);
+}
+
+export function pendingInputs(db: Db, runId: number): InputRow[] {
+  return all<InputRow>(db, "SELECT * FROM inputs WHERE run_id = ? AND state = 'pending' ORDER BY id", runId);
+}
+
+export function turnInputs(db: Db, turnId: number): InputRow[] {
+  return all<InputRow>(db, 'SELECT * FROM inputs WHERE turn_id = ? ORDER BY id', turnId);
+}
+
+export function insertTurn(db: Db, runId: number, attempt: number, tokenHash: string): number {
+  return insert(db, "INSERT INTO turns (run_id, status, attempt, token_hash) VALUES (?, 'running', ?, ?)", runId, attempt, tokenHash);
+}
+
+export function takeInputs(db: Db, turnId: number, inputIds: number[]): void {
+  for (const id of inputIds) run(db, "UPDATE inputs SET state = 'taken', turn_id = ? WHERE id = ?", turnId, id);
+}
+
+export function setTurnProcess(db: Db, turnId: number, pid: number, procStart: string | null): void {
+  run(db, 'UPDATE turns SET pid = ?, proc_start = ? WHERE id = ?', pid, procStart, turnId);
+}
+
+/** Ends a turn: its token stops working and its inputs count as handled. */
+export function endTurn(db: Db, turnId: number, status: Exclude<TurnStatus, 'running'>, output: string | null, reason: string | null): void {
+  run(
+    db,
+    "UPDATE turns SET status = ?, output = ?, reason = ?, token_hash = NULL, ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+    status,
+    output,
+    reason,
+    turnId,
+  );
+  run(db, "UPDATE inputs SET state = 'handled' WHERE turn_id = ?", turnId);
+}
+
+/** Marks a turn cut off by a crash and puts its inputs back for one re-run. */
+export function requeueInterrupted(db: Db, turnId: number, reason: string): void {
+  run(db, "UPDATE inputs SET state = 'pending' WHERE turn_id = ?", turnId);
+  run(
+    db,
+    "UPDATE turns SET status = 'interrupted', reason = ?, token_hash = NULL, ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+    reason,
+    turnId,
+  );
+}
+
+/** Drops work that was waiting for a turn (a Stop cancels it along with the turn). */
+export function dropPendingInputs(db: Db, runId: number): number {
+  return run(db, "UPDATE inputs SET state = 'handled' WHERE run_id = ? AND state = 'pending' AND wakes = 1", runId).changes;
+}
+
+export function getTurn(db: Db, id: number): TurnRow | undefined {
+  return get<TurnRow>(db, 'SELECT * FROM turns WHERE id = ?', id);
+}
+
+export function runningTurns(db: Db): TurnRow[] {
+  return all<TurnRow>(db, "SELECT * FROM turns WHERE status = 'running' ORDER BY id");
+}
+
+export function recentTurns(db: Db, runId: number, limit = 20): TurnSummary[] {
+  return all<TurnRow>(db, 'SELECT * FROM turns WHERE run_id = ? ORDER BY id DESC LIMIT ?', runId, limit)
+    .reverse()
+    .map(toTurnSummary);
+}
+
+export interface TokenTurn {
+  turn: TurnRow;
+  run: RunRow;
+}
+
+export function turnByTokenHash(db: Db, tokenHash: string): TokenTurn | undefined {
+  const turn = get<TurnRow>(db, "SELECT * FROM turns WHERE token_hash = ? AND status = 'running'", tokenHash);
+  if (!turn) return undefined;
+  const owner = getRun(db, turn.run_id);
+  return owner && { turn, run: owner };
+}
+
+export function runSummary(db: Db, context: ContextRef, stopping: ReadonlySet<number> = new Set()): RunSummary {
+  const row = findRun(db, context);
+  if (!row) return { id: null, state: 'idle', pending: 0, session: null, lastTurn: null };
+  const last = get<TurnRow>(db, 'SELECT * FROM turns WHERE run_id = ? ORDER BY id DESC LIMIT 1', row.id);
+  const pending = get<{ n: number }>(
+    db,
+    "SELECT count(*) AS n FROM inputs WHERE run_id = ? AND state = 'pending' AND wakes = 1",
+    row.id,
+  )!.n;
+  let state: RunState = 'idle';
+  if (last?.status === 'running') state = stopping.has(last.id) ? 'stopping' : 'running';
+  else if (pending > 0) state = 'queued';
+  return { id: row.id, state, pending, session: row.session, lastTurn: last ? toTurnSummary(last) : null };
+}

@@ -1,0 +1,41 @@
+// Bundles the Node-side entry points with esbuild. Dependencies stay external (they
+// load from node_modules); our own code becomes one file per entry so the agent-facing
+// `parley` CLI and the scripted agent start as fast as a bare `node` script.
+import { build } from 'esbuild';
+import { chmodSync } from 'node:fs';
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+};
+
+await Promise.all([
+  build({
+    ...common,
+    format: 'esm',
+    entryPoints: {
+      cli: 'main/cli.ts',
+      'scripted-agent': 'main/agents/scripted-agent.ts',
+      'bench/run': 'bench/run.ts',
+      'electron/main': 'main/app/electron-main.ts',
+    },
+    outdir: 'dist',
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    external: ['electron'],
+  }),
+  // A sandboxed preload must be CommonJS.
+  build({
+    ...common,
+    format: 'cjs',
+    entryPoints: { 'electron/preload': 'preload/preload.ts' },
+    outdir: 'dist',
+    outExtension: { '.js': '.cjs' },
+    external: ['electron'],
+  }),
+]);
+chmodSync('bin/parley.js', 0o755);

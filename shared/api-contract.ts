@@ -1,0 +1,202 @@
+// The app API: every method the renderer (or a headless client) may call, declared
+// once with its params schema and result type. Main's handler table, the preload
+// bridge and the renderer's client are all typed from this object.
+import { z } from 'zod';
+import {
+  agentSettingsSchema,
+  type Conversation,
+  type Message,
+  type Person,
+  type Role,
+  type Task,
+  type TaskLogEntry,
+  type TurnSummary,
+} from './domain';
+
+interface MethodSpec<P extends z.ZodType, R> {
+  params: P;
+  doc: string;
+  /** Phantom: carries the result type, never set at run time. */
+  result?: R;
+}
+
+function method<R>() {
+  return <P extends z.ZodType>(params: P, doc: string): MethodSpec<P, R> => ({ params, doc });
+}
+
+const id = z.number().int().positive();
+const name = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(80, 'must be at most 80 characters')
+  .regex(/^[^\n\r\t/]+$/, 'must be one line without "/"');
+const roleName = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(40, 'must be at most 40 characters')
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, 'use lowercase letters, digits, "-" and "_"');
+const text = z.string().trim().min(1, 'must not be empty').max(100_000, 'is too long');
+const none = z.strictObject({});
+const byId = z.strictObject({ id });
+
+export interface ConversationDetail {
+  conversation: Conversation;
+  messages: Message[];
+  turns: TurnSummary[];
+}
+export interface TaskDetail {
+  task: Task;
+  log: TaskLogEntry[];
+  subtasks: Task[];
+  turns: TurnSummary[];
+}
+export interface StopResult {
+  /** False when there was nothing to stop. */
+  stopped: boolean;
+}
+
+export const methods = {
+  /** Sign in with a person's token (headless transport only; Electron is signed in as the owner). */
+  'session.signIn': method<{ person: Person }>()(z.strictObject({ token: z.string().min(1).max(200) }), 'Sign in'),
+  /** The signed-in person and the installation they are in. */
+  'session.whoami': method<{ person: Person; installation: { id: string; name: string } }>()(none, 'Who am I'),
+
+  /** Everyone in this installation. */
+  'people.list': method<Person[]>()(none, 'List people'),
+  /** Owner: add a person; the token is shown once and stored only as a hash. */
+  'people.add': method<{ person: Person; token: string }>()(
+    z.strictObject({ name, kind: z.enum(['owner', 'member']) }),
+    'Add a person',
+  ),
+  /** Owner: remove a person with their conversations and sign-in tokens. */
+  'people.remove': method<{ removed: true }>()(byId, 'Remove a person'),
+
+  /** Every role of the installation. */
+  'roles.list': method<Role[]>()(none, 'List roles'),
+  /** Owner: make a role with its agent settings. */
+  'roles.create': method<Role>()(
+    z.strictObject({ name: roleName, description: z.string().max(2000).optional(), agent: agentSettingsSchema }),
+    'Create a role',
+  ),
+  /** Owner: change a role's name, description or agent settings. */
+  'roles.update': method<Role>()(
+    z.strictObject({
+      id,
+      name: roleName.optional(),
+      description: z.string().max(2000).optional(),
+      agent: agentSettingsSchema.optional(),
+    }),
+    'Update a role',
+  ),
+  /** Owner: remove a role; its running turns are stopped and its conversations and tasks go with it. */
+  'roles.remove': method<{ removed: true }>()(byId, 'Remove a role'),
+  /** Owner: a role token for scripts; it reads through the role API and never sends. */
+  'roles.token': method<{ token: string }>()(byId, 'Make a role token'),
+
+  /** The signed-in person's conversations, one per role at most. */
+  'conversations.list': method<Conversation[]>()(none, 'List my conversations'),
+  /** Open (or find) the signed-in person's conversation with a role. */
+  'conversations.open': method<Conversation>()(z.strictObject({ roleId: id }), 'Open a conversation'),
+  /** A conversation with its messages and recent turns. */
+  'conversations.get': method<ConversationDetail>()(
+    z.strictObject({ id, limit: z.number().int().min(1).max(1000).optional() }),
+    'Get a conversation',
+  ),
+  /** Send a message to the role; it is committed before this returns. */
+  'conversations.send': method<Message>()(z.strictObject({ id, text }), 'Send a message'),
+  /** Stop the role's agent in this conversation; resolves once its process tree is gone. */
+  'conversations.stop': method<StopResult>()(byId, 'Stop the agent'),
+  /** Delete the conversation and its history. */
+  'conversations.delete': method<{ deleted: true }>()(byId, 'Delete a conversation'),
+
+  /** Every task, for every member of the installation. */
+  'tasks.list': method<Task[]>()(none, 'List tasks'),
+  /** Give a role a task (or a subtask of one). */
+  'tasks.create': method<Task>()(
+    z.strictObject({
+      roleId: id,
+      title: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+      body: z.string().max(100_000).optional(),
+      parentId: id.optional(),
+    }),
+    'Create a task',
+  ),
+  /** A task with its log, subtasks and recent turns. */
+  'tasks.get': method<TaskDetail>()(byId, 'Get a task'),
+  /** Comment on a task; the role's agent takes the comment in its next turn. */
+  'tasks.comment': method<TaskLogEntry>()(z.strictObject({ id, text }), 'Comment on a task'),
+  /** Creator or owner: mark a task finished. */
+  'tasks.finish': method<Task>()(byId, 'Finish a task'),
+  /** Stop the role's agent on this task. */
+  'tasks.stop': method<StopResult>()(byId, 'Stop the agent'),
+  /** Creator or owner: delete a task with its subtasks. */
+  'tasks.delete': method<{ deleted: true }>()(byId, 'Delete a task'),
+} as const;
+
+export type Methods = typeof methods;
+export type MethodName = keyof Methods;
+export type ParamsOf<M extends MethodName> = z.input<Methods[M]['params']>;
+export type ParsedParamsOf<M extends MethodName> = z.output<Methods[M]['params']>;
+export type ResultOf<M extends MethodName> = NonNullable<Methods[M]['result']>;
+
+export function isMethodName(value: string): value is MethodName {
+  return Object.hasOwn(methods, value);
+}
+
+/** Stable error codes; clients switch on these, people read the message. */
+export const errorCodes = [
+  'invalid',
+  'unauthenticated',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'paused',
+  'queue_full',
+  'unavailable',
+  'internal',
+] as const;
+export type ErrorCode = (typeof errorCodes)[number];
+
+export interface ApiErrorShape {
+  code: ErrorCode;
+  message: string;
+}
+
+/** Thrown by handlers and rethrown by clients, so both sides see the same code. */
+export class ApiError extends Error implements ApiErrorShape {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export type ChangedKind = 'person' | 'role' | 'conversation' | 'task' | 'run' | 'thread' | 'connection';
+
+/** Pushed to signed-in clients; they refetch what they show. */
+export interface ChangedEvent {
+  type: 'changed';
+  kind: ChangedKind;
+  id: number;
+}
+export type AppEvent = ChangedEvent;
+
+/** What the preload exposes as `window.parley`, and what the browser client implements. */
+export interface ParleyBridge {
+  invoke<M extends MethodName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>>;
+  onEvent(listener: (event: AppEvent) => void): () => void;
+}
+
+/** Turns a zod error into one readable sentence naming the fields. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const where = issue.path.length > 0 ? issue.path.join('.') : 'params';
+      return `${where}: ${issue.message}`;
+    })
+    .join('; ');
+}

@@ -1,0 +1,140 @@
+// Domain types shared by main, preload and renderer. Plain data only: these cross
+// process boundaries as JSON.
+import { z } from 'zod';
+
+export type PersonKind = 'owner' | 'member';
+
+export interface Person {
+  id: number;
+  name: string;
+  kind: PersonKind;
+  createdAt: string;
+}
+
+/** Settings every adapter accepts. */
+const agentCommon = {
+  /** Extra instructions given to the agent on every turn. */
+  instructions: z.string().max(20_000).optional(),
+  /** A turn that works longer than this is stopped as if a person had pressed Stop. */
+  turnTimeoutSec: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3600)
+    .optional(),
+};
+
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid environment variable name');
+
+/** Which agent runs behind a role, and how. Validated on every create and update. */
+export const agentSettingsSchema = z.discriminatedUnion('adapter', [
+  z.strictObject({
+    adapter: z.literal('scripted'),
+    ...agentCommon,
+  }),
+  z.strictObject({
+    adapter: z.literal('command'),
+    /** Program and arguments, run without a shell. */
+    command: z.array(z.string().min(1).max(4096)).min(1).max(256),
+    /** Working folder; an absolute path. */
+    cwd: z
+      .string()
+      .refine((p) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p), 'must be an absolute path')
+      .optional(),
+    env: z.record(envName, z.string().max(32_768)).optional(),
+    /** What the command reads on stdin: the inputs as plain text, or the whole turn as JSON. */
+    input: z.enum(['text', 'json']).optional(),
+    ...agentCommon,
+  }),
+]);
+export type AgentSettings = z.infer<typeof agentSettingsSchema>;
+export type AdapterName = AgentSettings['adapter'];
+
+export interface Role {
+  id: number;
+  name: string;
+  description: string;
+  agent: AgentSettings;
+  createdAt: string;
+}
+
+export type RunState = 'idle' | 'queued' | 'running' | 'stopping';
+export type TurnStatus = 'running' | 'done' | 'failed' | 'stopped' | 'interrupted';
+
+export interface TurnSummary {
+  id: number;
+  status: TurnStatus;
+  /** 0 for a normal turn, 1 for the one re-run after the app was cut off mid-turn. */
+  attempt: number;
+  startedAt: string;
+  endedAt: string | null;
+  /** Why it ended other than done: who stopped it, the time limit, the error. */
+  reason: string | null;
+}
+
+export interface RunSummary {
+  id: number | null;
+  state: RunState;
+  /** Inputs waiting for the next turn. */
+  pending: number;
+  /** The adapter's session reference, kept across turns and stops. */
+  session: string | null;
+  lastTurn: TurnSummary | null;
+}
+
+export type ContextKind = 'conversation' | 'task' | 'thread';
+export interface ContextRef {
+  kind: ContextKind;
+  id: number;
+}
+
+export type AuthorKind = 'person' | 'role' | 'system';
+export interface Author {
+  kind: AuthorKind;
+  id: number | null;
+  name: string;
+}
+
+export interface Message {
+  id: number;
+  conversationId: number;
+  author: Author;
+  body: string;
+  createdAt: string;
+}
+
+export interface Conversation {
+  id: number;
+  personId: number;
+  roleId: number;
+  roleName: string;
+  createdAt: string;
+  lastMessage: Message | null;
+  run: RunSummary;
+}
+
+export type TaskStatus = 'open' | 'finished';
+
+export interface Task {
+  id: number;
+  roleId: number;
+  roleName: string;
+  parentId: number | null;
+  title: string;
+  body: string;
+  status: TaskStatus;
+  createdBy: number | null;
+  createdAt: string;
+  finishedAt: string | null;
+  run: RunSummary;
+}
+
+export type TaskLogKind = 'comment' | 'output' | 'report' | 'notice' | 'status';
+export interface TaskLogEntry {
+  id: number;
+  taskId: number;
+  kind: TaskLogKind;
+  author: Author;
+  body: string;
+  createdAt: string;
+}

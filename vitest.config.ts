@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['{main,shared,preload,renderer,e2e}/**/*.test.{ts,tsx}'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Tests spawn real agents and servers; two cores do not gain from more workers.
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
