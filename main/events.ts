@@ -16,7 +16,16 @@ export class EventHub {
     return () => this.listeners.delete(entry);
   }
 
+  private readonly observers = new Set<Listener>();
+
+  /** Sees every event regardless of audience: for main-process code such as notifications and tests. */
+  observe(listener: Listener): () => void {
+    this.observers.add(listener);
+    return () => this.observers.delete(listener);
+  }
+
   emit(event: AppEvent, audience: Audience): void {
+    for (const observer of this.observers) observer(event);
     for (const { person, listener } of this.listeners) {
       const sees =
         audience === 'everyone' ||

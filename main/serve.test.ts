@@ -1,27 +1,11 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiError } from '../shared/api-contract';
-import { groupAlive } from './runs/process-tree';
+import { groupAlive, processAlive } from './runs/process-tree';
 import type { ApiClient } from './testing/api-client';
+import { agentPids } from './testing/processes';
 import { removeDataDir, startServe, type ServeProcess } from './testing/serve-process';
-
-/** Agent processes started by the server: children whose command runs the scripted agent. */
-function agentPids(serverPid: number): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (ppid === serverPid && cmdline.includes('scripted-agent')) pids.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return pids;
-}
 
 async function expectApiError(promise: Promise<unknown>, codes: string[]): Promise<ApiError> {
   const error = (await promise.then(
@@ -81,7 +65,7 @@ describe('parley serve', () => {
     const elapsed = Date.now() - started;
     expect(result.stopped).toBe(true);
     expect(groupAlive(pid)).toBe(false);
-    expect(existsSync(`/proc/${pid}/cmdline`) && readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2] !== 'Z').toBe(false);
+    expect(processAlive(pid)).toBe(false);
     expect(elapsed).toBeLessThan(2000);
     const detail = await owner.call('conversations.get', { id: conversationId });
     expect(detail.turns.at(-1)?.status).toBe('stopped');

@@ -44,6 +44,20 @@ export function processStartTime(pid: number): string | null {
   return isLinux ? (readStat(pid)?.startTime ?? null) : null;
 }
 
+/** True while the process runs (a zombie has ended and does not count). */
+export function processAlive(pid: number): boolean {
+  if (isLinux) {
+    const stat = readStat(pid);
+    return stat !== null && stat.state !== 'Z' && stat.state !== 'X';
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * True while any live member of the group remains. On Linux zombies do not count: a
  * zombie has ended, it only waits for a parent (possibly a non-reaping init) to

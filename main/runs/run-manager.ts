@@ -215,7 +215,8 @@ export class RunManager {
       launch = adapter.prepare({
         role,
         session: run.session,
-        inputs: inputs.map(
+        // Notices first: they say what happened before the requests that follow.
+        inputs: [...inputs.filter((i) => i.kind === 'notice'), ...inputs.filter((i) => i.kind !== 'notice')].map(
           (input): AgentInput => ({ kind: input.kind, from: input.author_name, body: input.body, at: input.created_at }),
         ),
         context,

@@ -1,6 +1,7 @@
 // Opens the installation's SQLite file with the pragmas Parley relies on and brings
 // its schema up to date.
 import Database from 'better-sqlite3';
+import { chmodSync, existsSync } from 'node:fs';
 import { migrate } from './migrate';
 
 export type Db = Database.Database;
@@ -20,6 +21,8 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
     db.pragma('synchronous = FULL');
     db.pragma('busy_timeout = 5000');
     if (!options.readonly) migrate(db, options.targetVersion);
+    // The database holds people's conversations: readable by the user alone.
+    for (const suffix of ['', '-wal', '-shm']) if (existsSync(file + suffix)) chmodSync(file + suffix, 0o600);
   } catch (error) {
     db.close();
     throw error;

@@ -3,7 +3,7 @@
 // PRAGMA user_version. A database written by a newer Parley is refused rather
 // than guessed at.
 import type { Db } from './database';
-import { migrations } from './migrations';
+import { migrations, type Migration } from './migrations';
 
 export class NewerDatabaseError extends Error {
   constructor(found: number, known: number) {
@@ -21,13 +21,13 @@ export function schemaVersion(db: Db): number {
 
 export const latestVersion = migrations.length;
 
-export function migrate(db: Db, target: number = latestVersion): void {
+export function migrate(db: Db, target: number = latestVersion, registry: readonly Migration[] = migrations): void {
   const current = schemaVersion(db);
-  if (current > latestVersion) throw new NewerDatabaseError(current, latestVersion);
+  if (current > registry.length) throw new NewerDatabaseError(current, registry.length);
   if (current >= target) return;
   db.transaction(() => {
     for (let version = current + 1; version <= target; version++) {
-      const step = migrations[version - 1];
+      const step = registry[version - 1];
       if (!step || step.version !== version) throw new Error(`migration ${version} is missing from the registry`);
       step.up(db);
       db.pragma(`user_version = ${version}`);

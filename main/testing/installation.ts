@@ -1,0 +1,57 @@
+// An installation opened in-process on a real data folder, with a typed caller per
+// person, for tests that need to look inside (the database, the run manager).
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { MethodName, ParamsOf, ResultOf } from '../../shared/api-contract';
+import type { Person } from '../../shared/domain';
+import { openInstallation, type Installation, type InstallationOptions } from '../installation';
+import { log } from '../log';
+
+export interface TestInstallation {
+  installation: Installation;
+  as(person: Person): <M extends MethodName>(method: M, params: ParamsOf<M>) => Promise<ResultOf<M>>;
+  owner: <M extends MethodName>(method: M, params: ParamsOf<M>) => Promise<ResultOf<M>>;
+  /** Resolves once `check` returns a value; re-checked on every change event. */
+  waitFor<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, timeoutMs?: number): Promise<T>;
+  close(): Promise<void>;
+}
+
+export async function openTestInstallation(options: Partial<InstallationOptions> = {}): Promise<TestInstallation> {
+  log.setQuiet(true);
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
+  const installation = await openInstallation({ name: 'alice', ...options, dataDir });
+  const as =
+    (person: Person) =>
+    <M extends MethodName>(method: M, params: ParamsOf<M>) =>
+      installation.call({ person }, method, params) as Promise<ResultOf<M>>;
+  const ownerPerson = installation.owner();
+  return {
+    installation,
+    as,
+    owner: as(ownerPerson),
+    async waitFor(check, what, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const value = await check();
+        if (value) return value;
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) throw new Error(`timed out waiting for ${what}`);
+        await new Promise<void>((resolve) => {
+          // Woken by the next change event; the timer only bounds the wait.
+          const timer = setTimeout(done, Math.min(remaining, 500));
+          const off = installation.events.observe(done);
+          function done() {
+            clearTimeout(timer);
+            off();
+            resolve();
+          }
+        });
+      }
+    },
+    async close() {
+      await installation.close();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
