@@ -1,0 +1,62 @@
+// The only place that uses ipcMain: one channel that carries app API calls from the
+// window's preload to the installation, and one that pushes events back. The window
+// acts as the installation's owner.
+import { ipcMain, type BrowserWindow, type IpcMainInvokeEvent } from 'electron';
+import { ApiError, errorCodes, type AppEvent, type ErrorCode } from '../../shared/api-contract';
+import type { Installation } from '../installation';
+import { log } from '../log';
+import { isRendererUrl } from './window';
+
+/** Keep in step with preload/preload.ts (which may not import from main/). */
+export const INVOKE_CHANNEL = 'parley:invoke';
+export const EVENT_CHANNEL = 'parley:event';
+
+export type InvokeEnvelope = { ok: true; result: unknown } | { ok: false; error: { code: ErrorCode; message: string } };
+
+function failure(code: ErrorCode, message: string): InvokeEnvelope {
+  return { ok: false, error: { code, message } };
+}
+
+function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && (errorCodes as readonly string[]).includes(value);
+}
+
+/** Only the main frame of our window, showing our own page, may call the API. */
+function isTrustedSender(event: IpcMainInvokeEvent, win: BrowserWindow, pageUrl: string): boolean {
+  if (win.isDestroyed() || event.sender !== win.webContents) return false;
+  const frame = event.senderFrame;
+  if (!frame || frame !== win.webContents.mainFrame) return false;
+  return isRendererUrl(frame.url, pageUrl);
+}
+
+/** Wires the window to the installation; returns a function that unwires it. */
+export function wireIpc(installation: Installation, win: BrowserWindow, pageUrl: string): () => void {
+  ipcMain.handle(INVOKE_CHANNEL, async (event, method: unknown, params: unknown): Promise<InvokeEnvelope> => {
+    if (!isTrustedSender(event, win, pageUrl)) {
+      log.warn('app API call refused from an unexpected frame', { url: event.senderFrame?.url ?? null });
+      return failure('forbidden', 'This page may not use the Parley API.');
+    }
+    if (typeof method !== 'string' || method.length === 0 || method.length > 100) {
+      return failure('invalid', 'method must be a method name');
+    }
+    try {
+      const result = await installation.call({ person: installation.owner() }, method, params ?? {});
+      return { ok: true, result };
+    } catch (error) {
+      if (error instanceof ApiError || (error instanceof Error && isErrorCode((error as { code?: unknown }).code))) {
+        return failure((error as ApiError).code, error.message);
+      }
+      log.error('app API call failed', { method, error: error instanceof Error ? error.stack : String(error) });
+      return failure('internal', 'Something went wrong inside Parley; the log has the details.');
+    }
+  });
+
+  const unsubscribe = installation.subscribe(installation.owner(), (event: AppEvent) => {
+    if (!win.isDestroyed()) win.webContents.send(EVENT_CHANNEL, event);
+  });
+
+  return () => {
+    ipcMain.removeHandler(INVOKE_CHANNEL);
+    unsubscribe();
+  };
+}
