@@ -76,7 +76,10 @@ async function roleCommand(command: RoleApiCommand, args: string[]): Promise<voi
   const token = process.env.PARLEY_TOKEN;
   const socketPath = process.env.PARLEY_API;
   if (!token || !socketPath)
-    fail(exitCodes.unauthenticated, 'PARLEY_TOKEN and PARLEY_API are not set: this command is for agents that Parley runs');
+    fail(
+      exitCodes.unauthenticated,
+      'PARLEY_TOKEN and PARLEY_API are not set: this command is for agents that Parley runs',
+    );
   const result = await callRoleApi({ socketPath, token }, command, body);
   process.stdout.write(JSON.stringify(result, null, command === 'context' || command === 'history' ? 2 : 0) + '\n');
 }
@@ -112,6 +115,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof RoleApiError) fail(exitCodes[error.code], error.message);
   if (error instanceof ConnectError) fail(exitCodes.connect, error.message);
   const code = (error as NodeJS.ErrnoException).code;
-  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) fail(exitCodes.usage, `${(error as Error).message}\n\n${USAGE}`);
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))
+    fail(exitCodes.usage, `${(error as Error).message}\n\n${USAGE}`);
   fail(1, (error as Error).stack ?? String(error));
 });

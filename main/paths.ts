@@ -24,6 +24,7 @@ export const distPaths = {
 /** Fails early with a clear message when the agent-facing bundles were never built. */
 export function assertBuilt(): void {
   for (const file of [distPaths.cli, distPaths.scriptedAgent]) {
-    if (!existsSync(file)) throw new Error(`${path.relative(projectRoot, file)} is missing: run \`npm run build\` first`);
+    if (!existsSync(file))
+      throw new Error(`${path.relative(projectRoot, file)} is missing: run \`npm run build\` first`);
   }
 }

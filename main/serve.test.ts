@@ -5,6 +5,7 @@ import type { ApiError } from '../shared/api-contract';
 import { groupAlive, processAlive } from './runs/process-tree';
 import type { ApiClient } from './testing/api-client';
 import { agentPids } from './testing/processes';
+import type { ServeInfo } from './serve';
 import { removeDataDir, startServe, type ServeProcess } from './testing/serve-process';
 
 async function expectApiError(promise: Promise<unknown>, codes: string[]): Promise<ApiError> {
@@ -43,7 +44,7 @@ describe('parley serve', () => {
   it('writes serve.json, readable only by the user, with every address and the owner token', () => {
     const file = path.join(server.dataDir, 'serve.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    const info = JSON.parse(readFileSync(file, 'utf8'));
+    const info = JSON.parse(readFileSync(file, 'utf8')) as ServeInfo;
     expect(info.ui).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
     expect(info.api).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/api$/);
     expect(info.token).toMatch(/^pst_/);
@@ -53,13 +54,21 @@ describe('parley serve', () => {
 
   it('gets the scripted role’s reply to hello', async () => {
     await owner.call('conversations.send', { id: conversationId, text: 'hello' });
-    const reply = await owner.waitFor(async () => (await lastRoleMessage())?.body === 'echo: hello', 15_000, 'echo: hello');
+    const reply = await owner.waitFor(
+      async () => (await lastRoleMessage())?.body === 'echo: hello',
+      15_000,
+      'echo: hello',
+    );
     expect(reply).toBe(true);
   });
 
   it('stops a sleeping agent: its process tree is gone within 2 s and the turn is stopped', async () => {
     await owner.call('conversations.send', { id: conversationId, text: 'sleep 30' });
-    const pid = await owner.waitFor(async () => agentPids(server.process.pid!)[0], 15_000, 'the agent process');
+    const pid = await owner.waitFor(
+      () => Promise.resolve(agentPids(server.process.pid!)[0]),
+      15_000,
+      'the agent process',
+    );
     const started = Date.now();
     const result = await owner.call('conversations.stop', { id: conversationId });
     const elapsed = Date.now() - started;
@@ -86,7 +95,10 @@ describe('parley serve', () => {
     const { token } = await owner.call('people.add', { name: 'bob', kind: 'member' });
     const member = await server.connect(token);
     await expectApiError(member.call('conversations.get', { id: conversationId }), ['forbidden', 'not_found']);
-    await expectApiError(member.call('conversations.send', { id: conversationId, text: 'hi' }), ['forbidden', 'not_found']);
+    await expectApiError(member.call('conversations.send', { id: conversationId, text: 'hi' }), [
+      'forbidden',
+      'not_found',
+    ]);
   });
 
   it('refuses malformed params with `invalid` and changes nothing', async () => {
@@ -95,7 +107,9 @@ describe('parley serve', () => {
     await expectApiError(owner.raw('conversations.send', { id: conversationId, text: 42 }), ['invalid']);
     await expectApiError(owner.raw('conversations.send', { id: 'one', text: 'x' }), ['invalid']);
     await expectApiError(owner.raw('roles.create', { name: 'Bad Name!', agent: { adapter: 'scripted' } }), ['invalid']);
-    await expectApiError(owner.raw('roles.create', { name: 'worker', agent: { adapter: 'command', command: [] } }), ['invalid']);
+    await expectApiError(owner.raw('roles.create', { name: 'worker', agent: { adapter: 'command', command: [] } }), [
+      'invalid',
+    ]);
     await expectApiError(owner.raw('people.add', { name: 'x', kind: 'admin', extra: true }), ['invalid']);
     const after = await owner.call('conversations.get', { id: conversationId });
     expect(after.messages).toEqual(before.messages);

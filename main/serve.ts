@@ -67,7 +67,9 @@ function serveStatic(req: http.IncomingMessage, res: http.ServerResponse): void 
   }
   if (!existsSync(file) || statSync(file).isDirectory()) file = path.join(root, 'index.html');
   if (!existsSync(file)) {
-    res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8' }).end('The Parley UI is not built: run `npm run build`.\n');
+    res
+      .writeHead(503, { 'content-type': 'text/plain; charset=utf-8' })
+      .end('The Parley UI is not built: run `npm run build`.\n');
     return;
   }
   res.writeHead(200, {
@@ -140,7 +142,9 @@ export async function serveCommand(args: string[]): Promise<void> {
     process.exit(2);
   }
   const running = await startServer(parsed.data);
-  process.stdout.write(`Parley "${running.installation.name}" is running: ${running.info.ui}#token=${running.info.token}\n`);
+  process.stdout.write(
+    `Parley "${running.installation.name}" is running: ${running.info.ui}#token=${running.info.token}\n`,
+  );
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

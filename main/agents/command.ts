@@ -10,7 +10,12 @@ export const commandAdapter: AgentAdapter = {
     const [command, ...args] = agent.command as [string, ...string[]];
     const stdin =
       agent.input === 'json'
-        ? JSON.stringify({ session: request.session, role: request.role.name, context: request.context, inputs: request.inputs })
+        ? JSON.stringify({
+            session: request.session,
+            role: request.role.name,
+            context: request.context,
+            inputs: request.inputs,
+          })
         : inputsAsText(request.inputs) + '\n';
     return {
       command,

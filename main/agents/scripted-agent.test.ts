@@ -32,8 +32,22 @@ const base = { role: { id: 1, name: 'researcher' }, summary: '', reporting: '' }
 const contexts: Record<string, AgentContext> = {
   conversation: { ...base, kind: 'conversation', id: 1, root: { kind: 'conversation', id: 1, summary: '' } },
   task: { ...base, kind: 'task', id: 2, root: { kind: 'task', id: 2, summary: '' } },
-  peerStarted: { ...base, kind: 'thread', id: 3, peerStarted: true, peer: 'alice', root: { kind: 'thread', id: 3, summary: '' } },
-  answer: { ...base, kind: 'thread', id: 4, peerStarted: false, peer: 'bob', root: { kind: 'conversation', id: 1, summary: '' } },
+  peerStarted: {
+    ...base,
+    kind: 'thread',
+    id: 3,
+    peerStarted: true,
+    peer: 'alice',
+    root: { kind: 'thread', id: 3, summary: '' },
+  },
+  answer: {
+    ...base,
+    kind: 'thread',
+    id: 4,
+    peerStarted: false,
+    peer: 'bob',
+    root: { kind: 'conversation', id: 1, summary: '' },
+  },
 };
 
 interface Run {
@@ -41,7 +55,11 @@ interface Run {
   calls: string[][];
 }
 
-function runAgent(context: AgentContext, inputs: Array<[kind: ScriptedTurn['inputs'][number]['kind'], from: string, body: string]>, options: { session?: string; fail?: string } = {}): Promise<Run> {
+function runAgent(
+  context: AgentContext,
+  inputs: Array<[kind: ScriptedTurn['inputs'][number]['kind'], from: string, body: string]>,
+  options: { session?: string; fail?: string } = {},
+): Promise<Run> {
   const turn: ScriptedTurn = {
     session: options.session ?? null,
     role: 'researcher',
@@ -50,7 +68,11 @@ function runAgent(context: AgentContext, inputs: Array<[kind: ScriptedTurn['inpu
   };
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [distPaths.scriptedAgent], {
-      env: { PATH: `${bin}:${process.env.PATH}`, CALLS: callsFile, ...(options.fail ? { FAKE_FAIL: options.fail } : {}) },
+      env: {
+        PATH: `${bin}:${process.env.PATH}`,
+        CALLS: callsFile,
+        ...(options.fail ? { FAKE_FAIL: options.fail } : {}),
+      },
     });
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -58,9 +80,19 @@ function runAgent(context: AgentContext, inputs: Array<[kind: ScriptedTurn['inpu
     child.on('close', (code) => {
       if (code !== 0) return reject(new Error(`agent exited ${code}`));
       const calls = existsSync(callsFile)
-        ? readFileSync(callsFile, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as string[])
+        ? readFileSync(callsFile, 'utf8')
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => JSON.parse(line) as string[])
         : [];
-      resolve({ events: stdout.trim().split('\n').map((line) => JSON.parse(line)), calls });
+      resolve({
+        events: stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as Run['events'][number]),
+        calls,
+      });
     });
     child.stdin.end(JSON.stringify(turn));
   });
@@ -111,13 +143,18 @@ describe('scripted agent', () => {
   });
 
   it('reports a failed parley call as `error:` with the CLI’s message', async () => {
-    const run = await runAgent(contexts.peerStarted!, [['text', 'alice/assistant', 'hi']], { fail: 'the connection is paused' });
+    const run = await runAgent(contexts.peerStarted!, [['text', 'alice/assistant', 'hi']], {
+      fail: 'the connection is paused',
+    });
     expect(output(run)).toBe('error: the connection is paused');
   });
 
   it('starts a session when it has none and keeps the one it is given', async () => {
     const fresh = await runAgent(contexts.conversation!, [['message', 'alice', 'hi']]);
-    expect(fresh.events[0]).toMatchObject({ type: 'session', session: expect.stringMatching(/^scripted-[0-9a-f]{16}$/) });
+    expect(fresh.events[0]).toMatchObject({
+      type: 'session',
+      session: expect.stringMatching(/^scripted-[0-9a-f]{16}$/) as unknown,
+    });
     const kept = await runAgent(contexts.conversation!, [['message', 'alice', 'hi']], { session: 'scripted-kept' });
     expect(kept.events[0]).toEqual({ type: 'session', session: 'scripted-kept' });
   });
@@ -136,6 +173,8 @@ describe('scripted agent behind a role', () => {
       const messages = (await t.owner('conversations.get', { id: conversation.id })).messages;
       return messages.find((m) => m.author.kind === 'role')?.body;
     }, 'the reply');
-    expect(reply).toBe('error: this Parley has no connections to other installations yet, so nothing can be sent to a peer');
+    expect(reply).toBe(
+      'error: this Parley has no connections to other installations yet, so nothing can be sent to a peer',
+    );
   });
 });

@@ -46,7 +46,10 @@ export const scriptedAdapter: AgentAdapter = {
       finish(result) {
         if (result.code === 0 && output !== null) return { ok: true, output, session };
         const detail = result.stderr.trim().split('\n').slice(-5).join('\n');
-        return { ok: false, error: `the scripted agent exited with ${result.signal ?? `code ${result.code}`}${detail ? `: ${detail}` : ''}` };
+        return {
+          ok: false,
+          error: `the scripted agent exited with ${result.signal ?? `code ${result.code}`}${detail ? `: ${detail}` : ''}`,
+        };
       },
     };
   },

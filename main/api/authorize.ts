@@ -10,7 +10,11 @@ export function requireOwner(person: Person, action: string): void {
 }
 
 /** A conversation is its person's alone: read and act. */
-export function requireOwnConversation(person: Person, conversation: ConversationRow | undefined, id: number): ConversationRow {
+export function requireOwnConversation(
+  person: Person,
+  conversation: ConversationRow | undefined,
+  id: number,
+): ConversationRow {
   if (!conversation || conversation.person_id !== person.id) throw new ApiError('not_found', `no conversation ${id}`);
   return conversation;
 }

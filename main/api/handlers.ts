@@ -62,12 +62,7 @@ import {
   taskIdsForRole,
 } from '../store/queries/tasks';
 import { hashToken, newToken } from '../tokens';
-import {
-  requireOwnConversation,
-  requireOwner,
-  requireTask,
-  requireTaskManager,
-} from './authorize';
+import { requireOwnConversation, requireOwner, requireTask, requireTaskManager } from './authorize';
 import type { ApiSession } from './session';
 
 export interface ApiServices {
@@ -122,11 +117,24 @@ const handlers: HandlerTable = {
     const target = getPerson(services.db, id);
     if (!target) throw new ApiError('not_found', `no person ${id}`);
     if (target.id === person.id) throw new ApiError('conflict', 'you cannot remove yourself; ask another owner');
-    if (target.kind === 'owner' && countOwners(services.db) <= 1)
-      throw new ApiError('conflict', 'an installation needs at least one owner');
-    const contexts = listConversationRows(services.db, id).map((row): ContextRef => ({ kind: 'conversation', id: row.id }));
+    const requireAnotherOwner = () => {
+      if (getPerson(services.db, id)?.kind === 'owner' && countOwners(services.db) <= 1)
+        throw new ApiError('conflict', 'an installation needs at least one owner');
+    };
+    requireAnotherOwner();
+    const contexts = listConversationRows(services.db, id).map((row): ContextRef => ({
+      kind: 'conversation',
+      id: row.id,
+    }));
     await services.runs.stopAll(contexts, person.name);
-    transaction(services.db, () => deletePerson(services.db, id));
+    // Checked again after the wait: meanwhile another owner may have gone, or the caller.
+    transaction(services.db, () => {
+      if (getPerson(services.db, person.id)?.kind !== 'owner')
+        throw new ApiError('unauthenticated', 'you were removed from the installation, or are no longer an owner');
+      requireAnotherOwner();
+      deletePerson(services.db, id);
+    });
+    await services.runs.reapOrphans();
     services.events.emit({ type: 'changed', kind: 'person', id }, 'everyone');
     return { removed: true as const };
   },
@@ -159,6 +167,7 @@ const handlers: HandlerTable = {
     ];
     await services.runs.stopAll(contexts, person.name);
     transaction(services.db, () => deleteRole(services.db, id));
+    await services.runs.reapOrphans();
     services.events.emit({ type: 'changed', kind: 'role', id }, 'everyone');
     return { removed: true as const };
   },
@@ -208,6 +217,7 @@ const handlers: HandlerTable = {
     requireOwnConversation(person, getConversationRow(services.db, id), id);
     await services.runs.stop({ kind: 'conversation', id }, person.name);
     transaction(services.db, () => deleteConversation(services.db, id));
+    await services.runs.reapOrphans();
     services.events.emit({ type: 'changed', kind: 'conversation', id }, { personId: person.id });
     return { deleted: true as const };
   },
@@ -238,7 +248,13 @@ const handlers: HandlerTable = {
   'tasks.comment': ({ services, person }, { id, text }) => {
     const row = requireTask(getTaskRow(services.db, id), id);
     const entry = transaction(services.db, () => {
-      const entry = insertTaskLog(services.db, id, 'comment', { kind: 'person', id: person.id, name: person.name }, text);
+      const entry = insertTaskLog(
+        services.db,
+        id,
+        'comment',
+        { kind: 'person', id: person.id, name: person.name },
+        text,
+      );
       services.runs.addInput({ kind: 'task', id }, row.role_id, 'comment', text, person.name);
       return entry;
     });
@@ -251,7 +267,13 @@ const handlers: HandlerTable = {
     if (row.status === 'finished') return taskView(services, row);
     transaction(services.db, () => {
       finishTask(services.db, id);
-      insertTaskLog(services.db, id, 'status', { kind: 'person', id: person.id, name: person.name }, 'finished the task');
+      insertTaskLog(
+        services.db,
+        id,
+        'status',
+        { kind: 'person', id: person.id, name: person.name },
+        'finished the task',
+      );
     });
     services.events.emit({ type: 'changed', kind: 'task', id }, 'everyone');
     return taskView(services, getTaskRow(services.db, id)!);
@@ -269,13 +291,19 @@ const handlers: HandlerTable = {
       person.name,
     );
     transaction(services.db, () => deleteTask(services.db, id));
+    await services.runs.reapOrphans();
     for (const taskId of subtree) services.events.emit({ type: 'changed', kind: 'task', id: taskId }, 'everyone');
     return { deleted: true as const };
   },
 };
 
 /** Validates and runs one app API call for a session. Throws ApiError only. */
-export async function dispatch(services: ApiServices, session: ApiSession, method: string, params: unknown): Promise<unknown> {
+export async function dispatch(
+  services: ApiServices,
+  session: ApiSession,
+  method: string,
+  params: unknown,
+): Promise<unknown> {
   if (!isMethodName(method)) throw new ApiError('invalid', `unknown method "${method}"`);
   const parsed = methods[method].params.safeParse(params ?? {});
   if (!parsed.success) throw new ApiError('invalid', describeIssues(parsed.error));

@@ -57,13 +57,18 @@ function serveSocket(ws: WebSocket, installation: Installation): void {
       let request: { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
       try {
         if (isBinary) throw new Error('binary');
-        request = JSON.parse(data.toString()) as typeof request;
+        request = JSON.parse((data as Buffer).toString('utf8')) as typeof request;
       } catch {
         send(errorReply(null, -32700, 'not valid JSON', 'invalid'));
         return;
       }
       const id = typeof request.id === 'string' || typeof request.id === 'number' ? request.id : null;
-      if (request === null || typeof request !== 'object' || request.jsonrpc !== '2.0' || typeof request.method !== 'string') {
+      if (
+        request === null ||
+        typeof request !== 'object' ||
+        request.jsonrpc !== '2.0' ||
+        typeof request.method !== 'string'
+      ) {
         send(errorReply(id, -32600, 'not a JSON-RPC 2.0 request', 'invalid'));
         return;
       }

@@ -19,7 +19,8 @@ describe('identity', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-identity-'));
     dirs.push(dir);
     const identity = await loadOrCreateIdentity(dir, 'alice');
-    for (const file of ['key.pem', 'cert.pem']) expect(statSync(path.join(dir, 'identity', file)).mode & 0o777).toBe(0o600);
+    for (const file of ['key.pem', 'cert.pem'])
+      expect(statSync(path.join(dir, 'identity', file)).mode & 0o777).toBe(0o600);
     expect(statSync(path.join(dir, 'identity')).mode & 0o777).toBe(0o700);
     const cert = new X509Certificate(identity.cert);
     expect(cert.subject).toContain('CN=alice');

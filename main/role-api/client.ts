@@ -31,7 +31,9 @@ export function callRoleApi<T = unknown>(target: RoleApiTarget, command: RoleApi
           try {
             response = JSON.parse(Buffer.concat(chunks).toString('utf8')) as RoleApiResponse<T>;
           } catch {
-            reject(new RoleApiError('internal', `Parley answered with something that is not JSON (HTTP ${res.statusCode})`));
+            reject(
+              new RoleApiError('internal', `Parley answered with something that is not JSON (HTTP ${res.statusCode})`),
+            );
             return;
           }
           if (response.ok) resolve(response.result);
@@ -40,7 +42,11 @@ export function callRoleApi<T = unknown>(target: RoleApiTarget, command: RoleApi
       },
     );
     req.on('error', (error) =>
-      reject(new ConnectError(`cannot reach Parley at ${target.socketPath}: ${(error as NodeJS.ErrnoException).code ?? error.message}`)),
+      reject(
+        new ConnectError(
+          `cannot reach Parley at ${target.socketPath}: ${(error as NodeJS.ErrnoException).code ?? error.message}`,
+        ),
+      ),
     );
     req.end(payload);
   });

@@ -8,7 +8,11 @@ export const peerRoleSchema = z
   .string()
   .regex(/^[^\s/]+\/[a-z0-9][a-z0-9_-]*$/, 'must look like PEER/ROLE, e.g. bob/researcher');
 
-const text = z.string().trim().min(1, 'text must not be empty').max(100_000, 'text is too long (100,000 characters at most)');
+const text = z
+  .string()
+  .trim()
+  .min(1, 'text must not be empty')
+  .max(100_000, 'text is too long (100,000 characters at most)');
 
 export const roleApiRequests = {
   context: z.strictObject({}),
@@ -56,8 +60,7 @@ export const exitCodes: Record<RoleApiErrorCode | 'usage' | 'connect', number> =
 };
 
 export type RoleApiResponse<T = unknown> =
-  | { ok: true; result: T }
-  | { ok: false; error: { code: RoleApiErrorCode; message: string } };
+  { ok: true; result: T } | { ok: false; error: { code: RoleApiErrorCode; message: string } };
 
 export class RoleApiError extends Error {
   constructor(

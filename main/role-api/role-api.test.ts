@@ -59,11 +59,12 @@ describe('role API and the parley CLI', () => {
   }
 
   const lastRoleMessage = async () =>
-    (await t.owner('conversations.get', { id: conversationId })).messages.filter((m) => m.author.kind === 'role').at(-1)?.body;
+    (await t.owner('conversations.get', { id: conversationId })).messages.filter((m) => m.author.kind === 'role').at(-1)
+      ?.body;
 
   it('tells a run its context and root as JSON', async () => {
     await agentRuns('parley context');
-    const context = JSON.parse((await lastRoleMessage())!);
+    const context = JSON.parse((await lastRoleMessage())!) as { context: { reporting: string } };
     expect(context).toMatchObject({
       token: 'run',
       role: { id: roleId, name: 'worker' },
@@ -112,7 +113,14 @@ describe('role API and the parley CLI', () => {
   it('rejects malformed arguments before calling Parley, with usage', async () => {
     await agentRuns('parley send --to nobody "hi" 2>&1 | head -1; echo "exit $?"');
     expect(await lastRoleMessage()).toMatch(/--to "nobody" must look like PEER\/ROLE/);
-    for (const args of [['send', 'hi'], ['report'], ['history'], ['context', 'extra'], ['frobnicate'], ['send', '--bogus', 'x']]) {
+    for (const args of [
+      ['send', 'hi'],
+      ['report'],
+      ['history'],
+      ['context', 'extra'],
+      ['frobnicate'],
+      ['send', '--bogus', 'x'],
+    ]) {
       const result = await parley(args, { PARLEY_TOKEN: 'x', PARLEY_API: '/nonexistent' });
       expect(result.code, args.join(' ')).toBe(exitCodes.usage);
       expect(result.stderr).toMatch(/^parley: /);
@@ -125,8 +133,17 @@ describe('role API and the parley CLI', () => {
     const env = { PARLEY_TOKEN: token, PARLEY_API: t.installation.roleApiSocket };
     const context = await parley(['context'], env);
     expect(context.code).toBe(0);
-    expect(JSON.parse(context.stdout)).toEqual({ token: 'role', role: { id: roleId, name: 'worker' }, run: null, context: null });
-    for (const args of [['send', '--to', 'bob/researcher', 'hi'], ['reply', 'hi'], ['report', 'hi']]) {
+    expect(JSON.parse(context.stdout)).toEqual({
+      token: 'role',
+      role: { id: roleId, name: 'worker' },
+      run: null,
+      context: null,
+    });
+    for (const args of [
+      ['send', '--to', 'bob/researcher', 'hi'],
+      ['reply', 'hi'],
+      ['report', 'hi'],
+    ]) {
       const result = await parley(args, env);
       expect(result.code, args[0]).toBe(exitCodes.no_topic);
       expect(result.stderr).toBe(

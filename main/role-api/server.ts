@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { z } from 'zod';
+import { type z } from 'zod';
 import { describeIssues } from '../../shared/api-contract';
 import type { Role } from '../../shared/domain';
 import type { EventHub } from '../events';
@@ -207,7 +207,10 @@ function requireRun(caller: Caller): Extract<Caller, { kind: 'run' }> {
 }
 
 function noEngine(): RoleApiError {
-  return new RoleApiError('unavailable', 'this Parley has no connections to other installations yet, so nothing can be sent to a peer');
+  return new RoleApiError(
+    'unavailable',
+    'this Parley has no connections to other installations yet, so nothing can be sent to a peer',
+  );
 }
 
 function readBody(req: http.IncomingMessage): Promise<string> {

@@ -22,7 +22,7 @@ describe('crash recovery', () => {
   async function sleepingAgent(server: ServeProcess, conversationId: number, text: string) {
     const client = await server.connect();
     await client.call('conversations.send', { id: conversationId, text });
-    return client.waitFor(async () => agentPids(server.process.pid!)[0], 15_000, 'the agent process');
+    return client.waitFor(() => Promise.resolve(agentPids(server.process.pid!)[0]), 15_000, 'the agent process');
   }
 
   it('re-runs a turn cut off by a crash once, telling the agent so, after ending the orphaned agent', async () => {
@@ -38,10 +38,14 @@ describe('crash recovery', () => {
     const second = await start();
     expect(processAlive(orphan)).toBe(false);
     const again = await second.connect();
-    const detail = await again.waitFor(async () => {
-      const d = await again.call('conversations.get', { id: conversation.id });
-      return d.turns.at(-1)?.status === 'done' ? d : undefined;
-    }, 15_000, 'the re-run');
+    const detail = await again.waitFor(
+      async () => {
+        const d = await again.call('conversations.get', { id: conversation.id });
+        return d.turns.at(-1)?.status === 'done' ? d : undefined;
+      },
+      15_000,
+      'the re-run',
+    );
     expect(detail.turns.map((turn) => [turn.status, turn.attempt])).toEqual([
       ['interrupted', 0],
       ['done', 1],
@@ -60,7 +64,9 @@ describe('crash recovery', () => {
     await first.crash();
 
     const second = await start();
-    await second.connect().then((c) => c.waitFor(async () => agentPids(second.process.pid!)[0], 15_000, 'the re-run agent'));
+    await second
+      .connect()
+      .then((c) => c.waitFor(() => Promise.resolve(agentPids(second.process.pid!)[0]), 15_000, 'the re-run agent'));
     await second.crash();
 
     const third = await start();

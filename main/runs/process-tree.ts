@@ -64,6 +64,12 @@ export function processAlive(pid: number): boolean {
  * collect it.
  */
 export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    // No member at all, not even a zombie: the cheap answer.
+    return false;
+  }
   if (isLinux) {
     for (const entry of readdirSync('/proc')) {
       if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentSettings } from '../../shared/domain';
+import type { AgentSettings, Task } from '../../shared/domain';
 import { runningTurns } from '../store/queries/runs';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
 import { groupAlive, processAlive } from './process-tree';
@@ -45,7 +45,10 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(fixtures, { recursive: true, force: true }));
 
-const command = (script: keyof typeof scripts, extra: Partial<Extract<AgentSettings, { adapter: 'command' }>> = {}): AgentSettings => ({
+const command = (
+  script: keyof typeof scripts,
+  extra: Partial<Extract<AgentSettings, { adapter: 'command' }>> = {},
+): AgentSettings => ({
   adapter: 'command',
   command: [process.execPath, path.join(fixtures, `${script}.cjs`)],
   ...extra,
@@ -146,7 +149,7 @@ describe('RunManager', () => {
   it('runs at most maxConcurrentTurns agents at once; the rest wait in the order their work arrived', async () => {
     t = await openTestInstallation({ maxConcurrentTurns: 2 });
     const role = await t.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
-    const tasks = [];
+    const tasks: Task[] = [];
     for (let i = 1; i <= 4; i++)
       tasks.push(await t.owner('tasks.create', { roleId: role.id, title: `task ${i}`, body: 'sleep 30' }));
     const state = async (id: number) => (await t.owner('tasks.get', { id })).task.run.state;
@@ -155,7 +158,7 @@ describe('RunManager', () => {
       'the brief turns',
     );
     for (const task of tasks) await t.owner('tasks.comment', { id: task.id, text: 'sleep 30' });
-    await t.waitFor(async () => runningTurns(t.installation.db).length === 2, 'two running turns');
+    await t.waitFor(() => runningTurns(t.installation.db).length === 2, 'two running turns');
     expect(await Promise.all(tasks.map((task) => state(task.id)))).toEqual(['running', 'running', 'queued', 'queued']);
     await t.owner('tasks.stop', { id: tasks[1]!.id });
     await t.waitFor(async () => (await state(tasks[2]!.id)) === 'running', 'the third task to start');
@@ -174,10 +177,14 @@ describe('RunManager', () => {
     t = await openTestInstallation();
     const conversation = await conversationWith({ adapter: 'scripted', turnTimeoutSec: 1 });
     await t.owner('conversations.send', { id: conversation.id, text: 'sleep 30' });
-    const turn = await t.waitFor(async () => {
-      const last = (await t.owner('conversations.get', { id: conversation.id })).turns.at(-1);
-      return last?.status === 'stopped' ? last : undefined;
-    }, 'the time limit', 10_000);
+    const turn = await t.waitFor(
+      async () => {
+        const last = (await t.owner('conversations.get', { id: conversation.id })).turns.at(-1);
+        return last?.status === 'stopped' ? last : undefined;
+      },
+      'the time limit',
+      10_000,
+    );
     expect(turn.reason).toBe('Stopped by the time limit (1 s)');
     expect(runningTurns(t.installation.db)).toEqual([]);
   });
@@ -212,7 +219,9 @@ describe('RunManager', () => {
       const d = await t.owner('conversations.get', { id: conversation.id });
       return d.turns.at(-1)?.status === 'failed' ? d : undefined;
     }, 'the failure');
-    expect(detail.messages.at(-1)?.body).toMatch(/^The agent failed: `.*node.*` exited with code 3: model quota exceeded$/);
+    expect(detail.messages.at(-1)?.body).toMatch(
+      /^The agent failed: `.*node.*` exited with code 3: model quota exceeded$/,
+    );
     expect(detail.conversation.run).toMatchObject({ state: 'idle', pending: 0 });
   });
 
@@ -235,11 +244,16 @@ describe('RunManager', () => {
       const entries = (await t.owner('tasks.get', { id: parent.id })).log;
       return entries.length ? entries : undefined;
     }, 'the task output');
-    expect(log).toMatchObject([{ kind: 'output', author: { kind: 'role', name: 'assistant' }, body: 'echo: New task: report' }]);
+    expect(log).toMatchObject([
+      { kind: 'output', author: { kind: 'role', name: 'assistant' }, body: 'echo: New task: report' },
+    ]);
     const child = await t.owner('tasks.create', { roleId: role.id, title: 'sources', parentId: parent.id });
-    await t.waitFor(async () => (await t.owner('tasks.get', { id: child.id })).task.run.state === 'idle', 'the subtask brief');
+    await t.waitFor(
+      async () => (await t.owner('tasks.get', { id: child.id })).task.run.state === 'idle',
+      'the subtask brief',
+    );
     await t.owner('tasks.comment', { id: child.id, text: 'sleep 30' });
-    await t.waitFor(async () => runningTurns(t.installation.db).length === 1, 'the subtask agent');
+    await t.waitFor(() => runningTurns(t.installation.db).length === 1, 'the subtask agent');
     await t.owner('tasks.delete', { id: parent.id });
     expect(runningTurns(t.installation.db)).toEqual([]);
     expect(await t.owner('tasks.list', {})).toEqual([]);

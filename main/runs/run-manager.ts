@@ -127,15 +127,24 @@ export class RunManager {
   async stop(context: ContextRef, stoppedBy: string): Promise<{ stopped: boolean }> {
     const run = findRun(this.db, context);
     if (!run) return { stopped: false };
-    const dropped = transaction(this.db, () => dropPendingInputs(this.db, run.id));
     const active = [...this.active.values()].find((turn) => turn.run.id === run.id);
-    if (active) {
-      await this.stopTurn(active, `Stopped by ${stoppedBy}`);
+    // Signal first (stopTurn signals before its first await), then drop the waiting work.
+    const stopping = active ? this.stopTurn(active, `Stopped by ${stoppedBy}`) : null;
+    const dropped = transaction(this.db, () => dropPendingInputs(this.db, run.id));
+    if (stopping) {
+      await stopping;
       return { stopped: true };
     }
     if (dropped > 0) {
       transaction(this.db, () => {
-        insertInput(this.db, run.id, 'notice', `${stoppedBy} stopped you before you started on the last request; it was dropped.`, 'parley', false);
+        insertInput(
+          this.db,
+          run.id,
+          'notice',
+          `${stoppedBy} stopped you before you started on the last request; it was dropped.`,
+          'parley',
+          false,
+        );
         this.postNotice(run, `Stopped by ${stoppedBy}; the waiting request was dropped.`);
       });
       this.changed(run);
@@ -217,7 +226,12 @@ export class RunManager {
         session: run.session,
         // Notices first: they say what happened before the requests that follow.
         inputs: [...inputs.filter((i) => i.kind === 'notice'), ...inputs.filter((i) => i.kind !== 'notice')].map(
-          (input): AgentInput => ({ kind: input.kind, from: input.author_name, body: input.body, at: input.created_at }),
+          (input): AgentInput => ({
+            kind: input.kind,
+            from: input.author_name,
+            body: input.body,
+            at: input.created_at,
+          }),
         ),
         context,
         env: { ...this.options.agentEnv, PARLEY_TOKEN: token },
@@ -270,6 +284,11 @@ export class RunManager {
       child.once('error', (error) => {
         failedToStart = error;
       });
+      child.stdin!.on('error', () => {
+        // The agent may exit without reading its input; that is its business.
+      });
+      // Input first: the agent can start while we record its pid.
+      child.stdin!.end(launch.stdin);
       if (child.pid !== undefined) {
         active.pgid = child.pid;
         setTurnProcess(this.db, active.turnId, child.pid, processStartTime(child.pid));
@@ -295,10 +314,6 @@ export class RunManager {
       child.stderr!.on('data', (chunk: string) => {
         stderr = (stderr + chunk).slice(-64 * 1024);
       });
-      child.stdin!.on('error', () => {
-        // The agent may exit without reading its input; that is its business.
-      });
-      child.stdin!.end(launch.stdin);
       child.once('close', (code, signal) => {
         if (lineBuffer) this.onLine(active, launch, lineBuffer);
         if (failedToStart) {
@@ -336,7 +351,15 @@ export class RunManager {
     await active.settled;
   }
 
+  /** Ends agents whose context was deleted under them (a turn that started while a delete waited). */
+  async reapOrphans(): Promise<void> {
+    const orphans = [...this.active.values()].filter((turn) => !getRun(this.db, turn.run.id));
+    await Promise.all(orphans.map((turn) => this.stopTurn(turn, 'Stopped: its conversation or task was deleted')));
+  }
+
   private commitStopped(active: ActiveTurn): void {
+    // The context was deleted meanwhile: its run, turns and inputs went with it.
+    if (!getRun(this.db, active.run.id)) return;
     const reason = active.stoppedBy ?? 'Stopped';
     transaction(this.db, () => {
       if (active.session !== null) setRunSession(this.db, active.run.id, active.session);
@@ -356,6 +379,7 @@ export class RunManager {
 
   private commitEnd(run: RunRow, turnId: number, outcome: TurnOutcome | null, session: string | null): void {
     const result: TurnOutcome = outcome ?? { ok: false, error: 'the agent could not be started' };
+    if (!getRun(this.db, run.id)) return;
     transaction(this.db, () => {
       if (result.ok) {
         const next = result.session !== undefined ? result.session : session;
@@ -442,7 +466,8 @@ export class RunManager {
         summary: `You are ${role.name}, working on ${summary}.`,
         task: { id: task.id, title: task.title, body: task.body, status: task.status, parentId: task.parent_id },
         root: { kind: 'task', id: task.id, summary },
-        reporting: 'Your final output goes to the task log. `parley report TEXT` adds an entry to the task log right away.',
+        reporting:
+          'Your final output goes to the task log. `parley report TEXT` adds an entry to the task log right away.',
       };
     }
     throw new Error('agent conversations arrive with the connection engine');
@@ -452,7 +477,10 @@ export class RunManager {
     if (run.context_kind === 'conversation') {
       const conversation = getConversationRow(this.db, run.context_id);
       if (conversation)
-        this.options.events.emit({ type: 'changed', kind: 'conversation', id: run.context_id }, { personId: conversation.person_id });
+        this.options.events.emit(
+          { type: 'changed', kind: 'conversation', id: run.context_id },
+          { personId: conversation.person_id },
+        );
     } else if (run.context_kind === 'task') {
       this.options.events.emit({ type: 'changed', kind: 'task', id: run.context_id }, 'everyone');
     }

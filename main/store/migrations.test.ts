@@ -32,23 +32,58 @@ const seeds: Record<number, (db: Db) => void> = {
   },
   4: (db) => {
     db.prepare('INSERT INTO conversations (id, person_id, role_id) VALUES (1, 2, 1)').run();
-    db.prepare("INSERT INTO messages (conversation_id, author_kind, author_id, author_name, body) VALUES (1, 'person', 2, 'bob', 'hello')").run();
+    db.prepare(
+      "INSERT INTO messages (conversation_id, author_kind, author_id, author_name, body) VALUES (1, 'person', 2, 'bob', 'hello')",
+    ).run();
   },
   5: (db) => {
     db.prepare("INSERT INTO tasks (id, role_id, title, created_by) VALUES (1, 1, 'write the report', 2)").run();
-    db.prepare("INSERT INTO tasks (id, role_id, parent_id, title, created_by) VALUES (2, 1, 1, 'gather sources', 2)").run();
-    db.prepare("INSERT INTO task_log (task_id, kind, author_kind, author_name, body) VALUES (1, 'comment', 'person', 'bob', 'soon')").run();
+    db.prepare(
+      "INSERT INTO tasks (id, role_id, parent_id, title, created_by) VALUES (2, 1, 1, 'gather sources', 2)",
+    ).run();
+    db.prepare(
+      "INSERT INTO task_log (task_id, kind, author_kind, author_name, body) VALUES (1, 'comment', 'person', 'bob', 'soon')",
+    ).run();
   },
   6: (db) => {
-    db.prepare("INSERT INTO runs (id, role_id, context_kind, context_id, session) VALUES (1, 1, 'conversation', 1, 's-1')").run();
+    db.prepare(
+      "INSERT INTO runs (id, role_id, context_kind, context_id, session) VALUES (1, 1, 'conversation', 1, 's-1')",
+    ).run();
     db.prepare("INSERT INTO turns (id, run_id, status) VALUES (1, 1, 'done')").run();
-    db.prepare("INSERT INTO inputs (run_id, kind, body, author_name, state, turn_id) VALUES (1, 'message', 'hello', 'bob', 'handled', 1)").run();
+    db.prepare(
+      "INSERT INTO inputs (run_id, kind, body, author_name, state, turn_id) VALUES (1, 'message', 'hello', 'bob', 'handled', 1)",
+    ).run();
+  },
+  7: (db) => {
+    db.prepare(
+      "INSERT INTO connections (id, fingerprint, cert, name, address) VALUES (1, 'ff00', 'PEM', 'carol', '127.0.0.1:4100')",
+    ).run();
+    db.prepare('INSERT INTO exposed_roles (connection_id, role_id) VALUES (1, 1)').run();
+    db.prepare("INSERT INTO peer_roles (connection_id, name) VALUES (1, 'analyst')").run();
+    db.prepare(
+      "INSERT INTO invitations (secret_hash, roles, expires_at) VALUES ('h', '[\"assistant\"]', '2030-01-01')",
+    ).run();
+  },
+  8: (db) => {
+    db.prepare(
+      "INSERT INTO threads (id, connection_id, thread_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (1, 1, 'T1', 1, 'assistant', 'analyst', 'conversation', 1, 'local')",
+    ).run();
+    db.prepare(
+      "INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (1, 'out', 1, 'numbers?', 'acked')",
+    ).run();
+    db.prepare(
+      "INSERT INTO inputs (run_id, kind, body, author_name, text_id) VALUES (1, 'text', 'x', 'carol/analyst', 1)",
+    ).run();
   },
 };
 
 /** What must still be true after each later migration, for the data of each version. */
 const checks: Record<number, (db: Db) => void> = {
-  1: (db) => expect(db.prepare('SELECT name, fingerprint FROM installation').get()).toEqual({ name: 'alice', fingerprint: 'ab12' }),
+  1: (db) =>
+    expect(db.prepare('SELECT name, fingerprint FROM installation').get()).toEqual({
+      name: 'alice',
+      fingerprint: 'ab12',
+    }),
   2: (db) => {
     expect(db.prepare('SELECT name, kind FROM people ORDER BY id').all()).toEqual([
       { name: 'alice', kind: 'owner' },
@@ -56,13 +91,29 @@ const checks: Record<number, (db: Db) => void> = {
     ]);
     expect(db.prepare('SELECT token_hash FROM sign_in_tokens').all()).toEqual([{ token_hash: 'hash-bob' }]);
   },
-  3: (db) => expect(db.prepare('SELECT name, agent FROM roles').all()).toEqual([{ name: 'assistant', agent: '{"adapter":"scripted"}' }]),
+  3: (db) =>
+    expect(db.prepare('SELECT name, agent FROM roles').all()).toEqual([
+      { name: 'assistant', agent: '{"adapter":"scripted"}' },
+    ]),
   4: (db) => expect(db.prepare('SELECT body FROM messages').all()).toEqual([{ body: 'hello' }]),
-  5: (db) => expect(db.prepare('SELECT id, parent_id, status FROM tasks ORDER BY id').all()).toEqual([
-    { id: 1, parent_id: null, status: 'open' },
-    { id: 2, parent_id: 1, status: 'open' },
-  ]),
+  5: (db) =>
+    expect(db.prepare('SELECT id, parent_id, status FROM tasks ORDER BY id').all()).toEqual([
+      { id: 1, parent_id: null, status: 'open' },
+      { id: 2, parent_id: 1, status: 'open' },
+    ]),
   6: (db) => expect(db.prepare('SELECT session FROM runs').all()).toEqual([{ session: 's-1' }]),
+  7: (db) => {
+    expect(db.prepare('SELECT name, status, queue_limit FROM connections').all()).toEqual([
+      { name: 'carol', status: 'active', queue_limit: 100 },
+    ]);
+    expect(db.prepare('SELECT count(*) AS n FROM exposed_roles').get()).toEqual({ n: 1 });
+  },
+  8: (db) => {
+    expect(db.prepare('SELECT thread_id, status, started_by FROM threads').all()).toEqual([
+      { thread_id: 'T1', status: 'open', started_by: 'local' },
+    ]);
+    expect(db.prepare('SELECT body, state FROM texts').all()).toEqual([{ body: 'numbers?', state: 'acked' }]);
+  },
 };
 
 describe('migrations', () => {
@@ -117,7 +168,11 @@ describe('migrations', () => {
     const db = openDatabase(file, { targetVersion: 0 });
     const broken = [
       ...migrations.slice(0, 2),
-      { version: 3, name: 'broken', up: (d: Db) => d.exec('CREATE TABLE roles (id INTEGER PRIMARY KEY); SELECT * FROM no_such_table') },
+      {
+        version: 3,
+        name: 'broken',
+        up: (d: Db) => d.exec('CREATE TABLE roles (id INTEGER PRIMARY KEY); SELECT * FROM no_such_table'),
+      },
     ];
     expect(() => migrate(db, 3, broken)).toThrow(/no_such_table/);
     expect(schemaVersion(db)).toBe(0);

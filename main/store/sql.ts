@@ -25,7 +25,8 @@ function timed<T>(sql: string, fn: () => T): T {
   const start = performance.now();
   const result = fn();
   const elapsed = performance.now() - start;
-  if (elapsed > SLOW_QUERY_MS) log.warn('slow query', { ms: Math.round(elapsed), sql: sql.replace(/\s+/g, ' ').slice(0, 200) });
+  if (elapsed > SLOW_QUERY_MS)
+    log.warn('slow query', { ms: Math.round(elapsed), sql: sql.replace(/\s+/g, ' ').slice(0, 200) });
   return result;
 }
 

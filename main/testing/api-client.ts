@@ -1,6 +1,13 @@
 // A JSON-RPC client of the headless app API, for tests and the demo.
 import WebSocket from 'ws';
-import { ApiError, type AppEvent, type ErrorCode, type MethodName, type ParamsOf, type ResultOf } from '../../shared/api-contract';
+import {
+  ApiError,
+  type AppEvent,
+  type ErrorCode,
+  type MethodName,
+  type ParamsOf,
+  type ResultOf,
+} from '../../shared/api-contract';
 
 interface Pending {
   resolve: (value: unknown) => void;
@@ -14,7 +21,7 @@ export class ApiClient {
 
   private constructor(private readonly ws: WebSocket) {
     ws.on('message', (data) => {
-      const message = JSON.parse(data.toString()) as {
+      const message = JSON.parse((data as Buffer).toString('utf8')) as {
         id?: number;
         method?: string;
         params?: AppEvent;
@@ -67,7 +74,11 @@ export class ApiClient {
   }
 
   /** Resolves when `check` returns a value, re-checking on every event (no polling sleeps). */
-  async waitFor<T>(check: () => Promise<T | undefined | false | null>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+  async waitFor<T>(
+    check: () => Promise<T | undefined | false | null>,
+    timeoutMs = 15_000,
+    what = 'condition',
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await check();

@@ -13,7 +13,11 @@ export interface TestInstallation {
   as(person: Person): <M extends MethodName>(method: M, params: ParamsOf<M>) => Promise<ResultOf<M>>;
   owner: <M extends MethodName>(method: M, params: ParamsOf<M>) => Promise<ResultOf<M>>;
   /** Resolves once `check` returns a value; re-checked on every change event. */
-  waitFor<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, timeoutMs?: number): Promise<T>;
+  waitFor<T>(
+    check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+    what: string,
+    timeoutMs?: number,
+  ): Promise<T>;
   close(): Promise<void>;
 }
 

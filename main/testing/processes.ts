@@ -9,7 +9,8 @@ export function agentPids(serverPid: number): number[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (Number(fields[1]) === serverPid && fields[0] !== 'Z' && cmdline.includes('scripted-agent')) pids.push(Number(entry));
+      if (Number(fields[1]) === serverPid && fields[0] !== 'Z' && cmdline.includes('scripted-agent'))
+        pids.push(Number(entry));
     } catch {
       // The process ended while we looked.
     }

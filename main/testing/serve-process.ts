@@ -24,20 +24,37 @@ export function makeDataDir(prefix = 'parley-'): string {
   return mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-export async function startServe(options: { name: string; dataDir?: string; extraArgs?: string[]; env?: NodeJS.ProcessEnv }): Promise<ServeProcess> {
+export async function startServe(options: {
+  name: string;
+  dataDir?: string;
+  extraArgs?: string[];
+  env?: NodeJS.ProcessEnv;
+}): Promise<ServeProcess> {
   const dataDir = options.dataDir ?? makeDataDir(`parley-${options.name}-`);
   const child = spawn(
     process.execPath,
-    [path.join(projectRoot, 'bin', 'parley.js'), 'serve', '--data', dataDir, '--name', options.name, '--ui-port', '0', '--peer-port', '0', ...(options.extraArgs ?? [])],
+    [
+      path.join(projectRoot, 'bin', 'parley.js'),
+      'serve',
+      '--data',
+      dataDir,
+      '--name',
+      options.name,
+      '--ui-port',
+      '0',
+      '--peer-port',
+      '0',
+      ...(options.extraArgs ?? []),
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PARLEY_LOG: 'silent', ...options.env } },
   );
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     let stdout = '';
     const timer = setTimeout(() => reject(new Error(`parley serve did not start in time:\n${stderr}`)), 20_000);
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
       if (stdout.includes('#token=')) {
         clearTimeout(timer);

@@ -5,6 +5,8 @@ import { createRoles } from './0003-create-roles';
 import { createConversations } from './0004-create-conversations';
 import { createTasks } from './0005-create-tasks';
 import { createRuns } from './0006-create-runs';
+import { createConnections } from './0007-create-connections';
+import { createAgentConversations } from './0008-create-agent-conversations';
 
 export interface Migration {
   version: number;
@@ -20,4 +22,6 @@ export const migrations: readonly Migration[] = [
   { version: 4, name: 'create-conversations', up: createConversations },
   { version: 5, name: 'create-tasks', up: createTasks },
   { version: 6, name: 'create-runs', up: createRuns },
+  { version: 7, name: 'create-connections', up: createConnections },
+  { version: 8, name: 'create-agent-conversations', up: createAgentConversations },
 ];

@@ -79,7 +79,12 @@ export function insertMessage(db: Db, conversationId: number, author: Author, bo
 
 /** The latest `limit` messages, oldest first. */
 export function listMessages(db: Db, conversationId: number, limit: number): Message[] {
-  return all<MessageRow>(db, 'SELECT * FROM messages WHERE conversation_id = ? ORDER BY id DESC LIMIT ?', conversationId, limit)
+  return all<MessageRow>(
+    db,
+    'SELECT * FROM messages WHERE conversation_id = ? ORDER BY id DESC LIMIT ?',
+    conversationId,
+    limit,
+  )
     .reverse()
     .map(toMessage);
 }

@@ -9,7 +9,12 @@ interface PersonRow {
   created_at: string;
 }
 
-const toPerson = (row: PersonRow): Person => ({ id: row.id, name: row.name, kind: row.kind, createdAt: row.created_at });
+const toPerson = (row: PersonRow): Person => ({
+  id: row.id,
+  name: row.name,
+  kind: row.kind,
+  createdAt: row.created_at,
+});
 
 export function listPeople(db: Db): Person[] {
   return all<PersonRow>(db, 'SELECT * FROM people ORDER BY id').map(toPerson);

@@ -32,12 +32,25 @@ export function getRoleByName(db: Db, name: string): Role | undefined {
 }
 
 export function insertRole(db: Db, name: string, description: string, agent: AgentSettings): Role {
-  const id = insert(db, 'INSERT INTO roles (name, description, agent) VALUES (?, ?, ?)', name, description, JSON.stringify(agent));
+  const id = insert(
+    db,
+    'INSERT INTO roles (name, description, agent) VALUES (?, ?, ?)',
+    name,
+    description,
+    JSON.stringify(agent),
+  );
   return getRole(db, id)!;
 }
 
 export function updateRole(db: Db, id: number, name: string, description: string, agent: AgentSettings): Role {
-  run(db, 'UPDATE roles SET name = ?, description = ?, agent = ? WHERE id = ?', name, description, JSON.stringify(agent), id);
+  run(
+    db,
+    'UPDATE roles SET name = ?, description = ?, agent = ? WHERE id = ?',
+    name,
+    description,
+    JSON.stringify(agent),
+    id,
+  );
   return getRole(db, id)!;
 }
 

@@ -61,7 +61,13 @@ export function findRun(db: Db, context: ContextRef): RunRow | undefined {
 export function ensureRun(db: Db, context: ContextRef, roleId: number): RunRow {
   const existing = findRun(db, context);
   if (existing) return existing;
-  const id = insert(db, 'INSERT INTO runs (role_id, context_kind, context_id) VALUES (?, ?, ?)', roleId, context.kind, context.id);
+  const id = insert(
+    db,
+    'INSERT INTO runs (role_id, context_kind, context_id) VALUES (?, ?, ?)',
+    roleId,
+    context.kind,
+    context.id,
+  );
   return getRun(db, id)!;
 }
 
@@ -69,15 +75,24 @@ export function setRunSession(db: Db, runId: number, session: string | null): vo
   run(db, 'UPDATE runs SET session = ? WHERE id = ?', session, runId);
 }
 
-export function insertInput(db: Db, runId: number, kind: InputKind, body: string, authorName: string, wakes: boolean): number {
+export function insertInput(
+  db: Db,
+  runId: number,
+  kind: InputKind,
+  body: string,
+  authorName: string,
+  wakes: boolean,
+  textId: number | null = null,
+): number {
   return insert(
     db,
-    'INSERT INTO inputs (run_id, kind, body, author_name, wakes) VALUES (?, ?, ?, ?, ?)',
+    'INSERT INTO inputs (run_id, kind, body, author_name, wakes, text_id) VALUES (?, ?, ?, ?, ?, ?)',
     runId,
     kind,
     body,
     authorName,
     wakes ? 1 : 0,
+    textId,
   );
 }
 
@@ -102,7 +117,13 @@ export function turnInputs(db: Db, turnId: number): InputRow[] {
 }
 
 export function insertTurn(db: Db, runId: number, attempt: number, tokenHash: string): number {
-  return insert(db, "INSERT INTO turns (run_id, status, attempt, token_hash) VALUES (?, 'running', ?, ?)", runId, attempt, tokenHash);
+  return insert(
+    db,
+    "INSERT INTO turns (run_id, status, attempt, token_hash) VALUES (?, 'running', ?, ?)",
+    runId,
+    attempt,
+    tokenHash,
+  );
 }
 
 export function takeInputs(db: Db, turnId: number, inputIds: number[]): void {
@@ -114,7 +135,13 @@ export function setTurnProcess(db: Db, turnId: number, pid: number, procStart: s
 }
 
 /** Ends a turn: its token stops working and its inputs count as handled. */
-export function endTurn(db: Db, turnId: number, status: Exclude<TurnStatus, 'running'>, output: string | null, reason: string | null): void {
+export function endTurn(
+  db: Db,
+  turnId: number,
+  status: Exclude<TurnStatus, 'running'>,
+  output: string | null,
+  reason: string | null,
+): void {
   run(
     db,
     "UPDATE turns SET status = ?, output = ?, reason = ?, token_hash = NULL, ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
@@ -124,6 +151,11 @@ export function endTurn(db: Db, turnId: number, status: Exclude<TurnStatus, 'run
     turnId,
   );
   run(db, "UPDATE inputs SET state = 'handled' WHERE turn_id = ?", turnId);
+  run(
+    db,
+    "UPDATE texts SET state = 'handled', updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id IN (SELECT text_id FROM inputs WHERE turn_id = ? AND text_id IS NOT NULL)",
+    turnId,
+  );
 }
 
 /** Marks a turn cut off by a crash and puts its inputs back for one re-run. */
@@ -139,7 +171,13 @@ export function requeueInterrupted(db: Db, turnId: number, reason: string): void
 
 /** Drops work that was waiting for a turn (a Stop cancels it along with the turn). */
 export function dropPendingInputs(db: Db, runId: number): number {
-  return run(db, "UPDATE inputs SET state = 'handled' WHERE run_id = ? AND state = 'pending' AND wakes = 1", runId).changes;
+  run(
+    db,
+    "UPDATE texts SET state = 'handled', updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id IN (SELECT text_id FROM inputs WHERE run_id = ? AND state = 'pending' AND text_id IS NOT NULL)",
+    runId,
+  );
+  return run(db, "UPDATE inputs SET state = 'handled' WHERE run_id = ? AND state = 'pending' AND wakes = 1", runId)
+    .changes;
 }
 
 export function getTurn(db: Db, id: number): TurnRow | undefined {

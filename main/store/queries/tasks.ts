@@ -1,4 +1,12 @@
-import type { Author, AuthorKind, RunSummary, Task, TaskLogEntry, TaskLogKind, TaskStatus } from '../../../shared/domain';
+import type {
+  Author,
+  AuthorKind,
+  RunSummary,
+  Task,
+  TaskLogEntry,
+  TaskLogKind,
+  TaskStatus,
+} from '../../../shared/domain';
 import type { Db } from '../database';
 import { all, get, insert, run } from '../sql';
 
@@ -73,7 +81,14 @@ export function taskSubtreeIds(db: Db, id: number): number[] {
   ).map((row) => row.id);
 }
 
-export function insertTask(db: Db, roleId: number, parentId: number | null, title: string, body: string, createdBy: number): TaskRow {
+export function insertTask(
+  db: Db,
+  roleId: number,
+  parentId: number | null,
+  title: string,
+  body: string,
+  createdBy: number,
+): TaskRow {
   const id = insert(
     db,
     'INSERT INTO tasks (role_id, parent_id, title, body, created_by) VALUES (?, ?, ?, ?, ?)',
@@ -87,7 +102,11 @@ export function insertTask(db: Db, roleId: number, parentId: number | null, titl
 }
 
 export function finishTask(db: Db, id: number): void {
-  run(db, "UPDATE tasks SET status = 'finished', finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND status = 'open'", id);
+  run(
+    db,
+    "UPDATE tasks SET status = 'finished', finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND status = 'open'",
+    id,
+  );
 }
 
 export function deleteTask(db: Db, id: number): void {

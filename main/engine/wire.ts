@@ -1,0 +1,110 @@
+// Wire protocol 2 ("thread"): JSON frames, one per WebSocket message, validated by
+// schema and capped in size. Nothing about an agent conversation's root crosses it;
+// a text names only its thread ID, sequence number and the two roles.
+import { z } from 'zod';
+
+export const PROTOCOL_VERSION = 2;
+/** Largest frame accepted; a text body is capped well below it. */
+export const MAX_FRAME_BYTES = 256 * 1024;
+export const MAX_TEXT_CHARS = 100_000;
+export const WS_PATH = '/parley';
+
+/** Close codes, in the private range, each with a reason people can read. */
+export const CloseCode = {
+  normal: 1000,
+  protocolError: 1002,
+  tooBig: 1009,
+  unknownCertificate: 4001,
+  wrongProtocol: 4002,
+  revoked: 4003,
+  badInvitation: 4004,
+  duplicate: 4005,
+  shuttingDown: 4006,
+} as const;
+
+const roleName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]*$/)
+  .max(40);
+const threadId = z.string().regex(/^[A-Za-z0-9_-]{16,64}$/);
+const seq = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+export const rejectReasons = ['thread', 'roles', 'role', 'paused', 'queue', 'revoke'] as const;
+export type RejectReason = (typeof rejectReasons)[number];
+
+export const helloFrame = z.strictObject({
+  type: z.literal('hello'),
+  protocol: z.number().int(),
+  name: z.string().min(1).max(80),
+  /** Where this installation can be dialled, host:port; the peer stores it. */
+  address: z.string().max(300).nullable(),
+  /** Present once, when accepting an invitation. */
+  invitation: z.string().min(16).max(200).optional(),
+});
+
+export const frameSchema = z.discriminatedUnion('type', [
+  helloFrame,
+  z.strictObject({
+    type: z.literal('roles'),
+    roles: z.array(z.strictObject({ name: roleName, description: z.string().max(2000) })).max(1000),
+  }),
+  z.strictObject({
+    type: z.literal('text'),
+    thread: threadId,
+    seq,
+    from: roleName,
+    to: roleName,
+    body: z.string().min(1).max(MAX_TEXT_CHARS),
+  }),
+  z.strictObject({ type: z.literal('ack'), thread: threadId, seq }),
+  z.strictObject({ type: z.literal('reject'), thread: threadId, seq, reason: z.enum(rejectReasons) }),
+  z.strictObject({ type: z.literal('revoke') }),
+]);
+export type Frame = z.infer<typeof frameSchema>;
+export type HelloFrame = z.infer<typeof helloFrame>;
+export type TextFrame = Extract<Frame, { type: 'text' }>;
+
+export class ProtocolError extends Error {
+  constructor(
+    readonly closeCode: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ProtocolError';
+  }
+}
+
+/** Parses one frame; throws ProtocolError with the close code to use. */
+export function decodeFrame(data: Buffer | string): Frame {
+  if (Buffer.byteLength(data) > MAX_FRAME_BYTES) throw new ProtocolError(CloseCode.tooBig, 'frame too large');
+  let json: unknown;
+  try {
+    json = JSON.parse(data.toString());
+  } catch {
+    throw new ProtocolError(CloseCode.protocolError, 'frame is not JSON');
+  }
+  const parsed = frameSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ProtocolError(
+      CloseCode.protocolError,
+      `bad frame: ${issue?.path.join('.') || 'frame'} ${issue?.message ?? ''}`.trim(),
+    );
+  }
+  return parsed.data;
+}
+
+export function encodeFrame(frame: Frame): string {
+  return JSON.stringify(frame);
+}
+
+/** A close reason fits in 123 bytes. */
+export function closeReason(text: string): string {
+  const buf = Buffer.from(text);
+  return buf.length <= 123
+    ? text
+    : buf
+        .subarray(0, 120)
+        .toString('utf8')
+        .replace(/\uFFFD$/, '') + '...';
+}

@@ -1,0 +1,157 @@
+import type { Db } from '../database';
+import { all, get, insert, run } from '../sql';
+
+export type ConnectionStatus = 'active' | 'paused' | 'revoked';
+
+export interface ConnectionRow {
+  id: number;
+  fingerprint: string;
+  cert: string;
+  name: string;
+  address: string | null;
+  status: ConnectionStatus;
+  queue_limit: number;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export function listConnectionRows(db: Db): ConnectionRow[] {
+  return all<ConnectionRow>(db, 'SELECT * FROM connections ORDER BY name');
+}
+
+export function getConnectionRow(db: Db, id: number): ConnectionRow | undefined {
+  return get<ConnectionRow>(db, 'SELECT * FROM connections WHERE id = ?', id);
+}
+
+export function connectionByFingerprint(db: Db, fingerprint: string): ConnectionRow | undefined {
+  return get<ConnectionRow>(db, 'SELECT * FROM connections WHERE fingerprint = ?', fingerprint);
+}
+
+export function connectionByName(db: Db, name: string): ConnectionRow | undefined {
+  return get<ConnectionRow>(db, 'SELECT * FROM connections WHERE name = ?', name);
+}
+
+/** A name not yet used by another connection: the peer's own, or it with a number. */
+export function freeConnectionName(db: Db, wanted: string): string {
+  const base = wanted.replace(/[\s/]+/g, '-').slice(0, 60) || 'peer';
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? base : `${base}-${n}`;
+    if (!connectionByName(db, candidate)) return candidate;
+  }
+}
+
+export function insertConnection(
+  db: Db,
+  fingerprint: string,
+  cert: string,
+  name: string,
+  address: string | null,
+): ConnectionRow {
+  const id = insert(
+    db,
+    'INSERT INTO connections (fingerprint, cert, name, address) VALUES (?, ?, ?, ?)',
+    fingerprint,
+    cert,
+    name,
+    address,
+  );
+  return getConnectionRow(db, id)!;
+}
+
+export function setConnectionAddress(db: Db, id: number, address: string | null): void {
+  run(db, 'UPDATE connections SET address = ? WHERE id = ?', address, id);
+}
+
+export function setConnectionStatus(db: Db, id: number, status: ConnectionStatus): void {
+  run(
+    db,
+    `UPDATE connections SET status = ?, revoked_at = CASE WHEN ? = 'revoked' THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE revoked_at END WHERE id = ?`,
+    status,
+    status,
+    id,
+  );
+}
+
+export function setQueueLimit(db: Db, id: number, limit: number): void {
+  run(db, 'UPDATE connections SET queue_limit = ? WHERE id = ?', limit, id);
+}
+
+export function exposedRoleNames(db: Db, connectionId: number): string[] {
+  return all<{ name: string }>(
+    db,
+    'SELECT roles.name FROM exposed_roles JOIN roles ON roles.id = exposed_roles.role_id WHERE connection_id = ? ORDER BY roles.name',
+    connectionId,
+  ).map((row) => row.name);
+}
+
+export function exposedRoles(db: Db, connectionId: number): Array<{ id: number; name: string; description: string }> {
+  return all<{ id: number; name: string; description: string }>(
+    db,
+    'SELECT roles.id, roles.name, roles.description FROM exposed_roles JOIN roles ON roles.id = exposed_roles.role_id WHERE connection_id = ? ORDER BY roles.name',
+    connectionId,
+  );
+}
+
+export function setExposedRoles(db: Db, connectionId: number, roleIds: number[]): void {
+  run(db, 'DELETE FROM exposed_roles WHERE connection_id = ?', connectionId);
+  for (const roleId of roleIds)
+    run(db, 'INSERT INTO exposed_roles (connection_id, role_id) VALUES (?, ?)', connectionId, roleId);
+}
+
+export function peerRoles(db: Db, connectionId: number): Array<{ name: string; description: string }> {
+  return all<{ name: string; description: string }>(
+    db,
+    'SELECT name, description FROM peer_roles WHERE connection_id = ? ORDER BY name',
+    connectionId,
+  );
+}
+
+export function setPeerRoles(db: Db, connectionId: number, roles: Array<{ name: string; description: string }>): void {
+  run(db, 'DELETE FROM peer_roles WHERE connection_id = ?', connectionId);
+  for (const role of roles)
+    run(
+      db,
+      'INSERT INTO peer_roles (connection_id, name, description) VALUES (?, ?, ?)',
+      connectionId,
+      role.name,
+      role.description,
+    );
+}
+
+export interface InvitationRow {
+  id: number;
+  secret_hash: string;
+  roles: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export function insertInvitation(
+  db: Db,
+  secretHash: string,
+  roles: string[],
+  createdBy: number | null,
+  expiresAt: string,
+): number {
+  return insert(
+    db,
+    'INSERT INTO invitations (secret_hash, roles, created_by, expires_at) VALUES (?, ?, ?, ?)',
+    secretHash,
+    JSON.stringify(roles),
+    createdBy,
+    expiresAt,
+  );
+}
+
+export function invitationBySecretHash(db: Db, secretHash: string): InvitationRow | undefined {
+  return get<InvitationRow>(db, 'SELECT * FROM invitations WHERE secret_hash = ?', secretHash);
+}
+
+export function useInvitation(db: Db, id: number, connectionId: number): void {
+  run(
+    db,
+    "UPDATE invitations SET used_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), connection_id = ? WHERE id = ?",
+    connectionId,
+    id,
+  );
+}

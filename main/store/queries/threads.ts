@@ -1,0 +1,272 @@
+import type { ContextKind } from '../../../shared/domain';
+import type { Db } from '../database';
+import { all, get, insert, run } from '../sql';
+
+export interface ThreadRow {
+  id: number;
+  connection_id: number;
+  thread_id: string;
+  local_role_id: number | null;
+  local_role: string;
+  peer_role: string;
+  root_kind: ContextKind;
+  root_id: number;
+  root_gone: number;
+  started_by: 'local' | 'peer';
+  status: 'open' | 'closed';
+  close_reason: string | null;
+  out_seq: number;
+  in_seq: number;
+  created_at: string;
+  closed_at: string | null;
+}
+
+export type TextState = 'queued' | 'sent' | 'acked' | 'failed' | 'received' | 'handled';
+export interface TextRow {
+  id: number;
+  thread_id: number;
+  direction: 'out' | 'in';
+  seq: number;
+  body: string;
+  state: TextState;
+  reason: string | null;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export function getThread(db: Db, id: number): ThreadRow | undefined {
+  return get<ThreadRow>(db, 'SELECT * FROM threads WHERE id = ?', id);
+}
+
+export function threadByWireId(db: Db, connectionId: number, threadId: string): ThreadRow | undefined {
+  return get<ThreadRow>(db, 'SELECT * FROM threads WHERE connection_id = ? AND thread_id = ?', connectionId, threadId);
+}
+
+export function openLocalThread(
+  db: Db,
+  connectionId: number,
+  rootKind: ContextKind,
+  rootId: number,
+  localRoleId: number,
+  peerRole: string,
+): ThreadRow | undefined {
+  return get<ThreadRow>(
+    db,
+    `SELECT * FROM threads WHERE connection_id = ? AND root_kind = ? AND root_id = ? AND local_role_id = ? AND peer_role = ?
+       AND status = 'open' AND started_by = 'local'`,
+    connectionId,
+    rootKind,
+    rootId,
+    localRoleId,
+    peerRole,
+  );
+}
+
+export function insertThread(
+  db: Db,
+  values: {
+    connectionId: number;
+    threadId: string;
+    localRoleId: number;
+    localRole: string;
+    peerRole: string;
+    rootKind: ContextKind;
+    rootId: number | null;
+    startedBy: 'local' | 'peer';
+  },
+): ThreadRow {
+  const id = insert(
+    db,
+    `INSERT INTO threads (connection_id, thread_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    values.connectionId,
+    values.threadId,
+    values.localRoleId,
+    values.localRole,
+    values.peerRole,
+    values.rootKind,
+    values.rootId ?? 0,
+    values.startedBy,
+  );
+  // A thread the peer started is its own root.
+  if (values.rootId === null) run(db, 'UPDATE threads SET root_id = id WHERE id = ?', id);
+  return getThread(db, id)!;
+}
+
+export function closeThread(db: Db, id: number, reason: string): void {
+  run(
+    db,
+    "UPDATE threads SET status = 'closed', close_reason = ?, closed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND status = 'open'",
+    reason,
+    id,
+  );
+}
+
+export function threadsByRoot(db: Db, rootKind: ContextKind, rootId: number): ThreadRow[] {
+  return all<ThreadRow>(db, 'SELECT * FROM threads WHERE root_kind = ? AND root_id = ? ORDER BY id', rootKind, rootId);
+}
+
+export function markRootGone(db: Db, rootKind: ContextKind, rootId: number): void {
+  run(db, 'UPDATE threads SET root_gone = 1 WHERE root_kind = ? AND root_id = ?', rootKind, rootId);
+}
+
+export function threadsOfConnection(db: Db, connectionId: number): ThreadRow[] {
+  return all<ThreadRow>(db, 'SELECT * FROM threads WHERE connection_id = ? ORDER BY id', connectionId);
+}
+
+export function peerStartedThreads(db: Db): ThreadRow[] {
+  return all<ThreadRow>(db, "SELECT * FROM threads WHERE started_by = 'peer' ORDER BY id DESC");
+}
+
+export function orphanedThreads(db: Db): ThreadRow[] {
+  return all<ThreadRow>(db, 'SELECT * FROM threads WHERE root_gone = 1 ORDER BY id DESC');
+}
+
+export function nextOutSeq(db: Db, threadRowId: number): number {
+  return get<{ out_seq: number }>(
+    db,
+    'UPDATE threads SET out_seq = out_seq + 1 WHERE id = ? RETURNING out_seq',
+    threadRowId,
+  )!.out_seq;
+}
+
+export function setInSeq(db: Db, threadRowId: number, seq: number): void {
+  run(db, 'UPDATE threads SET in_seq = max(in_seq, ?) WHERE id = ?', seq, threadRowId);
+}
+
+export function insertText(
+  db: Db,
+  threadRowId: number,
+  direction: 'out' | 'in',
+  seq: number,
+  body: string,
+  state: TextState,
+): number {
+  return insert(
+    db,
+    'INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (?, ?, ?, ?, ?)',
+    threadRowId,
+    direction,
+    seq,
+    body,
+    state,
+  );
+}
+
+export function getText(db: Db, id: number): TextRow | undefined {
+  return get<TextRow>(db, 'SELECT * FROM texts WHERE id = ?', id);
+}
+
+export function outText(db: Db, threadRowId: number, seq: number): TextRow | undefined {
+  return get<TextRow>(
+    db,
+    "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND seq = ?",
+    threadRowId,
+    seq,
+  );
+}
+
+export function setTextState(db: Db, id: number, state: TextState, reason: string | null = null): void {
+  run(
+    db,
+    "UPDATE texts SET state = ?, reason = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+    state,
+    reason,
+    id,
+  );
+}
+
+/** The oldest outgoing text of a thread still to be delivered (sent and unacked, or queued). */
+export function nextUndelivered(db: Db, threadRowId: number): TextRow | undefined {
+  return get<TextRow>(
+    db,
+    "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND state IN ('queued', 'sent') ORDER BY seq LIMIT 1",
+    threadRowId,
+  );
+}
+
+/** Per thread of a connection, the oldest undelivered outgoing text: what to (re)send after a reconnect. */
+export function undeliveredHeads(db: Db, connectionId: number): TextRow[] {
+  return all<TextRow>(
+    db,
+    `SELECT texts.* FROM texts JOIN threads ON threads.id = texts.thread_id
+     WHERE threads.connection_id = ? AND texts.direction = 'out' AND texts.state IN ('queued', 'sent')
+       AND texts.seq = (SELECT min(seq) FROM texts AS t2 WHERE t2.thread_id = texts.thread_id AND t2.direction = 'out' AND t2.state IN ('queued', 'sent'))
+     ORDER BY texts.id`,
+    connectionId,
+  );
+}
+
+export function queuedTexts(db: Db, connectionId: number): TextRow[] {
+  return all<TextRow>(
+    db,
+    `SELECT texts.* FROM texts JOIN threads ON threads.id = texts.thread_id
+     WHERE threads.connection_id = ? AND texts.direction = 'out' AND texts.state = 'queued' ORDER BY texts.id`,
+    connectionId,
+  );
+}
+
+export function queuedTextsOfThread(db: Db, threadRowId: number): TextRow[] {
+  return all<TextRow>(
+    db,
+    "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND state = 'queued' ORDER BY seq",
+    threadRowId,
+  );
+}
+
+/** Outgoing texts waiting to be sent or acked across a connection: what its queue limit bounds. */
+export function outgoingWaiting(db: Db, connectionId: number): number {
+  return get<{ n: number }>(
+    db,
+    `SELECT count(*) AS n FROM texts JOIN threads ON threads.id = texts.thread_id
+     WHERE threads.connection_id = ? AND texts.direction = 'out' AND texts.state IN ('queued', 'sent')`,
+    connectionId,
+  )!.n;
+}
+
+/** Incoming texts not yet handled by an agent, across a connection. */
+export function incomingWaiting(db: Db, connectionId: number): number {
+  return get<{ n: number }>(
+    db,
+    `SELECT count(*) AS n FROM texts JOIN threads ON threads.id = texts.thread_id
+     WHERE threads.connection_id = ? AND texts.direction = 'in' AND texts.state = 'received'`,
+    connectionId,
+  )!.n;
+}
+
+export function sentInLastHour(db: Db, threadRowId: number): number {
+  return get<{ n: number }>(
+    db,
+    "SELECT count(*) AS n FROM texts WHERE thread_id = ? AND direction = 'out' AND created_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour')",
+    threadRowId,
+  )!.n;
+}
+
+export function listTexts(db: Db, threadRowId: number, limit = 500): TextRow[] {
+  return all<TextRow>(
+    db,
+    'SELECT * FROM texts WHERE thread_id = ? ORDER BY id DESC LIMIT ?',
+    threadRowId,
+    limit,
+  ).reverse();
+}
+
+export interface HistoryRow extends TextRow {
+  wire_thread: string;
+  local_role: string;
+  peer_role: string;
+}
+
+/** Everything between a local role and a peer role over one connection, every thread, in time order. */
+export function historyBetween(db: Db, connectionId: number, localRoleId: number, peerRole: string): HistoryRow[] {
+  return all<HistoryRow>(
+    db,
+    `SELECT texts.*, threads.thread_id AS wire_thread, threads.local_role, threads.peer_role
+     FROM texts JOIN threads ON threads.id = texts.thread_id
+     WHERE threads.connection_id = ? AND threads.local_role_id = ? AND threads.peer_role = ?
+     ORDER BY texts.created_at, texts.id`,
+    connectionId,
+    localRoleId,
+    peerRole,
+  );
+}
