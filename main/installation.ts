@@ -10,6 +10,7 @@ import type { Person } from '../shared/domain';
 import { adapters } from './agents';
 import { dispatch, type ApiServices } from './api/handlers';
 import type { ApiSession } from './api/session';
+import { ConnectionEngine } from './engine/engine';
 import { loadOrCreateIdentity, type Identity } from './engine/identity';
 import { EventHub } from './events';
 import { distPaths } from './paths';
@@ -27,6 +28,13 @@ export interface InstallationOptions {
   maxConcurrentTurns?: number;
   defaultTurnTimeoutSec?: number;
   stopGraceMs?: number;
+  /** Where peers dial us; the engine does not listen when peerPort is undefined. */
+  peerHost?: string;
+  peerPort?: number;
+  textBudgetPerHour?: number;
+  reconnect?: { minMs: number; maxMs: number };
+  /** False: inputs commit but no agent starts (the wire benchmark). */
+  startTurns?: boolean;
 }
 
 export interface Installation {
@@ -40,6 +48,9 @@ export interface Installation {
   readonly runs: RunManager;
   readonly roleApi: RoleApiServer;
   readonly roleApiSocket: string;
+  readonly engine: ConnectionEngine;
+  /** host:port peers dial, or null when not listening. */
+  readonly peerAddress: string | null;
   /** Calls one app API method as a session; throws ApiError. */
   call(session: ApiSession, method: string, params: unknown): Promise<unknown>;
   subscribe(person: Person, listener: (event: AppEvent) => void): () => void;
@@ -98,11 +109,24 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       maxConcurrentTurns: options.maxConcurrentTurns,
       defaultTurnTimeoutSec: options.defaultTurnTimeoutSec,
       stopGraceMs: options.stopGraceMs,
+      startTurns: options.startTurns,
     });
-    const roleApi = new RoleApiServer({ db, runs, events, socketPath: roleApiSocket });
+    const engine = new ConnectionEngine({
+      db,
+      identity,
+      name: () => name,
+      events,
+      runs,
+      textBudgetPerHour: options.textBudgetPerHour,
+      reconnect: options.reconnect,
+    });
+    runs.setThreadHooks({ describe: (run) => engine.describeThread(run), changed: (id) => engine.threadChanged(id) });
+    const roleApi = new RoleApiServer({ db, runs, events, socketPath: roleApiSocket, peers: engine });
     await roleApi.listen();
+    const peerAddress = options.peerPort === undefined ? null : await engine.listen(options.peerHost ?? '127.0.0.1', options.peerPort);
     await runs.start();
-    const services: ApiServices = { db, events, runs, installation: { id: identity.fingerprint, name } };
+    engine.start();
+    const services: ApiServices = { db, events, runs, engine, installation: { id: identity.fingerprint, name } };
     let closed = false;
     return {
       dataDir,
@@ -114,6 +138,8 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       runs,
       roleApi,
       roleApiSocket,
+      engine,
+      peerAddress,
       call: (session, method, params) => dispatch(services, session, method, params),
       subscribe: (person, listener) => events.subscribe(person, listener),
       owner: () => firstOwner(db)!,
@@ -129,6 +155,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       async close() {
         if (closed) return;
         closed = true;
+        await engine.close();
         await runs.close();
         await roleApi.close();
         db.close();

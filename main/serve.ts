@@ -91,7 +91,12 @@ const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 /** Starts one headless installation; used by the CLI, the demo and tests. */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   assertBuilt();
-  const installation = await openInstallation({ dataDir: options.data, name: options.name });
+  const installation = await openInstallation({
+    dataDir: options.data,
+    name: options.name,
+    peerHost: options.host,
+    peerPort: options['peer-port'],
+  });
   const server = http.createServer(serveStatic);
   attachApiSocket(server, installation);
   await new Promise<void>((resolve, reject) => {
@@ -103,7 +108,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const info: ServeInfo = {
     ui: base,
     api: `ws://${urlHost(options.host)}:${address.port}/api`,
-    peer: null,
+    peer: installation.peerAddress ? `wss://${installation.peerAddress}` : null,
     roleApi: installation.roleApiSocket,
     token: installation.issueOwnerToken('serve'),
     pid: process.pid,

@@ -4,6 +4,9 @@
 import { z } from 'zod';
 import {
   agentSettingsSchema,
+  type ConnectionSummary,
+  type TextView,
+  type ThreadSummary,
   type Conversation,
   type Message,
   type Person,
@@ -51,6 +54,22 @@ export interface TaskDetail {
   log: TaskLogEntry[];
   subtasks: Task[];
   turns: TurnSummary[];
+}
+export interface ThreadDetail {
+  thread: ThreadSummary;
+  texts: TextView[];
+  turns: TurnSummary[];
+  /** The last lines the agent printed in its current turn. */
+  live: string[];
+  /** The agent's final outputs, kept in the thread's run log and never sent by themselves. */
+  runLog: Array<{ turnId: number; output: string; at: string }>;
+}
+export interface Invitation {
+  /** Pasteable code. */
+  code: string;
+  /** The same as a parley:// link. */
+  link: string;
+  expiresAt: string;
 }
 export interface StopResult {
   /** False when there was nothing to stop. */
@@ -133,6 +152,54 @@ export const methods = {
   'tasks.stop': method<StopResult>()(byId, 'Stop the agent'),
   /** Creator or owner: delete a task with its subtasks. */
   'tasks.delete': method<{ deleted: true }>()(byId, 'Delete a task'),
+
+  /** Agent conversations under a root the caller can read, the ones peers started, or (owners) those whose root is gone. */
+  'threads.list': method<ThreadSummary[]>()(
+    z.union([
+      z.strictObject({ root: z.strictObject({ kind: z.enum(['conversation', 'task', 'thread']), id }) }),
+      z.strictObject({ peerStarted: z.literal(true) }),
+      z.strictObject({ orphaned: z.literal(true) }),
+    ]),
+    'List agent conversations',
+  ),
+  /** One agent conversation with its texts, turns and run log. */
+  'threads.get': method<ThreadDetail>()(byId, 'Get an agent conversation'),
+  /** Stop the agent of an agent conversation; what it was given counts as handled. */
+  'threads.stop': method<StopResult>()(byId, 'Stop the agent'),
+
+  /** Every connection with its state. */
+  'connections.list': method<ConnectionSummary[]>()(none, 'List connections'),
+  /** Owner: make a one-time invitation; `roles` are the local roles the new peer may address. */
+  'connections.invite': method<Invitation>()(
+    z.strictObject({
+      roles: z.array(roleName).max(100).optional(),
+      expiresInMinutes: z
+        .number()
+        .int()
+        .min(1)
+        .max(7 * 24 * 60)
+        .optional(),
+    }),
+    'Invite a peer',
+  ),
+  /** Owner: accept an invitation (code or parley:// link); resolves once the peers are connected. */
+  'connections.accept': method<ConnectionSummary>()(
+    z.strictObject({ code: z.string().trim().min(10).max(4000), roles: z.array(roleName).max(100).optional() }),
+    'Accept an invitation',
+  ),
+  /** Owner: pause a connection here: its agents stop, nothing is sent or taken in until unpaused. */
+  'connections.pause': method<ConnectionSummary>()(byId, 'Pause a connection'),
+  /** Owner: unpause a connection; nothing restarts by itself. */
+  'connections.unpause': method<ConnectionSummary>()(byId, 'Unpause a connection'),
+  /** Owner: revoke a connection for good; the peer's certificate is refused from then on. */
+  'connections.revoke': method<ConnectionSummary>()(byId, 'Revoke a connection'),
+  /** Owner: set which local roles the peer may address. */
+  'connections.expose': method<ConnectionSummary>()(z.strictObject({ id, roles: z.array(roleName).max(100) }), 'Expose roles'),
+  /** Owner: set how many outgoing texts may wait on this connection. */
+  'connections.setQueueLimit': method<ConnectionSummary>()(
+    z.strictObject({ id, limit: z.number().int().min(1).max(100_000) }),
+    'Set the queue limit',
+  ),
 } as const;
 
 export type Methods = typeof methods;

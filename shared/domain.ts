@@ -138,3 +138,56 @@ export interface TaskLogEntry {
   body: string;
   createdAt: string;
 }
+
+export type TextState = 'queued' | 'sent' | 'acked' | 'failed' | 'received' | 'handled';
+
+/** One text of an agent conversation, as people see it. */
+export interface TextView {
+  id: number;
+  direction: 'out' | 'in';
+  seq: number;
+  body: string;
+  state: TextState;
+  /** Why it failed (outgoing): thread, roles, role, paused, queue, revoke, closed. */
+  reason: string | null;
+  createdAt: string;
+}
+
+/** An agent conversation: one topic between a local role and a peer role. */
+export interface ThreadSummary {
+  id: number;
+  /** The opaque thread ID both installations use on the wire. */
+  threadId: string;
+  connection: { id: number; name: string };
+  localRole: string;
+  peerRole: string;
+  /** The topic it answers for; `gone` once that conversation or task was deleted. */
+  root: { kind: ContextKind; id: number; gone: boolean };
+  startedBy: 'local' | 'peer';
+  status: 'open' | 'closed';
+  closeReason: string | null;
+  run: RunSummary;
+  counts: Record<TextState, number>;
+  lastText: TextView | null;
+  createdAt: string;
+}
+
+export type ConnectionStatus = 'active' | 'paused' | 'revoked';
+
+export interface ConnectionSummary {
+  id: number;
+  /** The peer's installation name: PEER in PEER/ROLE. */
+  name: string;
+  fingerprint: string;
+  address: string | null;
+  status: ConnectionStatus;
+  online: boolean;
+  /** Outgoing texts waiting to be sent or acknowledged, against the limit. */
+  queue: { used: number; limit: number };
+  /** Local roles this peer may address. */
+  exposedRoles: string[];
+  /** Roles the peer lets us address. */
+  peerRoles: Array<{ name: string; description: string }>;
+  lastError: string | null;
+  createdAt: string;
+}

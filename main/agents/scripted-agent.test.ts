@@ -164,7 +164,7 @@ describe('scripted agent behind a role', () => {
   let t: TestInstallation;
   afterEach(async () => t?.close());
 
-  it('answers `ask` with a clear error from the real CLI while there are no connections', async () => {
+  it('answers `ask` for an unknown peer with the real CLI’s error', async () => {
     t = await openTestInstallation();
     const role = await t.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
     const conversation = await t.owner('conversations.open', { roleId: role.id });

@@ -4,6 +4,7 @@
 // handler, through ./authorize.
 import {
   ApiError,
+  type ErrorCode,
   describeIssues,
   isMethodName,
   methods,
@@ -12,7 +13,11 @@ import {
   type ResultOf,
 } from '../../shared/api-contract';
 import type { ContextRef, Conversation, Person, Task } from '../../shared/domain';
+import type { ConnectionEngine } from '../engine/engine';
 import type { EventHub } from '../events';
+import { RoleApiError, type RoleApiErrorCode } from '../role-api/protocol';
+import { getConnectionRow, listConnectionRows } from '../store/queries/connections';
+import { getThread, orphanedThreads, peerStartedThreads, threadsByRoot, type ThreadRow } from '../store/queries/threads';
 import { log } from '../log';
 import type { RunManager } from '../runs/run-manager';
 import { transaction, type Db } from '../store/database';
@@ -46,7 +51,7 @@ import {
   listRoles,
   updateRole,
 } from '../store/queries/roles';
-import { findRun, recentTurns, runSummary } from '../store/queries/runs';
+import { findRun, recentTurns, runLog, runSummary } from '../store/queries/runs';
 import {
   deleteTask,
   finishTask,
@@ -69,6 +74,7 @@ export interface ApiServices {
   db: Db;
   events: EventHub;
   runs: RunManager;
+  engine: ConnectionEngine;
   installation: { id: string; name: string };
 }
 
@@ -90,6 +96,12 @@ const conversationView = (services: ApiServices, row: ConversationRow): Conversa
 
 const taskView = (services: ApiServices, row: TaskRow): Task =>
   toTask(row, runSummary(services.db, { kind: 'task', id: row.id }, services.runs.stoppingTurns()));
+
+/** Agent conversations about these conversations and tasks close before the roots are deleted. */
+async function closeRoots(services: ApiServices, contexts: ContextRef[], by: string): Promise<void> {
+  for (const context of contexts)
+    if (context.kind !== 'thread') await services.engine.closeRoot(context.kind, context.id, by);
+}
 
 function requireRoleExists(db: Db, id: number) {
   const role = getRole(db, id);
@@ -126,6 +138,7 @@ const handlers: HandlerTable = {
       kind: 'conversation',
       id: row.id,
     }));
+    await closeRoots(services, contexts, person.name);
     await services.runs.stopAll(contexts, person.name);
     // Checked again after the wait: meanwhile another owner may have gone, or the caller.
     transaction(services.db, () => {
@@ -165,6 +178,7 @@ const handlers: HandlerTable = {
       ...conversationIdsForRole(services.db, id).map((cid) => ({ kind: 'conversation' as const, id: cid })),
       ...taskIdsForRole(services.db, id).map((tid) => ({ kind: 'task' as const, id: tid })),
     ];
+    await closeRoots(services, contexts, person.name);
     await services.runs.stopAll(contexts, person.name);
     transaction(services.db, () => deleteRole(services.db, id));
     await services.runs.reapOrphans();
@@ -215,6 +229,7 @@ const handlers: HandlerTable = {
   },
   'conversations.delete': async ({ services, person }, { id }) => {
     requireOwnConversation(person, getConversationRow(services.db, id), id);
+    await services.engine.closeRoot('conversation', id, person.name);
     await services.runs.stop({ kind: 'conversation', id }, person.name);
     transaction(services.db, () => deleteConversation(services.db, id));
     await services.runs.reapOrphans();
@@ -286,6 +301,7 @@ const handlers: HandlerTable = {
     const row = requireTask(getTaskRow(services.db, id), id);
     requireTaskManager(person, row, 'delete');
     const subtree = taskSubtreeIds(services.db, id);
+    for (const taskId of subtree) await services.engine.closeRoot('task', taskId, person.name);
     await services.runs.stopAll(
       subtree.map((taskId): ContextRef => ({ kind: 'task', id: taskId })),
       person.name,
@@ -295,7 +311,119 @@ const handlers: HandlerTable = {
     for (const taskId of subtree) services.events.emit({ type: 'changed', kind: 'task', id: taskId }, 'everyone');
     return { deleted: true as const };
   },
+
+  'threads.list': ({ services, person }, params) => {
+    const { db, engine } = services;
+    let rows: ThreadRow[];
+    if ('root' in params) {
+      const { kind, id } = params.root;
+      if (kind === 'conversation') requireOwnConversation(person, getConversationRow(db, id), id);
+      else if (kind === 'task') requireTask(getTaskRow(db, id), id);
+      else requireReadableThread(db, person, getThread(db, id), id);
+      rows = threadsByRoot(db, kind, id);
+    } else if ('peerStarted' in params) {
+      rows = peerStartedThreads(db);
+    } else {
+      requireOwner(person, 'see agent conversations whose topic was deleted');
+      rows = orphanedThreads(db);
+    }
+    return rows.filter((row) => canReadThread(db, person, row)).map((row) => engine.threadSummary(row));
+  },
+  'threads.get': ({ services, person }, { id }) => {
+    const { db, engine, runs } = services;
+    const thread = requireReadableThread(db, person, getThread(db, id), id);
+    const run = findRun(db, { kind: 'thread', id });
+    return {
+      thread: engine.threadSummary(thread),
+      texts: engine.texts(id),
+      turns: run ? recentTurns(db, run.id) : [],
+      live: run ? runs.liveOutput(run.id) : [],
+      runLog: run ? runLog(db, run.id) : [],
+    };
+  },
+  'threads.stop': ({ services, person }, { id }) => {
+    requireReadableThread(services.db, person, getThread(services.db, id), id);
+    return services.runs.stop({ kind: 'thread', id }, person.name);
+  },
+
+  'connections.list': ({ services }) => listConnectionRows(services.db).map((row) => services.engine.summary(row)),
+  'connections.invite': ({ services, person }, { roles, expiresInMinutes }) => {
+    requireOwner(person, 'invite peers');
+    return engineCall(() => services.engine.invite(person.id, roles ?? [], expiresInMinutes));
+  },
+  'connections.accept': async ({ services, person }, { code, roles }) => {
+    requireOwner(person, 'accept invitations');
+    const row = await engineCall(() => services.engine.accept(code, roles ?? []));
+    return services.engine.summary(row);
+  },
+  'connections.pause': async ({ services, person }, { id }) => {
+    requireOwner(person, 'pause connections');
+    await engineCall(() => services.engine.pause(id, person.name));
+    return connectionView(services, id);
+  },
+  'connections.unpause': ({ services, person }, { id }) => {
+    requireOwner(person, 'unpause connections');
+    engineCall(() => services.engine.unpause(id));
+    return connectionView(services, id);
+  },
+  'connections.revoke': async ({ services, person }, { id }) => {
+    requireOwner(person, 'revoke connections');
+    await engineCall(() => services.engine.revoke(id, person.name));
+    return connectionView(services, id);
+  },
+  'connections.expose': ({ services, person }, { id, roles }) => {
+    requireOwner(person, 'choose which roles a peer may address');
+    engineCall(() => services.engine.expose(id, roles));
+    return connectionView(services, id);
+  },
+  'connections.setQueueLimit': ({ services, person }, { id, limit }) => {
+    requireOwner(person, 'change queue limits');
+    engineCall(() => services.engine.setQueueLimit(id, limit));
+    return connectionView(services, id);
+  },
 };
+
+function connectionView(services: ApiServices, id: number) {
+  const row = getConnectionRow(services.db, id);
+  if (!row) throw new ApiError('not_found', `no connection ${id}`);
+  return services.engine.summary(row);
+}
+
+const engineCodes: Partial<Record<RoleApiErrorCode, ErrorCode>> = {
+  invalid: 'invalid',
+  not_found: 'not_found',
+  paused: 'paused',
+  queue_full: 'queue_full',
+  unavailable: 'unavailable',
+  forbidden: 'forbidden',
+};
+
+function translateEngineError(error: unknown): never {
+  if (error instanceof RoleApiError) throw new ApiError(engineCodes[error.code] ?? 'conflict', error.message);
+  throw error;
+}
+
+/** The engine speaks the role API's error codes; people get the app API's. */
+function engineCall<T>(fn: () => T): T {
+  try {
+    const result = fn();
+    return (result instanceof Promise ? result.catch(translateEngineError) : result) as T;
+  } catch (error) {
+    return translateEngineError(error);
+  }
+}
+
+/** DESIGN §7: a person reads an agent conversation when they can read its root; owners read those whose root is gone. */
+function canReadThread(db: Db, person: Person, thread: ThreadRow): boolean {
+  if (thread.root_gone) return person.kind === 'owner';
+  if (thread.root_kind === 'conversation') return getConversationRow(db, thread.root_id)?.person_id === person.id;
+  return true;
+}
+
+function requireReadableThread(db: Db, person: Person, thread: ThreadRow | undefined, id: number): ThreadRow {
+  if (!thread || !canReadThread(db, person, thread)) throw new ApiError('not_found', `no agent conversation ${id}`);
+  return thread;
+}
 
 /** Validates and runs one app API call for a session. Throws ApiError only. */
 export async function dispatch(

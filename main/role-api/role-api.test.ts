@@ -99,11 +99,11 @@ describe('role API and the parley CLI', () => {
     ]);
   });
 
-  it('refuses send and reply with their own messages and exit codes until connections exist', async () => {
+  it('refuses send, reply and history with their own messages and exit codes', async () => {
     await agentRuns('parley send --to bob/researcher "what is new?"; echo "exit $?"');
-    expect(await lastRoleMessage()).toBe(`exit ${exitCodes.unavailable}`);
+    expect(await lastRoleMessage()).toBe(`exit ${exitCodes.not_found}`);
     await agentRuns('parley send --to bob/researcher hi 2>&1; true');
-    expect(await lastRoleMessage()).toMatch(/^parley: this Parley has no connections to other installations yet/);
+    expect(await lastRoleMessage()).toBe('parley: no connection named "bob"');
     await agentRuns('parley reply "an answer" 2>&1; echo "exit $?"');
     expect(await lastRoleMessage()).toMatch(/works only in an agent conversation[\s\S]*exit 2$/);
     await agentRuns('parley history bob/researcher 2>&1; echo "exit $?"');

@@ -55,6 +55,13 @@ export interface RunManagerOptions {
   stopGraceMs?: number;
   /** Cap on an agent's stdout kept for its output. */
   maxOutputBytes?: number;
+  /** False holds every turn (inputs still commit): the wire benchmark measures without agents. */
+  startTurns?: boolean;
+}
+
+export interface ThreadHooks {
+  describe(run: RunRow): AgentContext;
+  changed(threadRowId: number): void;
 }
 
 interface ActiveTurn {
@@ -81,6 +88,7 @@ export class RunManager {
   private readonly graceMs: number;
   private readonly maxOutput: number;
   private pumpScheduled = false;
+  private threadHooks: ThreadHooks | null = null;
   private closed = false;
 
   constructor(private readonly options: RunManagerOptions) {
@@ -102,11 +110,24 @@ export class RunManager {
    * Commits an input for a context's run (inside the caller's transaction when there
    * is one) and schedules a turn for after the commit.
    */
-  addInput(context: ContextRef, roleId: number, kind: InputKind, body: string, from: string): number {
+  addInput(
+    context: ContextRef,
+    roleId: number,
+    kind: InputKind,
+    body: string,
+    from: string,
+    textId: number | null = null,
+    wakes = kind !== 'notice',
+  ): number {
     const run = ensureRun(this.db, context, roleId);
-    const id = insertInput(this.db, run.id, kind, body, from, kind !== 'notice');
-    this.schedule();
+    const id = insertInput(this.db, run.id, kind, body, from, wakes, textId);
+    if (wakes) this.schedule();
     return id;
+  }
+
+  /** The connection engine describes agent conversations and knows who may see them. */
+  setThreadHooks(hooks: ThreadHooks): void {
+    this.threadHooks = hooks;
   }
 
   /** Turn ids of turns whose stop is in progress, for run summaries. */
@@ -181,7 +202,7 @@ export class RunManager {
   }
 
   private pump(): void {
-    if (this.closed) return;
+    if (this.closed || this.options.startTurns === false) return;
     const free = this.max - this.active.size;
     if (free <= 0) return;
     if (this.db.inTransaction) {
@@ -470,7 +491,8 @@ export class RunManager {
           'Your final output goes to the task log. `parley report TEXT` adds an entry to the task log right away.',
       };
     }
-    throw new Error('agent conversations arrive with the connection engine');
+    if (!this.threadHooks) throw new Error('agent conversations need the connection engine');
+    return this.threadHooks.describe(run);
   }
 
   private changed(run: RunRow): void {
@@ -483,6 +505,8 @@ export class RunManager {
         );
     } else if (run.context_kind === 'task') {
       this.options.events.emit({ type: 'changed', kind: 'task', id: run.context_id }, 'everyone');
+    } else {
+      this.threadHooks?.changed(run.context_id);
     }
   }
 

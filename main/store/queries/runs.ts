@@ -220,3 +220,15 @@ export function runSummary(db: Db, context: ContextRef, stopping: ReadonlySet<nu
   else if (pending > 0) state = 'queued';
   return { id: row.id, state, pending, session: row.session, lastTurn: last ? toTurnSummary(last) : null };
 }
+
+/** The final outputs of a run's turns: for agent conversations, the run log people read. */
+export function runLog(db: Db, runId: number, limit = 200): Array<{ turnId: number; output: string; at: string }> {
+  return all<{ id: number; output: string; ended_at: string }>(
+    db,
+    "SELECT id, output, ended_at FROM turns WHERE run_id = ? AND output IS NOT NULL AND output != '' ORDER BY id DESC LIMIT ?",
+    runId,
+    limit,
+  )
+    .reverse()
+    .map((row) => ({ turnId: row.id, output: row.output, at: row.ended_at }));
+}

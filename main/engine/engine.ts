@@ -1,0 +1,882 @@
+// The connection engine: pairing, links to peers, and agent conversations per
+// ADR 0035. A send goes to the agent conversation keyed by (connection, root,
+// sending role, recipient role), made on first use with a new random thread ID; the
+// receiver keys by (connection, thread ID). Texts are committed before they go on the
+// wire and before they are acked; per agent conversation one text is on the wire at
+// a time, and agent conversations never wait for each other.
+import { randomBytes } from 'node:crypto';
+import type WebSocket from 'ws';
+import type { ContextKind, ConnectionSummary, TextState, TextView, ThreadSummary } from '../../shared/domain';
+import type { AgentContext } from '../agents/types';
+import type { Audience, EventHub } from '../events';
+import { log } from '../log';
+import type { Caller, PeerGateway } from '../role-api/server';
+import { RoleApiError } from '../role-api/protocol';
+import type { RunManager } from '../runs/run-manager';
+import { transaction, type Db } from '../store/database';
+import {
+  connectionByFingerprint,
+  connectionByName,
+  exposedRoleNames,
+  exposedRoles,
+  freeConnectionName,
+  getConnectionRow,
+  insertConnection,
+  insertInvitation,
+  invitationBySecretHash,
+  listConnectionRows,
+  peerRoles,
+  setConnectionAddress,
+  setConnectionStatus,
+  setExposedRoles,
+  setPeerRoles,
+  setQueueLimit,
+  useInvitation,
+  type ConnectionRow,
+} from '../store/queries/connections';
+import { getConversationRow, insertMessage } from '../store/queries/conversations';
+import { getPerson } from '../store/queries/people';
+import { getRoleByName } from '../store/queries/roles';
+import { findRun, runSummary, type RunRow } from '../store/queries/runs';
+import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
+import {
+  closeThread,
+  getThread,
+  historyBetween,
+  incomingWaiting,
+  insertText,
+  insertThread,
+  listTexts,
+  markRootGone,
+  nextOutSeq,
+  nextUndelivered,
+  openLocalThread,
+  outgoingWaiting,
+  outText,
+  queuedTexts,
+  queuedTextsOfThread,
+  sentInLastHour,
+  setInSeq,
+  setTextState,
+  threadByWireId,
+  threadsByRoot,
+  threadsOfConnection,
+  undeliveredHeads,
+  type TextRow,
+  type ThreadRow,
+} from '../store/queries/threads';
+import { all, get } from '../store/sql';
+import { hashToken } from '../tokens';
+import { GroupCommit } from './group-commit';
+import type { Identity } from './identity';
+import { decodeInvite, encodeInvite, InvalidInvite, newInviteSecret } from './invitation';
+import { PeerLink } from './peer-link';
+import { dialPeer, listenForPeers, type PeerCertificate, type PeerListener } from './transport';
+import { CloseCode, PROTOCOL_VERSION, type Frame, type HelloFrame, type RejectReason, type TextFrame } from './wire';
+
+export interface EngineOptions {
+  db: Db;
+  identity: Identity;
+  name: () => string;
+  events: EventHub;
+  runs: RunManager;
+  /** Texts one agent conversation may send per hour. */
+  textBudgetPerHour?: number;
+  reconnect?: { minMs: number; maxMs: number };
+}
+
+type RunCaller = Extract<Caller, { kind: 'run' }>;
+
+const PEER_ROLE = /^([^\s/]+)\/([a-z0-9][a-z0-9_-]*)$/;
+
+const rejectNotices: Record<RejectReason, (peer: string) => string> = {
+  thread: (peer) =>
+    `${peer} has closed this agent conversation (its topic was deleted there), so the text was not delivered. Your next send from the same topic starts a new agent conversation.`,
+  roles: (peer) => `${peer} refused the text: the roles do not match this agent conversation.`,
+  role: (peer) => `${peer} does not let you address that role (it is not exposed to you, or it was removed).`,
+  paused: (peer) => `${peer} has paused the connection; the text was not delivered.`,
+  queue: (peer) => `${peer} has too much waiting; the text was not delivered. Try again later.`,
+  revoke: (peer) => `${peer} revoked the connection; the text was not delivered.`,
+};
+
+export class ConnectionEngine implements PeerGateway {
+  private readonly db: Db;
+  private readonly batch: GroupCommit;
+  private readonly links = new Map<number, PeerLink>();
+  private readonly handshakes = new Set<PeerLink>();
+  private readonly dialers = new Map<number, { timer: NodeJS.Timeout | null; attempt: number; dialling: boolean }>();
+  private readonly lastErrors = new Map<number, string>();
+  private listener: PeerListener | null = null;
+  private ourAddress: string | null = null;
+  private closed = false;
+  private readonly budget: number;
+  private readonly backoff: { minMs: number; maxMs: number };
+
+  constructor(private readonly options: EngineOptions) {
+    this.db = options.db;
+    this.batch = new GroupCommit(options.db);
+    this.budget = options.textBudgetPerHour ?? 50;
+    this.backoff = options.reconnect ?? { minMs: 250, maxMs: 30_000 };
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /** Listens for peers on host:port (0 picks a free port); returns the address peers dial. */
+  async listen(host: string, port: number): Promise<string> {
+    this.listener = await listenForPeers(this.options.identity, host, port, (ws, peer) => this.accepted(ws, peer));
+    const { port: bound } = this.listener.address;
+    this.ourAddress = `${host.includes(':') ? `[${host}]` : host}:${bound}`;
+    return this.ourAddress;
+  }
+
+  get address(): string | null {
+    return this.ourAddress;
+  }
+
+  /** Dials every connection that is not revoked. */
+  start(): void {
+    for (const connection of listConnectionRows(this.db)) if (connection.status !== 'revoked') this.scheduleDial(connection.id, 0);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const dialer of this.dialers.values()) if (dialer.timer) clearTimeout(dialer.timer);
+    this.dialers.clear();
+    for (const link of [...this.links.values(), ...this.handshakes]) link.close(CloseCode.shuttingDown, 'shutting down');
+    await this.listener?.close();
+  }
+
+  isOnline(connectionId: number): boolean {
+    return this.links.get(connectionId)?.state === 'open';
+  }
+
+  // ---------------------------------------------------------------- pairing
+
+  invite(createdBy: number, roles: string[], expiresInMinutes = 24 * 60): { code: string; link: string; expiresAt: string } {
+    if (!this.ourAddress) throw new RoleApiError('unavailable', 'this installation is not listening for peers');
+    for (const role of roles) if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
+    const secret = newInviteSecret();
+    const expiresAt = new Date(Date.now() + expiresInMinutes * 60_000).toISOString();
+    transaction(this.db, () => insertInvitation(this.db, hashToken(secret), roles, createdBy, expiresAt));
+    return {
+      ...encodeInvite({
+        v: 2,
+        name: this.options.name(),
+        address: this.ourAddress,
+        fingerprint: this.options.identity.fingerprint,
+        secret,
+        expires: expiresAt,
+      }),
+      expiresAt,
+    };
+  }
+
+  /** Dials the inviter, proves the secret and pins its certificate. */
+  async accept(code: string, roles: string[]): Promise<ConnectionRow> {
+    let invite;
+    try {
+      invite = decodeInvite(code);
+    } catch (error) {
+      throw new RoleApiError('invalid', (error as InvalidInvite).message);
+    }
+    if (Date.parse(invite.expires) < Date.now()) throw new RoleApiError('invalid', 'this invitation has expired; ask for a new one');
+    if (invite.fingerprint === this.options.identity.fingerprint) throw new RoleApiError('invalid', 'this invitation is your own');
+    const existing = connectionByFingerprint(this.db, invite.fingerprint);
+    if (existing?.status === 'revoked') throw new RoleApiError('revoked', `you revoked ${existing.name}; a revoked peer cannot be paired again`);
+    if (existing) throw new RoleApiError('invalid', `you are already connected to ${existing.name}`);
+    for (const role of roles) if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
+    let dialled: { ws: WebSocket; peer: PeerCertificate };
+    try {
+      dialled = await dialPeer(this.options.identity, invite.address, invite.fingerprint);
+    } catch (error) {
+      throw new RoleApiError('unavailable', `could not reach ${invite.name} at ${invite.address}: ${(error as Error).message}`);
+    }
+    const link = new PeerLink(dialled.ws, dialled.peer, this.options.identity.fingerprint, null);
+    this.handshakes.add(link);
+    link.onClose(() => this.handshakes.delete(link));
+    link.send({ type: 'hello', protocol: PROTOCOL_VERSION, name: this.options.name(), address: this.ourAddress, invitation: invite.secret });
+    let hello: HelloFrame;
+    try {
+      hello = await link.hello();
+    } catch (error) {
+      throw new RoleApiError('invalid', `${invite.name} refused the invitation: ${(error as Error).message.replace(/^the peer closed the connection: /, '')}`);
+    }
+    if (hello.protocol !== PROTOCOL_VERSION) {
+      link.close(CloseCode.wrongProtocol, protocolMismatch(hello.protocol));
+      throw new RoleApiError('invalid', `${invite.name} ${protocolMismatch(hello.protocol)}`);
+    }
+    const connection = transaction(this.db, () => {
+      const row = insertConnection(this.db, dialled.peer.fingerprint, dialled.peer.pem, freeConnectionName(this.db, hello.name), invite.address);
+      setExposedRoles(this.db, row.id, roleIds(this.db, roles));
+      return row;
+    });
+    this.handshakes.delete(link);
+    link.connectionId = connection.id;
+    this.opened(link);
+    return connection;
+  }
+
+  // ---------------------------------------------------------------- links
+
+  private accepted(ws: WebSocket, peer: PeerCertificate): void {
+    if (this.closed) {
+      ws.close(CloseCode.shuttingDown, 'shutting down');
+      return;
+    }
+    const known = connectionByFingerprint(this.db, peer.fingerprint);
+    if (known?.status === 'revoked') {
+      ws.close(CloseCode.revoked, 'this connection was revoked');
+      return;
+    }
+    const link = new PeerLink(ws, peer, peer.fingerprint, known?.id ?? null);
+    this.handshakes.add(link);
+    link.onClose(() => this.handshakes.delete(link));
+    link
+      .hello()
+      .then((hello) => this.answerHello(link, hello))
+      .catch((error: Error) => log.warn('peer handshake failed', { error: error.message }));
+  }
+
+  private answerHello(link: PeerLink, hello: HelloFrame): void {
+    if (hello.protocol !== PROTOCOL_VERSION) {
+      const message = protocolMismatch(hello.protocol);
+      if (link.connectionId !== null) this.noteError(link.connectionId, `refused: the peer ${message}`);
+      log.warn('refused a peer speaking another protocol', { protocol: hello.protocol });
+      link.close(CloseCode.wrongProtocol, `this Parley speaks protocol ${PROTOCOL_VERSION} ("thread") only; you sent ${hello.protocol}`);
+      return;
+    }
+    if (link.connectionId === null) {
+      // A stranger: only a valid invitation makes it a peer.
+      const connection = this.redeem(link.peer, hello);
+      if (!connection) {
+        link.close(CloseCode.badInvitation, 'unknown certificate and no valid invitation');
+        return;
+      }
+      link.connectionId = connection.id;
+    } else if (hello.address) {
+      transaction(this.db, () => setConnectionAddress(this.db, link.connectionId!, hello.address));
+    }
+    link.send({ type: 'hello', protocol: PROTOCOL_VERSION, name: this.options.name(), address: this.ourAddress });
+    this.handshakes.delete(link);
+    this.opened(link);
+  }
+
+  private redeem(peer: PeerCertificate, hello: HelloFrame): ConnectionRow | null {
+    if (!hello.invitation) return null;
+    const secretHash = hashToken(hello.invitation);
+    return transaction(this.db, () => {
+      const invitation = invitationBySecretHash(this.db, secretHash);
+      if (!invitation || invitation.used_at !== null || Date.parse(invitation.expires_at) < Date.now()) return null;
+      const row = insertConnection(this.db, peer.fingerprint, peer.pem, freeConnectionName(this.db, hello.name), hello.address);
+      setExposedRoles(this.db, row.id, roleIds(this.db, JSON.parse(invitation.roles) as string[]));
+      useInvitation(this.db, invitation.id, row.id);
+      return row;
+    });
+  }
+
+  /** A link finished its handshake: keep one per peer, send our roles, resend what is unacked. */
+  private opened(link: PeerLink): void {
+    const connectionId = link.connectionId!;
+    const existing = this.links.get(connectionId);
+    if (existing && existing.state !== 'closed') {
+      // Both sides dialled at once: keep the link dialled by the smaller installation ID.
+      const smaller = [this.options.identity.fingerprint, link.peer.fingerprint].sort()[0];
+      const keepNew = existing.dialledBy !== smaller || link.dialledBy === smaller;
+      if (!keepNew) {
+        link.close(CloseCode.duplicate, 'duplicate connection');
+        return;
+      }
+      existing.close(CloseCode.duplicate, 'duplicate connection');
+    }
+    this.links.set(connectionId, link);
+    this.lastErrors.delete(connectionId);
+    const dialer = this.dialers.get(connectionId);
+    if (dialer) dialer.attempt = 0;
+    link.open((frame) => this.onFrame(link, frame));
+    link.onClose((code, reason) => this.linkClosed(link, code, reason));
+    link.send({ type: 'roles', roles: exposedRoles(this.db, connectionId).map((r) => ({ name: r.name, description: r.description })) });
+    void this.resendAll(link);
+    this.connectionChanged(connectionId);
+  }
+
+  private linkClosed(link: PeerLink, code: number, reason: string): void {
+    const connectionId = link.connectionId;
+    if (connectionId === null || this.links.get(connectionId) !== link) return;
+    this.links.delete(connectionId);
+    if (code === CloseCode.wrongProtocol) this.noteError(connectionId, `refused: ${reason}`);
+    else if (code === CloseCode.revoked) this.noteError(connectionId, 'the peer refuses this connection: it was revoked');
+    this.connectionChanged(connectionId);
+    if (code !== CloseCode.duplicate) this.scheduleDial(connectionId);
+  }
+
+  private scheduleDial(connectionId: number, delayMs?: number): void {
+    if (this.closed) return;
+    const connection = getConnectionRow(this.db, connectionId);
+    if (!connection || connection.status === 'revoked' || !connection.address) return;
+    let dialer = this.dialers.get(connectionId);
+    if (!dialer) {
+      dialer = { timer: null, attempt: 0, dialling: false };
+      this.dialers.set(connectionId, dialer);
+    }
+    if (dialer.timer || dialer.dialling) return;
+    // Capped exponential backoff with full jitter, so two sides do not redial in step.
+    const ceiling = Math.min(this.backoff.maxMs, this.backoff.minMs * 2 ** dialer.attempt);
+    const delay = delayMs ?? Math.random() * ceiling;
+    dialer.attempt++;
+    const state = dialer;
+    state.timer = setTimeout(() => {
+      state.timer = null;
+      void this.dial(connectionId, state);
+    }, delay);
+    state.timer.unref();
+  }
+
+  private async dial(connectionId: number, dialer: { dialling: boolean }): Promise<void> {
+    if (this.closed || this.isOnline(connectionId)) return;
+    const connection = getConnectionRow(this.db, connectionId);
+    if (!connection || connection.status === 'revoked' || !connection.address) return;
+    dialer.dialling = true;
+    try {
+      const { ws, peer } = await dialPeer(this.options.identity, connection.address, connection.fingerprint);
+      const link = new PeerLink(ws, peer, this.options.identity.fingerprint, connectionId);
+      this.handshakes.add(link);
+      link.onClose(() => this.handshakes.delete(link));
+      link.send({ type: 'hello', protocol: PROTOCOL_VERSION, name: this.options.name(), address: this.ourAddress });
+      const hello = await link.hello();
+      this.handshakes.delete(link);
+      if (hello.protocol !== PROTOCOL_VERSION) {
+        this.noteError(connectionId, `refused: the peer ${protocolMismatch(hello.protocol)}`);
+        link.close(CloseCode.wrongProtocol, `this Parley speaks protocol ${PROTOCOL_VERSION} ("thread") only`);
+      } else if (!this.closed) this.opened(link);
+      else link.close(CloseCode.shuttingDown, 'shutting down');
+    } catch (error) {
+      const message = (error as Error).message;
+      if (!this.lastErrors.get(connectionId)?.startsWith('refused')) this.noteError(connectionId, `offline: ${message}`);
+    } finally {
+      dialer.dialling = false;
+    }
+    if (!this.isOnline(connectionId)) this.scheduleDial(connectionId);
+  }
+
+  private noteError(connectionId: number, message: string): void {
+    this.lastErrors.set(connectionId, message);
+    this.connectionChanged(connectionId);
+  }
+
+  // ---------------------------------------------------------------- frames in
+
+  private onFrame(link: PeerLink, frame: Frame): void {
+    const connectionId = link.connectionId!;
+    switch (frame.type) {
+      case 'roles':
+        transaction(this.db, () => setPeerRoles(this.db, connectionId, frame.roles));
+        this.connectionChanged(connectionId);
+        return;
+      case 'revoke':
+        void this.revokedByPeer(connectionId, link);
+        return;
+      case 'text':
+        void this.batch.run((after) => this.receiveText(link, connectionId, frame, after));
+        return;
+      case 'ack':
+        void this.batch.run((after) => this.receiveAck(link, connectionId, frame.thread, frame.seq, after));
+        return;
+      case 'reject':
+        void this.batch.run((after) => this.receiveReject(link, connectionId, frame.thread, frame.seq, frame.reason, after));
+        return;
+      case 'hello':
+        return;
+    }
+  }
+
+  private receiveText(link: PeerLink, connectionId: number, frame: TextFrame, after: (action: () => void) => void): void {
+    const reply = (response: Frame) => after(() => link.send(response));
+    const reject = (reason: RejectReason) => reply({ type: 'reject', thread: frame.thread, seq: frame.seq, reason });
+    const connection = getConnectionRow(this.db, connectionId)!;
+    const thread = threadByWireId(this.db, connectionId, frame.thread);
+    // A repeat of a text already committed is acked again and not processed twice.
+    if (thread && frame.seq <= thread.in_seq) return reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
+    if (connection.status === 'revoked') return reject('revoke');
+    if (connection.status === 'paused') return reject('paused');
+    if (thread?.status === 'closed') return reject('thread');
+    if (thread && (thread.peer_role !== frame.from || thread.local_role !== frame.to)) return reject('roles');
+    const role = getRoleByName(this.db, frame.to);
+    if (!role || !exposedRoleNames(this.db, connectionId).includes(role.name) || (thread && thread.local_role_id !== role.id))
+      return reject('role');
+    if (incomingWaiting(this.db, connectionId) >= connection.queue_limit) return reject('queue');
+    const row =
+      thread ??
+      insertThread(this.db, {
+        connectionId,
+        threadId: frame.thread,
+        localRoleId: role.id,
+        localRole: role.name,
+        peerRole: frame.from,
+        rootKind: 'thread',
+        rootId: null,
+        startedBy: 'peer',
+      });
+    const textId = insertText(this.db, row.id, 'in', frame.seq, frame.body, 'received');
+    setInSeq(this.db, row.id, frame.seq);
+    this.options.runs.addInput({ kind: 'thread', id: row.id }, role.id, 'text', frame.body, `${connection.name}/${frame.from}`, textId);
+    reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
+    after(() => this.threadChanged(row.id));
+  }
+
+  private receiveAck(link: PeerLink, connectionId: number, wireId: string, seq: number, after: (action: () => void) => void): void {
+    const thread = threadByWireId(this.db, connectionId, wireId);
+    if (!thread) return;
+    const text = outText(this.db, thread.id, seq);
+    if (text && (text.state === 'sent' || text.state === 'queued')) setTextState(this.db, text.id, 'acked');
+    if (link.inFlight.get(thread.id) === seq) link.inFlight.delete(thread.id);
+    this.claimNext(link, thread.id, after);
+    after(() => {
+      this.threadChanged(thread.id);
+      this.connectionChanged(connectionId);
+    });
+  }
+
+  private receiveReject(
+    link: PeerLink,
+    connectionId: number,
+    wireId: string,
+    seq: number,
+    reason: RejectReason,
+    after: (action: () => void) => void,
+  ): void {
+    const thread = threadByWireId(this.db, connectionId, wireId);
+    if (!thread) return;
+    const connection = getConnectionRow(this.db, connectionId)!;
+    const text = outText(this.db, thread.id, seq);
+    if (text && (text.state === 'sent' || text.state === 'queued')) {
+      setTextState(this.db, text.id, 'failed', reason);
+      const peer = `${connection.name}/${thread.peer_role}`;
+      this.notify(thread, `Your text #${seq} to ${peer} was rejected (${reason}): ${rejectNotices[reason](connection.name)}`, true);
+    }
+    if (link.inFlight.get(thread.id) === seq) link.inFlight.delete(thread.id);
+    if (reason === 'thread') {
+      // The peer closed its side: close ours, so the next send from this root starts anew.
+      closeThread(this.db, thread.id, `closed by ${connection.name}`);
+      for (const queued of queuedTextsOfThread(this.db, thread.id)) setTextState(this.db, queued.id, 'failed', 'thread');
+    } else this.claimNext(link, thread.id, after);
+    after(() => {
+      this.threadChanged(thread.id);
+      this.connectionChanged(connectionId);
+    });
+  }
+
+  // ---------------------------------------------------------------- frames out
+
+  /** Inside a transaction: puts the thread's next undelivered text on the wire after commit. */
+  private claimNext(link: PeerLink, threadRowId: number, after: (action: () => void) => void): void {
+    if (link.state !== 'open' || link.inFlight.has(threadRowId)) return;
+    const text = nextUndelivered(this.db, threadRowId);
+    if (!text) return;
+    const thread = getThread(this.db, threadRowId)!;
+    if (text.state === 'queued') setTextState(this.db, text.id, 'sent');
+    link.inFlight.set(threadRowId, text.seq);
+    const frame: Frame = { type: 'text', thread: thread.thread_id, seq: text.seq, from: thread.local_role, to: thread.peer_role, body: text.body };
+    after(() => {
+      if (!link.send(frame)) link.inFlight.delete(threadRowId);
+    });
+  }
+
+  /** After a (re)connect: every thread's oldest undelivered text goes out again. */
+  private resendAll(link: PeerLink): Promise<void> {
+    return this.batch.run((after) => {
+      link.inFlight.clear();
+      for (const head of undeliveredHeads(this.db, link.connectionId!)) this.claimNext(link, head.thread_id, after);
+    });
+  }
+
+  // ---------------------------------------------------------------- the role API
+
+  private roleOf(caller: RunCaller) {
+    return caller.role;
+  }
+
+  /** The root of what a run works on (ADR 0035): never chosen by the agent. */
+  private rootOf(run: RunRow): { kind: ContextKind; id: number; thread: ThreadRow | null } {
+    if (run.context_kind !== 'thread') return { kind: run.context_kind, id: run.context_id, thread: null };
+    const thread = getThread(this.db, run.context_id);
+    if (!thread) throw new RoleApiError('closed', 'this agent conversation no longer exists');
+    return { kind: thread.root_kind, id: thread.root_id, thread };
+  }
+
+  send(caller: RunCaller, to: string, text: string): Promise<unknown> {
+    const match = PEER_ROLE.exec(to);
+    if (!match) return Promise.reject(new RoleApiError('invalid', `"${to}" must look like PEER/ROLE`));
+    const [, peerName, peerRole] = match as unknown as [string, string, string];
+    return this.batch.run((after) => {
+      const connection = this.usableConnection(peerName);
+      if (!peerRoles(this.db, connection.id).some((role) => role.name === peerRole))
+        throw new RoleApiError('not_exposed', `${peerName} does not let you address a role named "${peerRole}"`);
+      const root = this.rootOf(caller.run);
+      if (root.thread?.root_gone) throw new RoleApiError('closed', 'the topic of this agent conversation was deleted; nothing more can be sent from it');
+      const role = this.roleOf(caller);
+      let thread: ThreadRow | undefined;
+      // A run in an agent conversation with the same peer and roles answers in it.
+      const own = root.thread;
+      if (own && own.status === 'open' && own.connection_id === connection.id && own.local_role_id === role.id && own.peer_role === peerRole)
+        thread = own;
+      thread ??= openLocalThread(this.db, connection.id, root.kind, root.id, role.id, peerRole);
+      thread ??= insertThread(this.db, {
+        connectionId: connection.id,
+        threadId: randomBytes(16).toString('base64url'),
+        localRoleId: role.id,
+        localRole: role.name,
+        peerRole,
+        rootKind: root.kind,
+        rootId: root.id,
+        startedBy: 'local',
+      });
+      return this.enqueue(connection, thread, text, after);
+    });
+  }
+
+  reply(caller: RunCaller, text: string): Promise<unknown> {
+    return this.batch.run((after) => {
+      const thread = getThread(this.db, caller.run.context_id);
+      if (!thread) throw new RoleApiError('closed', 'this agent conversation no longer exists');
+      if (thread.status === 'closed') throw new RoleApiError('closed', `this agent conversation is closed (${thread.close_reason})`);
+      const connection = this.usableConnection(getConnectionRow(this.db, thread.connection_id)!.name);
+      return this.enqueue(connection, thread, text, after);
+    });
+  }
+
+  /** `parley report` from a run in an agent conversation: to its root. */
+  async reportOnThread(caller: RunCaller, text: string): Promise<unknown> {
+    const root = this.rootOf(caller.run);
+    const author = { kind: 'role' as const, id: caller.role.id, name: caller.role.name };
+    if (root.thread?.root_gone) throw new RoleApiError('closed', 'the topic this agent conversation answered for was deleted');
+    if (root.kind === 'conversation') {
+      const conversation = getConversationRow(this.db, root.id);
+      if (!conversation) throw new RoleApiError('closed', 'the conversation this answers for was deleted');
+      const message = transaction(this.db, () => insertMessage(this.db, conversation.id, author, text));
+      this.options.events.emit({ type: 'changed', kind: 'conversation', id: conversation.id }, { personId: conversation.person_id });
+      return { reported: 'conversation', id: conversation.id, messageId: message.id };
+    }
+    if (root.kind === 'task') {
+      const task = getTaskRow(this.db, root.id);
+      if (!task) throw new RoleApiError('closed', 'the task this answers for was deleted');
+      const entry = transaction(this.db, () => insertTaskLog(this.db, task.id, 'report', author, text));
+      this.options.events.emit({ type: 'changed', kind: 'task', id: task.id }, 'everyone');
+      return { reported: 'task', id: task.id, logId: entry.id };
+    }
+    // The root is an agent conversation a peer started: report there, to that peer.
+    return this.batch.run((after) => {
+      const thread = getThread(this.db, root.id);
+      if (!thread || thread.status === 'closed') throw new RoleApiError('closed', 'the agent conversation this answers for is closed');
+      const connection = this.usableConnection(getConnectionRow(this.db, thread.connection_id)!.name);
+      return { reported: 'thread', ...this.enqueue(connection, thread, text, after) };
+    });
+  }
+
+  history(role: { id: number; name: string }, withPeerRole: string): Promise<unknown> {
+    const match = PEER_ROLE.exec(withPeerRole);
+    if (!match) return Promise.reject(new RoleApiError('invalid', `"${withPeerRole}" must look like PEER/ROLE`));
+    const [, peerName, peerRole] = match as unknown as [string, string, string];
+    const connection = connectionByName(this.db, peerName);
+    if (!connection) return Promise.reject(new RoleApiError('not_found', `no connection named "${peerName}"`));
+    return Promise.resolve(
+      historyBetween(this.db, connection.id, role.id, peerRole).map((row) => ({
+        thread: row.wire_thread,
+        direction: row.direction,
+        from: row.direction === 'out' ? role.name : `${peerName}/${peerRole}`,
+        to: row.direction === 'out' ? `${peerName}/${peerRole}` : role.name,
+        seq: row.seq,
+        body: row.body,
+        state: row.state,
+        reason: row.reason,
+        at: row.created_at,
+      })),
+    );
+  }
+
+  private usableConnection(name: string): ConnectionRow {
+    const connection = connectionByName(this.db, name);
+    if (!connection) throw new RoleApiError('not_found', `no connection named "${name}"`);
+    if (connection.status === 'revoked') throw new RoleApiError('revoked', `the connection to ${name} was revoked`);
+    if (connection.status === 'paused') throw new RoleApiError('paused', `the connection to ${name} is paused; an owner can unpause it`);
+    return connection;
+  }
+
+  /** Inside a transaction: commits an outgoing text and, if the thread is free, claims the wire for it. */
+  private enqueue(connection: ConnectionRow, thread: ThreadRow, body: string, after: (action: () => void) => void) {
+    if (sentInLastHour(this.db, thread.id) >= this.budget)
+      throw new RoleApiError(
+        'budget',
+        `this agent conversation has sent ${this.budget} texts in the last hour, its limit; wait, or tell a person what you need`,
+      );
+    if (outgoingWaiting(this.db, connection.id) >= connection.queue_limit)
+      throw new RoleApiError(
+        'queue_full',
+        `${connection.name}'s queue is full (${connection.queue_limit} texts waiting to be delivered); try again later`,
+      );
+    const seq = nextOutSeq(this.db, thread.id);
+    insertText(this.db, thread.id, 'out', seq, body, 'queued');
+    const link = this.links.get(connection.id);
+    if (link) this.claimNext(link, thread.id, after);
+    after(() => {
+      this.threadChanged(thread.id);
+      this.connectionChanged(connection.id);
+    });
+    return { thread: thread.thread_id, threadId: thread.id, seq, to: `${connection.name}/${thread.peer_role}` };
+  }
+
+  /** A notice for the run of an agent conversation (rejections wake it; pause notices do not). */
+  private notify(thread: ThreadRow, text: string, wakes: boolean): void {
+    if (thread.local_role_id === null) return;
+    this.options.runs.addInput({ kind: 'thread', id: thread.id }, thread.local_role_id, 'notice', text, 'parley', null, wakes);
+  }
+
+  // ---------------------------------------------------------------- owners' actions
+
+  async pause(connectionId: number, by: string): Promise<void> {
+    const connection = this.requireConnection(connectionId);
+    if (connection.status === 'revoked') throw new RoleApiError('revoked', `the connection to ${connection.name} was revoked`);
+    if (connection.status === 'paused') return;
+    transaction(this.db, () => {
+      setConnectionStatus(this.db, connectionId, 'paused');
+      for (const text of queuedTexts(this.db, connectionId)) {
+        setTextState(this.db, text.id, 'failed', 'paused');
+        const thread = getThread(this.db, text.thread_id)!;
+        this.notify(thread, `Your text #${text.seq} was not sent: ${by} paused the connection to ${connection.name}.`, false);
+      }
+    });
+    await this.stopAgents(threadsOfConnection(this.db, connectionId), `${by} (paused the connection)`);
+    this.connectionChanged(connectionId);
+  }
+
+  unpause(connectionId: number): void {
+    const connection = this.requireConnection(connectionId);
+    if (connection.status !== 'paused') return;
+    transaction(this.db, () => setConnectionStatus(this.db, connectionId, 'active'));
+    this.connectionChanged(connectionId);
+  }
+
+  async revoke(connectionId: number, by: string): Promise<void> {
+    const connection = this.requireConnection(connectionId);
+    if (connection.status === 'revoked') return;
+    const link = this.links.get(connectionId);
+    link?.send({ type: 'revoke' });
+    await this.endConnection(connectionId, `revoked by ${by}`);
+    link?.close(CloseCode.revoked, 'this connection was revoked');
+  }
+
+  private async revokedByPeer(connectionId: number, link: PeerLink): Promise<void> {
+    const connection = getConnectionRow(this.db, connectionId)!;
+    await this.endConnection(connectionId, `revoked by ${connection.name}`);
+    link.close(CloseCode.revoked, 'revoked');
+  }
+
+  private async endConnection(connectionId: number, reason: string): Promise<void> {
+    const threads = threadsOfConnection(this.db, connectionId);
+    transaction(this.db, () => {
+      setConnectionStatus(this.db, connectionId, 'revoked');
+      for (const thread of threads) {
+        closeThread(this.db, thread.id, reason);
+        for (const text of [...queuedTextsOfThread(this.db, thread.id), ...sentTexts(this.db, thread.id)])
+          setTextState(this.db, text.id, 'failed', 'revoke');
+      }
+    });
+    const dialer = this.dialers.get(connectionId);
+    if (dialer?.timer) clearTimeout(dialer.timer);
+    this.dialers.delete(connectionId);
+    await this.stopAgents(threads, reason);
+    this.connectionChanged(connectionId);
+  }
+
+  expose(connectionId: number, roles: string[]): void {
+    this.requireConnection(connectionId);
+    for (const role of roles) if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
+    transaction(this.db, () => setExposedRoles(this.db, connectionId, roleIds(this.db, roles)));
+    this.links.get(connectionId)?.send({
+      type: 'roles',
+      roles: exposedRoles(this.db, connectionId).map((r) => ({ name: r.name, description: r.description })),
+    });
+    this.connectionChanged(connectionId);
+  }
+
+  setQueueLimit(connectionId: number, limit: number): void {
+    this.requireConnection(connectionId);
+    transaction(this.db, () => setQueueLimit(this.db, connectionId, limit));
+    this.connectionChanged(connectionId);
+  }
+
+  /** A conversation or task is being deleted: its agent conversations close, their agents stop, history stays. */
+  async closeRoot(kind: 'conversation' | 'task', id: number, by: string): Promise<void> {
+    const threads = threadsByRoot(this.db, kind, id);
+    if (threads.length === 0) return;
+    transaction(this.db, () => {
+      markRootGone(this.db, kind, id);
+      for (const thread of threads) {
+        closeThread(this.db, thread.id, 'root deleted');
+        for (const text of queuedTextsOfThread(this.db, thread.id)) setTextState(this.db, text.id, 'failed', 'closed');
+      }
+    });
+    await this.stopAgents(threads, by);
+    for (const thread of threads) this.threadChanged(thread.id);
+  }
+
+  private async stopAgents(threads: ThreadRow[], by: string): Promise<void> {
+    await this.options.runs.stopAll(
+      threads.map((thread) => ({ kind: 'thread' as const, id: thread.id })),
+      by,
+    );
+  }
+
+  private requireConnection(id: number): ConnectionRow {
+    const connection = getConnectionRow(this.db, id);
+    if (!connection) throw new RoleApiError('not_found', `no connection ${id}`);
+    return connection;
+  }
+
+  // ---------------------------------------------------------------- views
+
+  summary(connection: ConnectionRow): ConnectionSummary {
+    return {
+      id: connection.id,
+      name: connection.name,
+      fingerprint: connection.fingerprint,
+      address: connection.address,
+      status: connection.status,
+      online: this.isOnline(connection.id),
+      queue: { used: outgoingWaiting(this.db, connection.id), limit: connection.queue_limit },
+      exposedRoles: exposedRoleNames(this.db, connection.id),
+      peerRoles: peerRoles(this.db, connection.id),
+      lastError: this.lastErrors.get(connection.id) ?? null,
+      createdAt: connection.created_at,
+    };
+  }
+
+  threadSummary(thread: ThreadRow): ThreadSummary {
+    const connection = getConnectionRow(this.db, thread.connection_id)!;
+    const counts: Record<TextState, number> = { queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 };
+    for (const row of all<{ state: TextState; n: number }>(
+      this.db,
+      'SELECT state, count(*) AS n FROM texts WHERE thread_id = ? GROUP BY state',
+      thread.id,
+    ))
+      counts[row.state] = row.n;
+    const last = get<TextRow>(this.db, 'SELECT * FROM texts WHERE thread_id = ? ORDER BY id DESC LIMIT 1', thread.id);
+    return {
+      id: thread.id,
+      threadId: thread.thread_id,
+      connection: { id: connection.id, name: connection.name },
+      localRole: thread.local_role,
+      peerRole: thread.peer_role,
+      root: { kind: thread.root_kind, id: thread.root_id, gone: thread.root_gone === 1 },
+      startedBy: thread.started_by,
+      status: thread.status,
+      closeReason: thread.close_reason,
+      run: runSummary(this.db, { kind: 'thread', id: thread.id }, this.options.runs.stoppingTurns()),
+      counts,
+      lastText: last ? textView(last) : null,
+      createdAt: thread.created_at,
+    };
+  }
+
+  texts(threadRowId: number): TextView[] {
+    return listTexts(this.db, threadRowId).map(textView);
+  }
+
+  /** What a run in an agent conversation is told about where it is and whom it answers for. */
+  describeThread(run: RunRow): AgentContext {
+    const thread = getThread(this.db, run.context_id);
+    if (!thread) throw new Error('the agent conversation no longer exists');
+    const connection = getConnectionRow(this.db, thread.connection_id)!;
+    const peer = `${connection.name}/${thread.peer_role}`;
+    const role = { id: thread.local_role_id ?? 0, name: thread.local_role };
+    const base = {
+      kind: 'thread' as const,
+      id: thread.id,
+      role,
+      peer,
+      peerStarted: thread.started_by === 'peer',
+    };
+    if (thread.started_by === 'peer') {
+      return {
+        ...base,
+        summary: `You are ${role.name}, in an agent conversation that ${peer} started.`,
+        root: { kind: 'thread', id: thread.id, summary: `this agent conversation with ${peer}` },
+        reporting:
+          `Answer ${peer} with \`parley reply TEXT\`; your final output stays in this agent conversation's log and is not sent. ` +
+          'To ask another peer for help, `parley send --to PEER/ROLE TEXT`: its answer comes back to a run that answers for this agent conversation.',
+      };
+    }
+    let rootSummary: string;
+    let reporting: string;
+    if (thread.root_gone) {
+      rootSummary = 'a topic that was deleted';
+      reporting = 'The topic this answered for was deleted; there is no one to report to.';
+    } else if (thread.root_kind === 'conversation') {
+      const conversation = getConversationRow(this.db, thread.root_id);
+      const person = conversation ? getPerson(this.db, conversation.person_id) : undefined;
+      rootSummary = `your conversation with ${person?.name ?? 'a person'}`;
+      reporting = `${peer} is answering for ${rootSummary}. Tell ${person?.name ?? 'them'} with \`parley report TEXT\`; continue with ${peer} with \`parley reply TEXT\`. Your final output is not sent.`;
+    } else if (thread.root_kind === 'task') {
+      const task = getTaskRow(this.db, thread.root_id);
+      rootSummary = `task #${thread.root_id} "${task?.title ?? ''}"`;
+      reporting = `${peer} is answering for ${rootSummary}. Add it to the task log with \`parley report TEXT\`; continue with ${peer} with \`parley reply TEXT\`. Your final output is not sent.`;
+    } else {
+      const rootThread = getThread(this.db, thread.root_id);
+      const rootConnection = rootThread ? getConnectionRow(this.db, rootThread.connection_id) : undefined;
+      const asker = rootThread ? `${rootConnection?.name}/${rootThread.peer_role}` : 'a peer';
+      rootSummary = `the agent conversation ${asker} started with you`;
+      reporting = `${peer} is answering for ${rootSummary}. Pass it on to ${asker} with \`parley report TEXT\`; continue with ${peer} with \`parley reply TEXT\`. Your final output is not sent.`;
+    }
+    return {
+      ...base,
+      summary: `You are ${role.name}, in an agent conversation you started with ${peer}.`,
+      root: { kind: thread.root_kind, id: thread.root_id, summary: rootSummary },
+      reporting,
+    };
+  }
+
+  /** Who may see changes of an agent conversation (DESIGN §7). */
+  threadAudience(thread: ThreadRow): Audience {
+    if (thread.root_gone) return 'owners';
+    if (thread.root_kind === 'conversation') {
+      const conversation = getConversationRow(this.db, thread.root_id);
+      return conversation ? { personId: conversation.person_id } : 'owners';
+    }
+    return 'everyone';
+  }
+
+  threadChanged(threadRowId: number): void {
+    const thread = getThread(this.db, threadRowId);
+    if (thread) this.options.events.emit({ type: 'changed', kind: 'thread', id: threadRowId }, this.threadAudience(thread));
+  }
+
+  private connectionChanged(connectionId: number): void {
+    this.options.events.emit({ type: 'changed', kind: 'connection', id: connectionId }, 'everyone');
+  }
+
+  /** For tests and the benchmark: the run of an agent conversation. */
+  runOf(threadRowId: number): RunRow | undefined {
+    return findRun(this.db, { kind: 'thread', id: threadRowId });
+  }
+}
+
+function sentTexts(db: Db, threadRowId: number): TextRow[] {
+  return all<TextRow>(db, "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND state = 'sent'", threadRowId);
+}
+
+function roleIds(db: Db, names: string[]): number[] {
+  return names.map((name) => getRoleByName(db, name)?.id).filter((id): id is number => id !== undefined);
+}
+
+function protocolMismatch(protocol: number): string {
+  return `speaks protocol ${protocol}, and this Parley speaks only protocol ${PROTOCOL_VERSION} ("thread"); both sides must run the same version`;
+}
+
+const textView = (row: TextRow): TextView => ({
+  id: row.id,
+  direction: row.direction,
+  seq: row.seq,
+  body: row.body,
+  state: row.state,
+  reason: row.reason,
+  createdAt: row.created_at,
+});

@@ -1,0 +1,132 @@
+// One live WebSocket to a peer, after TLS: the hello exchange, then frames. States
+// are explicit; a protocol violation closes the socket with a code that says why.
+import type WebSocket from 'ws';
+import { log } from '../log';
+import { CloseCode, closeReason, decodeFrame, encodeFrame, ProtocolError, type Frame, type HelloFrame } from './wire';
+import type { PeerCertificate } from './transport';
+
+export type LinkState = 'handshake' | 'open' | 'closed';
+
+const HELLO_TIMEOUT_MS = 10_000;
+const PING_EVERY_MS = 15_000;
+
+export class PeerLink {
+  state: LinkState = 'handshake';
+  /** Set once the connection row exists (at once for known peers, after pairing otherwise). */
+  connectionId: number | null;
+  /** Per thread row id, the sequence number on the wire waiting for its ack. */
+  readonly inFlight = new Map<number, number>();
+  private helloWaiter: { resolve: (hello: HelloFrame) => void; reject: (error: Error) => void } | null = null;
+  private onFrame: ((frame: Frame) => void) | null = null;
+  private readonly closeListeners: Array<(code: number, reason: string) => void> = [];
+  private pingTimer: NodeJS.Timeout | null = null;
+  private alive = true;
+
+  constructor(
+    readonly ws: WebSocket,
+    readonly peer: PeerCertificate,
+    /** The fingerprint of the side that dialled: decides which link survives a race. */
+    readonly dialledBy: string,
+    connectionId: number | null,
+  ) {
+    this.connectionId = connectionId;
+    ws.on('message', (data: Buffer, isBinary) => this.receive(data, isBinary));
+    ws.on('close', (code, reason) => this.closed(code, reason.toString()));
+    ws.on('error', (error) => log.warn('peer socket error', { error: error.message }));
+    ws.on('pong', () => {
+      this.alive = true;
+    });
+  }
+
+  /** Waits for the peer's hello (the first frame it may send). */
+  hello(): Promise<HelloFrame> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error('the peer did not say hello in time'));
+        this.close(CloseCode.protocolError, 'no hello');
+      }, HELLO_TIMEOUT_MS);
+      this.helloWaiter = {
+        resolve: (hello) => {
+          clearTimeout(timer);
+          resolve(hello);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+    });
+  }
+
+  /** Switches to the open state: frames go to `onFrame` from now on. */
+  open(onFrame: (frame: Frame) => void): void {
+    this.state = 'open';
+    this.onFrame = onFrame;
+    this.pingTimer = setInterval(() => {
+      if (!this.alive) {
+        this.ws.terminate();
+        return;
+      }
+      this.alive = false;
+      this.ws.ping();
+    }, PING_EVERY_MS);
+    this.pingTimer.unref();
+  }
+
+  send(frame: Frame): boolean {
+    if (this.state === 'closed' || this.ws.readyState !== this.ws.OPEN) return false;
+    this.ws.send(encodeFrame(frame));
+    return true;
+  }
+
+  onClose(listener: (code: number, reason: string) => void): void {
+    this.closeListeners.push(listener);
+  }
+
+  close(code: number, reason: string): void {
+    if (this.state === 'closed') return;
+    this.ws.close(code, closeReason(reason));
+    // A peer that does not finish the closing handshake is cut off.
+    setTimeout(() => this.ws.terminate(), 2_000).unref();
+  }
+
+  private receive(data: Buffer, isBinary: boolean): void {
+    if (this.state === 'closed') return;
+    let frame: Frame;
+    try {
+      if (isBinary) throw new ProtocolError(CloseCode.protocolError, 'binary frames are not part of the protocol');
+      frame = decodeFrame(data);
+    } catch (error) {
+      const protocolError = error instanceof ProtocolError ? error : new ProtocolError(CloseCode.protocolError, 'bad frame');
+      log.warn('closing a peer socket: protocol error', { reason: protocolError.message });
+      this.helloWaiter?.reject(protocolError);
+      this.close(protocolError.closeCode, protocolError.message);
+      return;
+    }
+    if (this.state === 'handshake') {
+      if (frame.type !== 'hello') {
+        this.helloWaiter?.reject(new ProtocolError(CloseCode.protocolError, `expected hello, got ${frame.type}`));
+        this.close(CloseCode.protocolError, `expected hello, got ${frame.type}`);
+        return;
+      }
+      const waiter = this.helloWaiter;
+      this.helloWaiter = null;
+      waiter?.resolve(frame);
+      return;
+    }
+    if (frame.type === 'hello') {
+      this.close(CloseCode.protocolError, 'hello after the handshake');
+      return;
+    }
+    this.onFrame?.(frame);
+  }
+
+  private closed(code: number, reason: string): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    if (this.pingTimer) clearInterval(this.pingTimer);
+    this.helloWaiter?.reject(new Error(reason ? `the peer closed the connection: ${reason}` : `the connection closed (${code})`));
+    this.helloWaiter = null;
+    for (const listener of this.closeListeners) listener(code, reason);
+  }
+}
