@@ -173,8 +173,6 @@ describe('scripted agent behind a role', () => {
       const messages = (await t.owner('conversations.get', { id: conversation.id })).messages;
       return messages.find((m) => m.author.kind === 'role')?.body;
     }, 'the reply');
-    expect(reply).toBe(
-      'error: this Parley has no connections to other installations yet, so nothing can be sent to a peer',
-    );
+    expect(reply).toBe('error: no connection named "bob"');
   });
 });
