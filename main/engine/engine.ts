@@ -87,6 +87,15 @@ export interface EngineOptions {
 
 type RunCaller = Extract<Caller, { kind: 'run' }>;
 
+export interface SendResult {
+  /** The wire thread ID. */
+  thread: string;
+  /** The agent conversation's id here. */
+  threadId: number;
+  seq: number;
+  to: string;
+}
+
 const PEER_ROLE = /^([^\s/]+)\/([a-z0-9][a-z0-9_-]*)$/;
 
 const rejectNotices: Record<RejectReason, (peer: string) => string> = {
@@ -491,10 +500,6 @@ export class ConnectionEngine implements PeerGateway {
 
   // ---------------------------------------------------------------- the role API
 
-  private roleOf(caller: RunCaller) {
-    return caller.role;
-  }
-
   /** The root of what a run works on (ADR 0035): never chosen by the agent. */
   private rootOf(run: RunRow): { kind: ContextKind; id: number; thread: ThreadRow | null } {
     if (run.context_kind !== 'thread') return { kind: run.context_kind, id: run.context_id, thread: null };
@@ -504,6 +509,11 @@ export class ConnectionEngine implements PeerGateway {
   }
 
   send(caller: RunCaller, to: string, text: string): Promise<unknown> {
+    return this.sendAs(caller.run, caller.role, to, text);
+  }
+
+  /** The send of a run of `role` (the role API's path; the wire benchmark calls it directly). */
+  sendAs(run: RunRow, role: { id: number; name: string }, to: string, text: string): Promise<SendResult> {
     const match = PEER_ROLE.exec(to);
     if (!match) return Promise.reject(new RoleApiError('invalid', `"${to}" must look like PEER/ROLE`));
     const [, peerName, peerRole] = match as unknown as [string, string, string];
@@ -511,9 +521,8 @@ export class ConnectionEngine implements PeerGateway {
       const connection = this.usableConnection(peerName);
       if (!peerRoles(this.db, connection.id).some((role) => role.name === peerRole))
         throw new RoleApiError('not_exposed', `${peerName} does not let you address a role named "${peerRole}"`);
-      const root = this.rootOf(caller.run);
+      const root = this.rootOf(run);
       if (root.thread?.root_gone) throw new RoleApiError('closed', 'the topic of this agent conversation was deleted; nothing more can be sent from it');
-      const role = this.roleOf(caller);
       let thread: ThreadRow | undefined;
       // A run in an agent conversation with the same peer and roles answers in it.
       const own = root.thread;
@@ -602,7 +611,7 @@ export class ConnectionEngine implements PeerGateway {
   }
 
   /** Inside a transaction: commits an outgoing text and, if the thread is free, claims the wire for it. */
-  private enqueue(connection: ConnectionRow, thread: ThreadRow, body: string, after: (action: () => void) => void) {
+  private enqueue(connection: ConnectionRow, thread: ThreadRow, body: string, after: (action: () => void) => void): SendResult {
     if (sentInLastHour(this.db, thread.id) >= this.budget)
       throw new RoleApiError(
         'budget',
