@@ -17,7 +17,13 @@ import type { ConnectionEngine } from '../engine/engine';
 import type { EventHub } from '../events';
 import { RoleApiError, type RoleApiErrorCode } from '../role-api/protocol';
 import { getConnectionRow, listConnectionRows } from '../store/queries/connections';
-import { getThread, orphanedThreads, peerStartedThreads, threadsByRoot, type ThreadRow } from '../store/queries/threads';
+import {
+  getThread,
+  orphanedThreads,
+  peerStartedThreads,
+  threadsByRoot,
+  type ThreadRow,
+} from '../store/queries/threads';
 import { log } from '../log';
 import type { RunManager } from '../runs/run-manager';
 import { transaction, type Db } from '../store/database';

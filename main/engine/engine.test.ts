@@ -28,7 +28,12 @@ describe('ConnectionEngine', () => {
     expect(answer).toBe('bob/researcher says: answer from researcher: what is new?');
     const threads = await alice.owner('threads.list', { root: { kind: 'conversation', id: conversation.id } });
     expect(threads).toHaveLength(1);
-    expect(threads[0]).toMatchObject({ startedBy: 'local', peerRole: 'researcher', localRole: 'assistant', status: 'open' });
+    expect(threads[0]).toMatchObject({
+      startedBy: 'local',
+      peerRole: 'researcher',
+      localRole: 'assistant',
+      status: 'open',
+    });
     const bobThreads = await bob.owner('threads.list', { peerStarted: true });
     expect(bobThreads).toHaveLength(1);
     expect(bobThreads[0]!.threadId).toBe(threads[0]!.threadId);

@@ -69,7 +69,7 @@ import { all, get } from '../store/sql';
 import { hashToken } from '../tokens';
 import { GroupCommit } from './group-commit';
 import type { Identity } from './identity';
-import { decodeInvite, encodeInvite, InvalidInvite, newInviteSecret } from './invitation';
+import { decodeInvite, encodeInvite, newInviteSecret } from './invitation';
 import { PeerLink } from './peer-link';
 import { dialPeer, listenForPeers, type PeerCertificate, type PeerListener } from './transport';
 import { CloseCode, PROTOCOL_VERSION, type Frame, type HelloFrame, type RejectReason, type TextFrame } from './wire';
@@ -144,26 +144,35 @@ export class ConnectionEngine implements PeerGateway {
 
   /** Dials every connection that is not revoked. */
   start(): void {
-    for (const connection of listConnectionRows(this.db)) if (connection.status !== 'revoked') this.scheduleDial(connection.id, 0);
+    for (const connection of listConnectionRows(this.db))
+      if (connection.status !== 'revoked') this.scheduleDial(connection.id, 0);
   }
 
   async close(): Promise<void> {
     this.closed = true;
     for (const dialer of this.dialers.values()) if (dialer.timer) clearTimeout(dialer.timer);
     this.dialers.clear();
-    for (const link of [...this.links.values(), ...this.handshakes]) link.close(CloseCode.shuttingDown, 'shutting down');
+    for (const link of [...this.links.values(), ...this.handshakes])
+      link.close(CloseCode.shuttingDown, 'shutting down');
     await this.listener?.close();
   }
 
   isOnline(connectionId: number): boolean {
-    return this.links.get(connectionId)?.state === 'open';
+    return (
+      this.links.get(connectionId)?.state === 'open' && getConnectionRow(this.db, connectionId)?.status !== 'revoked'
+    );
   }
 
   // ---------------------------------------------------------------- pairing
 
-  invite(createdBy: number, roles: string[], expiresInMinutes = 24 * 60): { code: string; link: string; expiresAt: string } {
+  invite(
+    createdBy: number,
+    roles: string[],
+    expiresInMinutes = 24 * 60,
+  ): { code: string; link: string; expiresAt: string } {
     if (!this.ourAddress) throw new RoleApiError('unavailable', 'this installation is not listening for peers');
-    for (const role of roles) if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
+    for (const role of roles)
+      if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
     const secret = newInviteSecret();
     const expiresAt = new Date(Date.now() + expiresInMinutes * 60_000).toISOString();
     transaction(this.db, () => insertInvitation(this.db, hashToken(secret), roles, createdBy, expiresAt));
@@ -186,36 +195,58 @@ export class ConnectionEngine implements PeerGateway {
     try {
       invite = decodeInvite(code);
     } catch (error) {
-      throw new RoleApiError('invalid', (error as InvalidInvite).message);
+      throw new RoleApiError('invalid', (error as Error).message);
     }
-    if (Date.parse(invite.expires) < Date.now()) throw new RoleApiError('invalid', 'this invitation has expired; ask for a new one');
-    if (invite.fingerprint === this.options.identity.fingerprint) throw new RoleApiError('invalid', 'this invitation is your own');
+    if (Date.parse(invite.expires) < Date.now())
+      throw new RoleApiError('invalid', 'this invitation has expired; ask for a new one');
+    if (invite.fingerprint === this.options.identity.fingerprint)
+      throw new RoleApiError('invalid', 'this invitation is your own');
     const existing = connectionByFingerprint(this.db, invite.fingerprint);
-    if (existing?.status === 'revoked') throw new RoleApiError('revoked', `you revoked ${existing.name}; a revoked peer cannot be paired again`);
+    if (existing?.status === 'revoked')
+      throw new RoleApiError('revoked', `you revoked ${existing.name}; a revoked peer cannot be paired again`);
     if (existing) throw new RoleApiError('invalid', `you are already connected to ${existing.name}`);
-    for (const role of roles) if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
+    for (const role of roles)
+      if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
     let dialled: { ws: WebSocket; peer: PeerCertificate };
     try {
       dialled = await dialPeer(this.options.identity, invite.address, invite.fingerprint);
     } catch (error) {
-      throw new RoleApiError('unavailable', `could not reach ${invite.name} at ${invite.address}: ${(error as Error).message}`);
+      throw new RoleApiError(
+        'unavailable',
+        `could not reach ${invite.name} at ${invite.address}: ${(error as Error).message}`,
+      );
     }
     const link = new PeerLink(dialled.ws, dialled.peer, this.options.identity.fingerprint, null);
     this.handshakes.add(link);
     link.onClose(() => this.handshakes.delete(link));
-    link.send({ type: 'hello', protocol: PROTOCOL_VERSION, name: this.options.name(), address: this.ourAddress, invitation: invite.secret });
+    link.send({
+      type: 'hello',
+      protocol: PROTOCOL_VERSION,
+      name: this.options.name(),
+      address: this.ourAddress,
+      invitation: invite.secret,
+    });
     let hello: HelloFrame;
     try {
       hello = await link.hello();
     } catch (error) {
-      throw new RoleApiError('invalid', `${invite.name} refused the invitation: ${(error as Error).message.replace(/^the peer closed the connection: /, '')}`);
+      throw new RoleApiError(
+        'invalid',
+        `${invite.name} refused the invitation: ${(error as Error).message.replace(/^the peer closed the connection: /, '')}`,
+      );
     }
     if (hello.protocol !== PROTOCOL_VERSION) {
       link.close(CloseCode.wrongProtocol, protocolMismatch(hello.protocol));
       throw new RoleApiError('invalid', `${invite.name} ${protocolMismatch(hello.protocol)}`);
     }
     const connection = transaction(this.db, () => {
-      const row = insertConnection(this.db, dialled.peer.fingerprint, dialled.peer.pem, freeConnectionName(this.db, hello.name), invite.address);
+      const row = insertConnection(
+        this.db,
+        dialled.peer.fingerprint,
+        dialled.peer.pem,
+        freeConnectionName(this.db, hello.name),
+        invite.address,
+      );
       setExposedRoles(this.db, row.id, roleIds(this.db, roles));
       return row;
     });
@@ -251,7 +282,10 @@ export class ConnectionEngine implements PeerGateway {
       const message = protocolMismatch(hello.protocol);
       if (link.connectionId !== null) this.noteError(link.connectionId, `refused: the peer ${message}`);
       log.warn('refused a peer speaking another protocol', { protocol: hello.protocol });
-      link.close(CloseCode.wrongProtocol, `this Parley speaks protocol ${PROTOCOL_VERSION} ("thread") only; you sent ${hello.protocol}`);
+      link.close(
+        CloseCode.wrongProtocol,
+        `this Parley speaks protocol ${PROTOCOL_VERSION} ("thread") only; you sent ${hello.protocol}`,
+      );
       return;
     }
     if (link.connectionId === null) {
@@ -276,7 +310,13 @@ export class ConnectionEngine implements PeerGateway {
     return transaction(this.db, () => {
       const invitation = invitationBySecretHash(this.db, secretHash);
       if (!invitation || invitation.used_at !== null || Date.parse(invitation.expires_at) < Date.now()) return null;
-      const row = insertConnection(this.db, peer.fingerprint, peer.pem, freeConnectionName(this.db, hello.name), hello.address);
+      const row = insertConnection(
+        this.db,
+        peer.fingerprint,
+        peer.pem,
+        freeConnectionName(this.db, hello.name),
+        hello.address,
+      );
       setExposedRoles(this.db, row.id, roleIds(this.db, JSON.parse(invitation.roles) as string[]));
       useInvitation(this.db, invitation.id, row.id);
       return row;
@@ -303,7 +343,10 @@ export class ConnectionEngine implements PeerGateway {
     if (dialer) dialer.attempt = 0;
     link.open((frame) => this.onFrame(link, frame));
     link.onClose((code, reason) => this.linkClosed(link, code, reason));
-    link.send({ type: 'roles', roles: exposedRoles(this.db, connectionId).map((r) => ({ name: r.name, description: r.description })) });
+    link.send({
+      type: 'roles',
+      roles: exposedRoles(this.db, connectionId).map((r) => ({ name: r.name, description: r.description })),
+    });
     void this.resendAll(link);
     this.connectionChanged(connectionId);
   }
@@ -313,7 +356,8 @@ export class ConnectionEngine implements PeerGateway {
     if (connectionId === null || this.links.get(connectionId) !== link) return;
     this.links.delete(connectionId);
     if (code === CloseCode.wrongProtocol) this.noteError(connectionId, `refused: ${reason}`);
-    else if (code === CloseCode.revoked) this.noteError(connectionId, 'the peer refuses this connection: it was revoked');
+    else if (code === CloseCode.revoked)
+      this.noteError(connectionId, 'the peer refuses this connection: it was revoked');
     this.connectionChanged(connectionId);
     if (code !== CloseCode.duplicate) this.scheduleDial(connectionId);
   }
@@ -360,7 +404,8 @@ export class ConnectionEngine implements PeerGateway {
       else link.close(CloseCode.shuttingDown, 'shutting down');
     } catch (error) {
       const message = (error as Error).message;
-      if (!this.lastErrors.get(connectionId)?.startsWith('refused')) this.noteError(connectionId, `offline: ${message}`);
+      if (!this.lastErrors.get(connectionId)?.startsWith('refused'))
+        this.noteError(connectionId, `offline: ${message}`);
     } finally {
       dialer.dialling = false;
     }
@@ -391,14 +436,21 @@ export class ConnectionEngine implements PeerGateway {
         void this.batch.run((after) => this.receiveAck(link, connectionId, frame.thread, frame.seq, after));
         return;
       case 'reject':
-        void this.batch.run((after) => this.receiveReject(link, connectionId, frame.thread, frame.seq, frame.reason, after));
+        void this.batch.run((after) =>
+          this.receiveReject(link, connectionId, frame.thread, frame.seq, frame.reason, after),
+        );
         return;
       case 'hello':
         return;
     }
   }
 
-  private receiveText(link: PeerLink, connectionId: number, frame: TextFrame, after: (action: () => void) => void): void {
+  private receiveText(
+    link: PeerLink,
+    connectionId: number,
+    frame: TextFrame,
+    after: (action: () => void) => void,
+  ): void {
     const reply = (response: Frame) => after(() => link.send(response));
     const reject = (reason: RejectReason) => reply({ type: 'reject', thread: frame.thread, seq: frame.seq, reason });
     const connection = getConnectionRow(this.db, connectionId)!;
@@ -410,8 +462,11 @@ export class ConnectionEngine implements PeerGateway {
     if (thread?.status === 'closed') return reject('thread');
     if (thread && (thread.peer_role !== frame.from || thread.local_role !== frame.to)) return reject('roles');
     const role = getRoleByName(this.db, frame.to);
-    if (!role || !exposedRoleNames(this.db, connectionId).includes(role.name) || (thread && thread.local_role_id !== role.id))
-      return reject('role');
+    if (!role || (thread && thread.local_role_id !== role.id)) return reject('role');
+    // Exposure limits what a peer may address; an answer in an agent conversation we
+    // started is not addressing, it is the conversation going on.
+    const answering = thread?.started_by === 'local';
+    if (!answering && !exposedRoleNames(this.db, connectionId).includes(role.name)) return reject('role');
     if (incomingWaiting(this.db, connectionId) >= connection.queue_limit) return reject('queue');
     const row =
       thread ??
@@ -427,12 +482,25 @@ export class ConnectionEngine implements PeerGateway {
       });
     const textId = insertText(this.db, row.id, 'in', frame.seq, frame.body, 'received');
     setInSeq(this.db, row.id, frame.seq);
-    this.options.runs.addInput({ kind: 'thread', id: row.id }, role.id, 'text', frame.body, `${connection.name}/${frame.from}`, textId);
+    this.options.runs.addInput(
+      { kind: 'thread', id: row.id },
+      role.id,
+      'text',
+      frame.body,
+      `${connection.name}/${frame.from}`,
+      textId,
+    );
     reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
     after(() => this.threadChanged(row.id));
   }
 
-  private receiveAck(link: PeerLink, connectionId: number, wireId: string, seq: number, after: (action: () => void) => void): void {
+  private receiveAck(
+    link: PeerLink,
+    connectionId: number,
+    wireId: string,
+    seq: number,
+    after: (action: () => void) => void,
+  ): void {
     const thread = threadByWireId(this.db, connectionId, wireId);
     if (!thread) return;
     const text = outText(this.db, thread.id, seq);
@@ -460,13 +528,18 @@ export class ConnectionEngine implements PeerGateway {
     if (text && (text.state === 'sent' || text.state === 'queued')) {
       setTextState(this.db, text.id, 'failed', reason);
       const peer = `${connection.name}/${thread.peer_role}`;
-      this.notify(thread, `Your text #${seq} to ${peer} was rejected (${reason}): ${rejectNotices[reason](connection.name)}`, true);
+      this.notify(
+        thread,
+        `Your text #${seq} to ${peer} was rejected (${reason}): ${rejectNotices[reason](connection.name)}`,
+        true,
+      );
     }
     if (link.inFlight.get(thread.id) === seq) link.inFlight.delete(thread.id);
     if (reason === 'thread') {
       // The peer closed its side: close ours, so the next send from this root starts anew.
       closeThread(this.db, thread.id, `closed by ${connection.name}`);
-      for (const queued of queuedTextsOfThread(this.db, thread.id)) setTextState(this.db, queued.id, 'failed', 'thread');
+      for (const queued of queuedTextsOfThread(this.db, thread.id))
+        setTextState(this.db, queued.id, 'failed', 'thread');
     } else this.claimNext(link, thread.id, after);
     after(() => {
       this.threadChanged(thread.id);
@@ -484,7 +557,14 @@ export class ConnectionEngine implements PeerGateway {
     const thread = getThread(this.db, threadRowId)!;
     if (text.state === 'queued') setTextState(this.db, text.id, 'sent');
     link.inFlight.set(threadRowId, text.seq);
-    const frame: Frame = { type: 'text', thread: thread.thread_id, seq: text.seq, from: thread.local_role, to: thread.peer_role, body: text.body };
+    const frame: Frame = {
+      type: 'text',
+      thread: thread.thread_id,
+      seq: text.seq,
+      from: thread.local_role,
+      to: thread.peer_role,
+      body: text.body,
+    };
     after(() => {
       if (!link.send(frame)) link.inFlight.delete(threadRowId);
     });
@@ -519,16 +599,27 @@ export class ConnectionEngine implements PeerGateway {
     const [, peerName, peerRole] = match as unknown as [string, string, string];
     return this.batch.run((after) => {
       const connection = this.usableConnection(peerName);
-      if (!peerRoles(this.db, connection.id).some((role) => role.name === peerRole))
-        throw new RoleApiError('not_exposed', `${peerName} does not let you address a role named "${peerRole}"`);
       const root = this.rootOf(run);
-      if (root.thread?.root_gone) throw new RoleApiError('closed', 'the topic of this agent conversation was deleted; nothing more can be sent from it');
+      if (root.thread?.root_gone)
+        throw new RoleApiError(
+          'closed',
+          'the topic of this agent conversation was deleted; nothing more can be sent from it',
+        );
       let thread: ThreadRow | undefined;
       // A run in an agent conversation with the same peer and roles answers in it.
       const own = root.thread;
-      if (own && own.status === 'open' && own.connection_id === connection.id && own.local_role_id === role.id && own.peer_role === peerRole)
+      if (
+        own &&
+        own.status === 'open' &&
+        own.connection_id === connection.id &&
+        own.local_role_id === role.id &&
+        own.peer_role === peerRole
+      )
         thread = own;
       thread ??= openLocalThread(this.db, connection.id, root.kind, root.id, role.id, peerRole);
+      // Starting or continuing our own agent conversation addresses the peer's role: it must be exposed to us.
+      if (thread?.started_by !== 'peer' && !peerRoles(this.db, connection.id).some((r) => r.name === peerRole))
+        throw new RoleApiError('not_exposed', `${peerName} does not let you address a role named "${peerRole}"`);
       thread ??= insertThread(this.db, {
         connectionId: connection.id,
         threadId: randomBytes(16).toString('base64url'),
@@ -547,7 +638,8 @@ export class ConnectionEngine implements PeerGateway {
     return this.batch.run((after) => {
       const thread = getThread(this.db, caller.run.context_id);
       if (!thread) throw new RoleApiError('closed', 'this agent conversation no longer exists');
-      if (thread.status === 'closed') throw new RoleApiError('closed', `this agent conversation is closed (${thread.close_reason})`);
+      if (thread.status === 'closed')
+        throw new RoleApiError('closed', `this agent conversation is closed (${thread.close_reason})`);
       const connection = this.usableConnection(getConnectionRow(this.db, thread.connection_id)!.name);
       return this.enqueue(connection, thread, text, after);
     });
@@ -557,12 +649,16 @@ export class ConnectionEngine implements PeerGateway {
   async reportOnThread(caller: RunCaller, text: string): Promise<unknown> {
     const root = this.rootOf(caller.run);
     const author = { kind: 'role' as const, id: caller.role.id, name: caller.role.name };
-    if (root.thread?.root_gone) throw new RoleApiError('closed', 'the topic this agent conversation answered for was deleted');
+    if (root.thread?.root_gone)
+      throw new RoleApiError('closed', 'the topic this agent conversation answered for was deleted');
     if (root.kind === 'conversation') {
       const conversation = getConversationRow(this.db, root.id);
       if (!conversation) throw new RoleApiError('closed', 'the conversation this answers for was deleted');
       const message = transaction(this.db, () => insertMessage(this.db, conversation.id, author, text));
-      this.options.events.emit({ type: 'changed', kind: 'conversation', id: conversation.id }, { personId: conversation.person_id });
+      this.options.events.emit(
+        { type: 'changed', kind: 'conversation', id: conversation.id },
+        { personId: conversation.person_id },
+      );
       return { reported: 'conversation', id: conversation.id, messageId: message.id };
     }
     if (root.kind === 'task') {
@@ -575,7 +671,8 @@ export class ConnectionEngine implements PeerGateway {
     // The root is an agent conversation a peer started: report there, to that peer.
     return this.batch.run((after) => {
       const thread = getThread(this.db, root.id);
-      if (!thread || thread.status === 'closed') throw new RoleApiError('closed', 'the agent conversation this answers for is closed');
+      if (!thread || thread.status === 'closed')
+        throw new RoleApiError('closed', 'the agent conversation this answers for is closed');
       const connection = this.usableConnection(getConnectionRow(this.db, thread.connection_id)!.name);
       return { reported: 'thread', ...this.enqueue(connection, thread, text, after) };
     });
@@ -606,12 +703,18 @@ export class ConnectionEngine implements PeerGateway {
     const connection = connectionByName(this.db, name);
     if (!connection) throw new RoleApiError('not_found', `no connection named "${name}"`);
     if (connection.status === 'revoked') throw new RoleApiError('revoked', `the connection to ${name} was revoked`);
-    if (connection.status === 'paused') throw new RoleApiError('paused', `the connection to ${name} is paused; an owner can unpause it`);
+    if (connection.status === 'paused')
+      throw new RoleApiError('paused', `the connection to ${name} is paused; an owner can unpause it`);
     return connection;
   }
 
   /** Inside a transaction: commits an outgoing text and, if the thread is free, claims the wire for it. */
-  private enqueue(connection: ConnectionRow, thread: ThreadRow, body: string, after: (action: () => void) => void): SendResult {
+  private enqueue(
+    connection: ConnectionRow,
+    thread: ThreadRow,
+    body: string,
+    after: (action: () => void) => void,
+  ): SendResult {
     if (sentInLastHour(this.db, thread.id) >= this.budget)
       throw new RoleApiError(
         'budget',
@@ -636,21 +739,34 @@ export class ConnectionEngine implements PeerGateway {
   /** A notice for the run of an agent conversation (rejections wake it; pause notices do not). */
   private notify(thread: ThreadRow, text: string, wakes: boolean): void {
     if (thread.local_role_id === null) return;
-    this.options.runs.addInput({ kind: 'thread', id: thread.id }, thread.local_role_id, 'notice', text, 'parley', null, wakes);
+    this.options.runs.addInput(
+      { kind: 'thread', id: thread.id },
+      thread.local_role_id,
+      'notice',
+      text,
+      'parley',
+      null,
+      wakes,
+    );
   }
 
   // ---------------------------------------------------------------- owners' actions
 
   async pause(connectionId: number, by: string): Promise<void> {
     const connection = this.requireConnection(connectionId);
-    if (connection.status === 'revoked') throw new RoleApiError('revoked', `the connection to ${connection.name} was revoked`);
+    if (connection.status === 'revoked')
+      throw new RoleApiError('revoked', `the connection to ${connection.name} was revoked`);
     if (connection.status === 'paused') return;
     transaction(this.db, () => {
       setConnectionStatus(this.db, connectionId, 'paused');
       for (const text of queuedTexts(this.db, connectionId)) {
         setTextState(this.db, text.id, 'failed', 'paused');
         const thread = getThread(this.db, text.thread_id)!;
-        this.notify(thread, `Your text #${text.seq} was not sent: ${by} paused the connection to ${connection.name}.`, false);
+        this.notify(
+          thread,
+          `Your text #${text.seq} was not sent: ${by} paused the connection to ${connection.name}.`,
+          false,
+        );
       }
     });
     await this.stopAgents(threadsOfConnection(this.db, connectionId), `${by} (paused the connection)`);
@@ -669,6 +785,7 @@ export class ConnectionEngine implements PeerGateway {
     if (connection.status === 'revoked') return;
     const link = this.links.get(connectionId);
     link?.send({ type: 'revoke' });
+    this.links.delete(connectionId);
     await this.endConnection(connectionId, `revoked by ${by}`);
     link?.close(CloseCode.revoked, 'this connection was revoked');
   }
@@ -698,7 +815,8 @@ export class ConnectionEngine implements PeerGateway {
 
   expose(connectionId: number, roles: string[]): void {
     this.requireConnection(connectionId);
-    for (const role of roles) if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
+    for (const role of roles)
+      if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
     transaction(this.db, () => setExposedRoles(this.db, connectionId, roleIds(this.db, roles)));
     this.links.get(connectionId)?.send({
       type: 'roles',
@@ -855,7 +973,8 @@ export class ConnectionEngine implements PeerGateway {
 
   threadChanged(threadRowId: number): void {
     const thread = getThread(this.db, threadRowId);
-    if (thread) this.options.events.emit({ type: 'changed', kind: 'thread', id: threadRowId }, this.threadAudience(thread));
+    if (thread)
+      this.options.events.emit({ type: 'changed', kind: 'thread', id: threadRowId }, this.threadAudience(thread));
   }
 
   private connectionChanged(connectionId: number): void {
@@ -869,7 +988,11 @@ export class ConnectionEngine implements PeerGateway {
 }
 
 function sentTexts(db: Db, threadRowId: number): TextRow[] {
-  return all<TextRow>(db, "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND state = 'sent'", threadRowId);
+  return all<TextRow>(
+    db,
+    "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND state = 'sent'",
+    threadRowId,
+  );
 }
 
 function roleIds(db: Db, names: string[]): number[] {

@@ -38,6 +38,7 @@ export function decodeInvite(text: string): Invite {
     throw new InvalidInvite('this is not a Parley invitation code');
   }
   const parsed = inviteSchema.safeParse(json);
-  if (!parsed.success) throw new InvalidInvite('this is not a Parley invitation code (or it comes from another version of Parley)');
+  if (!parsed.success)
+    throw new InvalidInvite('this is not a Parley invitation code (or it comes from another version of Parley)');
   return parsed.data;
 }

@@ -97,7 +97,8 @@ export class PeerLink {
       if (isBinary) throw new ProtocolError(CloseCode.protocolError, 'binary frames are not part of the protocol');
       frame = decodeFrame(data);
     } catch (error) {
-      const protocolError = error instanceof ProtocolError ? error : new ProtocolError(CloseCode.protocolError, 'bad frame');
+      const protocolError =
+        error instanceof ProtocolError ? error : new ProtocolError(CloseCode.protocolError, 'bad frame');
       log.warn('closing a peer socket: protocol error', { reason: protocolError.message });
       this.helloWaiter?.reject(protocolError);
       this.close(protocolError.closeCode, protocolError.message);
@@ -125,7 +126,9 @@ export class PeerLink {
     if (this.state === 'closed') return;
     this.state = 'closed';
     if (this.pingTimer) clearInterval(this.pingTimer);
-    this.helloWaiter?.reject(new Error(reason ? `the peer closed the connection: ${reason}` : `the connection closed (${code})`));
+    this.helloWaiter?.reject(
+      new Error(reason ? `the peer closed the connection: ${reason}` : `the connection closed (${code})`),
+    );
     this.helloWaiter = null;
     for (const listener of this.closeListeners) listener(code, reason);
   }

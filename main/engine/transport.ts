@@ -51,7 +51,9 @@ export async function listenForPeers(
     rejectUnauthorized: false,
     minVersion: 'TLSv1.3',
   });
-  server.on('request', (_req, res) => res.writeHead(426, { 'content-type': 'text/plain' }).end('Parley peers speak WebSocket\n'));
+  server.on('request', (_req, res) =>
+    res.writeHead(426, { 'content-type': 'text/plain' }).end('Parley peers speak WebSocket\n'),
+  );
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   server.on('upgrade', (req, socket: Duplex, head) => {
     const peer = certificateOf(socket as tls.TLSSocket);
@@ -82,7 +84,12 @@ export async function listenForPeers(
  * Dials a peer at host:port, refusing (before any WebSocket byte is sent) unless its
  * certificate has the pinned fingerprint. Resolves with the open socket.
  */
-export function dialPeer(identity: Identity, address: string, expectedFingerprint: string, timeoutMs = 10_000): Promise<{ ws: WebSocket; peer: PeerCertificate }> {
+export function dialPeer(
+  identity: Identity,
+  address: string,
+  expectedFingerprint: string,
+  timeoutMs = 10_000,
+): Promise<{ ws: WebSocket; peer: PeerCertificate }> {
   return new Promise((resolve, reject) => {
     let peer: PeerCertificate | null = null;
     const ws = new WebSocket(`wss://${address}${WS_PATH}`, {
