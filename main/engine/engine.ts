@@ -43,19 +43,16 @@ import {
   closeThread,
   getThread,
   historyBetween,
-  incomingWaiting,
   insertText,
   insertThread,
   listTexts,
   markRootGone,
   nextOutSeq,
-  nextUndelivered,
   openLocalThread,
   outgoingWaiting,
   outText,
   queuedTexts,
   queuedTextsOfThread,
-  sentInLastHour,
   setInSeq,
   setTextState,
   threadByWireId,
@@ -68,6 +65,7 @@ import {
 import { all, get } from '../store/sql';
 import { hashToken } from '../tokens';
 import { GroupCommit } from './group-commit';
+import { WireCounters } from './wire-counters';
 import type { Identity } from './identity';
 import { decodeInvite, encodeInvite, newInviteSecret } from './invitation';
 import { PeerLink } from './peer-link';
@@ -111,6 +109,8 @@ const rejectNotices: Record<RejectReason, (peer: string) => string> = {
 export class ConnectionEngine implements PeerGateway {
   private readonly db: Db;
   private readonly batch: GroupCommit;
+  /** Limit checks and the next text to send without scanning history (wire benchmark, issue 3). */
+  private readonly counters: WireCounters;
   private readonly links = new Map<number, PeerLink>();
   private readonly handshakes = new Set<PeerLink>();
   private readonly dialers = new Map<number, { timer: NodeJS.Timeout | null; attempt: number; dialling: boolean }>();
@@ -124,6 +124,7 @@ export class ConnectionEngine implements PeerGateway {
   constructor(private readonly options: EngineOptions) {
     this.db = options.db;
     this.batch = new GroupCommit(options.db);
+    this.counters = new WireCounters(options.db);
     this.budget = options.textBudgetPerHour ?? 50;
     this.backoff = options.reconnect ?? { minMs: 250, maxMs: 30_000 };
   }
@@ -154,6 +155,7 @@ export class ConnectionEngine implements PeerGateway {
     this.dialers.clear();
     for (const link of [...this.links.values(), ...this.handshakes])
       link.close(CloseCode.shuttingDown, 'shutting down');
+    this.batch.close();
     await this.listener?.close();
   }
 
@@ -278,6 +280,7 @@ export class ConnectionEngine implements PeerGateway {
   }
 
   private answerHello(link: PeerLink, hello: HelloFrame): void {
+    if (this.closed) return;
     if (hello.protocol !== PROTOCOL_VERSION) {
       const message = protocolMismatch(hello.protocol);
       if (link.connectionId !== null) this.noteError(link.connectionId, `refused: the peer ${message}`);
@@ -347,7 +350,7 @@ export class ConnectionEngine implements PeerGateway {
       type: 'roles',
       roles: exposedRoles(this.db, connectionId).map((r) => ({ name: r.name, description: r.description })),
     });
-    void this.resendAll(link);
+    this.resendAll(link).catch(frameFailed);
     this.connectionChanged(connectionId);
   }
 
@@ -420,6 +423,7 @@ export class ConnectionEngine implements PeerGateway {
   // ---------------------------------------------------------------- frames in
 
   private onFrame(link: PeerLink, frame: Frame): void {
+    if (this.closed) return;
     const connectionId = link.connectionId!;
     switch (frame.type) {
       case 'roles':
@@ -427,18 +431,20 @@ export class ConnectionEngine implements PeerGateway {
         this.connectionChanged(connectionId);
         return;
       case 'revoke':
-        void this.revokedByPeer(connectionId, link);
+        this.revokedByPeer(connectionId, link).catch(frameFailed);
         return;
       case 'text':
-        void this.batch.run((after) => this.receiveText(link, connectionId, frame, after));
+        this.batch.run((after) => this.receiveText(link, connectionId, frame, after)).catch(frameFailed);
         return;
       case 'ack':
-        void this.batch.run((after) => this.receiveAck(link, connectionId, frame.thread, frame.seq, after));
+        this.batch
+          .run((after) => this.receiveAck(link, connectionId, frame.thread, frame.seq, after))
+          .catch(frameFailed);
         return;
       case 'reject':
-        void this.batch.run((after) =>
-          this.receiveReject(link, connectionId, frame.thread, frame.seq, frame.reason, after),
-        );
+        this.batch
+          .run((after) => this.receiveReject(link, connectionId, frame.thread, frame.seq, frame.reason, after))
+          .catch(frameFailed);
         return;
       case 'hello':
         return;
@@ -467,7 +473,7 @@ export class ConnectionEngine implements PeerGateway {
     // started is not addressing, it is the conversation going on.
     const answering = thread?.started_by === 'local';
     if (!answering && !exposedRoleNames(this.db, connectionId).includes(role.name)) return reject('role');
-    if (incomingWaiting(this.db, connectionId) >= connection.queue_limit) return reject('queue');
+    if (this.counters.incomingFull(connectionId, connection.queue_limit)) return reject('queue');
     const row =
       thread ??
       insertThread(this.db, {
@@ -481,6 +487,7 @@ export class ConnectionEngine implements PeerGateway {
         startedBy: 'peer',
       });
     const textId = insertText(this.db, row.id, 'in', frame.seq, frame.body, 'received');
+    this.counters.addedIncoming(connectionId);
     setInSeq(this.db, row.id, frame.seq);
     this.options.runs.addInput(
       { kind: 'thread', id: row.id },
@@ -491,7 +498,7 @@ export class ConnectionEngine implements PeerGateway {
       textId,
     );
     reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
-    after(() => this.threadChanged(row.id));
+    this.threadChangedAfter(row, after);
   }
 
   private receiveAck(
@@ -507,10 +514,8 @@ export class ConnectionEngine implements PeerGateway {
     if (text && (text.state === 'sent' || text.state === 'queued')) setTextState(this.db, text.id, 'acked');
     if (link.inFlight.get(thread.id) === seq) link.inFlight.delete(thread.id);
     this.claimNext(link, thread.id, after);
-    after(() => {
-      this.threadChanged(thread.id);
-      this.connectionChanged(connectionId);
-    });
+    this.threadChangedAfter(thread, after);
+    after(() => this.connectionChanged(connectionId));
   }
 
   private receiveReject(
@@ -552,7 +557,7 @@ export class ConnectionEngine implements PeerGateway {
   /** Inside a transaction: puts the thread's next undelivered text on the wire after commit. */
   private claimNext(link: PeerLink, threadRowId: number, after: (action: () => void) => void): void {
     if (link.state !== 'open' || link.inFlight.has(threadRowId)) return;
-    const text = nextUndelivered(this.db, threadRowId);
+    const text = this.counters.nextUndelivered(threadRowId);
     if (!text) return;
     const thread = getThread(this.db, threadRowId)!;
     if (text.state === 'queued') setTextState(this.db, text.id, 'sent');
@@ -715,24 +720,23 @@ export class ConnectionEngine implements PeerGateway {
     body: string,
     after: (action: () => void) => void,
   ): SendResult {
-    if (sentInLastHour(this.db, thread.id) >= this.budget)
+    if (this.counters.overBudget(thread.id, this.budget))
       throw new RoleApiError(
         'budget',
         `this agent conversation has sent ${this.budget} texts in the last hour, its limit; wait, or tell a person what you need`,
       );
-    if (outgoingWaiting(this.db, connection.id) >= connection.queue_limit)
+    if (this.counters.outgoingFull(connection.id, connection.queue_limit))
       throw new RoleApiError(
         'queue_full',
         `${connection.name}'s queue is full (${connection.queue_limit} texts waiting to be delivered); try again later`,
       );
     const seq = nextOutSeq(this.db, thread.id);
     insertText(this.db, thread.id, 'out', seq, body, 'queued');
+    this.counters.addedOutgoing(connection.id, thread.id);
     const link = this.links.get(connection.id);
     if (link) this.claimNext(link, thread.id, after);
-    after(() => {
-      this.threadChanged(thread.id);
-      this.connectionChanged(connection.id);
-    });
+    this.threadChangedAfter(thread, after);
+    after(() => this.connectionChanged(connection.id));
     return { thread: thread.thread_id, threadId: thread.id, seq, to: `${connection.name}/${thread.peer_role}` };
   }
 
@@ -977,6 +981,17 @@ export class ConnectionEngine implements PeerGateway {
       this.options.events.emit({ type: 'changed', kind: 'thread', id: threadRowId }, this.threadAudience(thread));
   }
 
+  /**
+   * Inside a transaction: the agent conversation's change event, emitted after the
+   * commit. Its audience is read now, inside the transaction: a read after the commit
+   * runs on its own and takes SQLite's WAL locks anew, ~40 µs per text on the hot
+   * paths (wire benchmark, issue 3).
+   */
+  private threadChangedAfter(thread: ThreadRow, after: (action: () => void) => void): void {
+    const audience = this.threadAudience(thread);
+    after(() => this.options.events.emit({ type: 'changed', kind: 'thread', id: thread.id }, audience));
+  }
+
   private connectionChanged(connectionId: number): void {
     this.options.events.emit({ type: 'changed', kind: 'connection', id: connectionId }, 'everyone');
   }
@@ -985,6 +1000,11 @@ export class ConnectionEngine implements PeerGateway {
   runOf(threadRowId: number): RunRow | undefined {
     return findRun(this.db, { kind: 'thread', id: threadRowId });
   }
+}
+
+/** A frame whose handling failed is not acked, so the peer sends it again later. */
+function frameFailed(error: unknown): void {
+  if ((error as Error).message !== 'shutting down') log.error('handling a peer frame failed', { error: String(error) });
 }
 
 function sentTexts(db: Db, threadRowId: number): TextRow[] {
