@@ -21,6 +21,7 @@ await Promise.all([
       cli: 'main/cli.ts',
       'scripted-agent': 'main/agents/scripted-agent.ts',
       'bench/run': 'bench/run.ts',
+      demo: 'scripts/demo.ts',
       'electron/main': 'main/app/electron-main.ts',
     },
     outdir: 'dist',
