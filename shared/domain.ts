@@ -26,6 +26,11 @@ const agentCommon = {
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid environment variable name');
 
+const absolutePath = z
+  .string()
+  .max(4096)
+  .refine((p) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p), 'must be an absolute path');
+
 /** Which agent runs behind a role, and how. Validated on every create and update. */
 export const agentSettingsSchema = z.discriminatedUnion('adapter', [
   z.strictObject({
@@ -37,13 +42,43 @@ export const agentSettingsSchema = z.discriminatedUnion('adapter', [
     /** Program and arguments, run without a shell. */
     command: z.array(z.string().min(1).max(4096)).min(1).max(256),
     /** Working folder; an absolute path. */
-    cwd: z
-      .string()
-      .refine((p) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p), 'must be an absolute path')
-      .optional(),
+    cwd: absolutePath.optional(),
     env: z.record(envName, z.string().max(32_768)).optional(),
     /** What the command reads on stdin: the inputs as plain text, or the whole turn as JSON. */
     input: z.enum(['text', 'json']).optional(),
+    ...agentCommon,
+  }),
+  z.strictObject({
+    adapter: z.literal('claude-code'),
+    /** The `claude` executable; found on PATH when omitted. */
+    command: z.string().min(1).max(4096).optional(),
+    model: z.string().min(1).max(200).optional(),
+    /** How Claude Code asks before acting: its --permission-mode. */
+    permissionMode: z.enum(['default', 'acceptEdits', 'bypassPermissions', 'plan']).optional(),
+    cwd: absolutePath.optional(),
+    env: z.record(envName, z.string().max(32_768)).optional(),
+    ...agentCommon,
+  }),
+  z.strictObject({
+    adapter: z.literal('codex'),
+    /** The `codex` executable; found on PATH when omitted. */
+    command: z.string().min(1).max(4096).optional(),
+    model: z.string().min(1).max(200).optional(),
+    sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
+    cwd: absolutePath.optional(),
+    env: z.record(envName, z.string().max(32_768)).optional(),
+    ...agentCommon,
+  }),
+  z.strictObject({
+    adapter: z.literal('openai-compatible'),
+    /** e.g. http://localhost:11434/v1 (Ollama), https://api.openai.com/v1 */
+    baseUrl: z.url({ protocol: /^https?$/ }),
+    model: z.string().min(1).max(200),
+    /** Sent as a bearer token; never logged, never shown again once saved. */
+    apiKey: z.string().min(1).max(1000).optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    /** Tool-call rounds per turn before the turn ends. */
+    maxSteps: z.number().int().min(1).max(100).optional(),
     ...agentCommon,
   }),
 ]);
