@@ -35,6 +35,8 @@ export interface InstallationOptions {
   reconnect?: { minMs: number; maxMs: number };
   /** False: inputs commit but no agent starts (the wire benchmark). */
   startTurns?: boolean;
+  /** The SQLite addon to load (Electron in development uses its own build). */
+  nativeBinding?: string;
 }
 
 export interface Installation {
@@ -86,7 +88,7 @@ function writeLauncher(binDir: string): void {
 export async function openInstallation(options: InstallationOptions): Promise<Installation> {
   const dataDir = path.resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const db = openDatabase(path.join(dataDir, 'parley.db'));
+  const db = openDatabase(path.join(dataDir, 'parley.db'), { nativeBinding: options.nativeBinding });
   try {
     const previous = getInstallation(db);
     const name = options.name ?? previous?.name ?? os.userInfo().username;
@@ -123,7 +125,8 @@ export async function openInstallation(options: InstallationOptions): Promise<In
     runs.setThreadHooks({ describe: (run) => engine.describeThread(run), changed: (id) => engine.threadChanged(id) });
     const roleApi = new RoleApiServer({ db, runs, events, socketPath: roleApiSocket, peers: engine });
     await roleApi.listen();
-    const peerAddress = options.peerPort === undefined ? null : await engine.listen(options.peerHost ?? '127.0.0.1', options.peerPort);
+    const peerAddress =
+      options.peerPort === undefined ? null : await engine.listen(options.peerHost ?? '127.0.0.1', options.peerPort);
     await runs.start();
     engine.start();
     const services: ApiServices = { db, events, runs, engine, installation: { id: identity.fingerprint, name } };

@@ -6,6 +6,7 @@
 //   --data=DIR   data folder instead of the platform's user-data folder (or PARLEY_DATA)
 //   --name=NAME  the installation's display name when it is first created (or PARLEY_NAME)
 import { app, dialog, session, type BrowserWindow } from 'electron';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { openInstallation, type Installation } from '../installation';
 import { log } from '../log';
@@ -22,6 +23,21 @@ const paths: WindowPaths = {
   indexHtml: path.join(app.getAppPath(), 'dist', 'renderer', 'index.html'),
   preload: path.join(app.getAppPath(), 'dist', 'electron', 'preload.cjs'),
 };
+
+/** In development the SQLite addon built for Electron by scripts/electron-native.mjs; packaged apps bring their own. */
+function electronSqlite(): string | undefined {
+  if (app.isPackaged) return undefined;
+  const built = path.join(
+    app.getAppPath(),
+    '.electron-native',
+    'node_modules',
+    'better-sqlite3',
+    'build',
+    'Release',
+    'better_sqlite3.node',
+  );
+  return existsSync(built) ? built : undefined;
+}
 
 let installation: Installation | null = null;
 let win: BrowserWindow | null = null;
@@ -64,7 +80,7 @@ async function start(): Promise<void> {
   hardenSession(session.defaultSession);
   installMenu();
   try {
-    installation = await openInstallation({ dataDir: app.getPath('userData'), name });
+    installation = await openInstallation({ dataDir: app.getPath('userData'), name, nativeBinding: electronSqlite() });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     log.error('could not open the installation', { dataDir: app.getPath('userData'), error: message });

@@ -10,10 +10,15 @@ export interface OpenOptions {
   /** Stop at this schema version (tests of one migration use it). */
   targetVersion?: number;
   readonly?: boolean;
+  /** A better-sqlite3 addon built for another runtime (Electron), by path. */
+  nativeBinding?: string;
 }
 
 export function openDatabase(file: string, options: OpenOptions = {}): Db {
-  const db = new Database(file, { readonly: options.readonly ?? false });
+  const db = new Database(file, {
+    readonly: options.readonly ?? false,
+    ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
+  });
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
