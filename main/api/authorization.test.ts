@@ -2,6 +2,11 @@
 // the owner, by a member who owns the object in question, and by another member, on a
 // real installation with a real SQLite file. A call that is allowed must show its
 // effect; a refused one must carry the expected code and change nothing.
+//
+// Agent conversations (ADR 0035) and connections need a peer: the installation under
+// test listens on loopback and is paired for real, over mutual TLS, with a second
+// installation ("peer") that the read-only rows share; a row that pauses, revokes or
+// otherwise changes a connection pairs a peer of its own for each call.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -15,11 +20,23 @@ import {
   type ParamsOf,
   type ResultOf,
 } from '../../shared/api-contract';
-import type { Conversation, Person, Role, RunSummary, Task } from '../../shared/domain';
+import type {
+  AgentSettings,
+  ConnectionSummary,
+  Conversation,
+  Person,
+  Role,
+  RunSummary,
+  Task,
+  ThreadSummary,
+} from '../../shared/domain';
+import { decodeInvite } from '../engine/invitation';
 import { openInstallation, type Installation } from '../installation';
 import { log } from '../log';
 import { assertBuilt } from '../paths';
 import { groupAlive } from '../runs/process-tree';
+import type { TestInstallation } from '../testing/installation';
+import { openPeer, pair } from '../testing/network';
 import type { ApiSession } from './session';
 
 type Method = Exclude<MethodName, 'session.signIn'>;
@@ -28,9 +45,18 @@ type Outcome = 'allowed' | Extract<ErrorCode, 'forbidden' | 'not_found'>;
 
 interface Row<M extends Method, F> {
   method: M;
+  /** Which case of the method, when it has several rows (agent conversations by root). */
+  about?: string;
   expect: Record<Caller, Outcome>;
   /** Fresh objects for one call, made by the owner and the member as needed. */
   setup: () => F | Promise<F>;
+  /**
+   * When the fixtures are made (agent conversations are slow to make one by one):
+   * `each` (the default), just before each call; `batch`, the row's four at once, before
+   * its first call; `shared`, one for the row's four calls, which only read, made in
+   * beforeAll alongside the other rows' shared ones.
+   */
+  fixtures?: 'each' | 'batch' | 'shared';
   params: (fixture: F) => ParamsOf<M>;
   /** What an allowed call must have done. */
   effect: (fixture: F, result: ResultOf<M>, caller: Person) => void | Promise<void>;
@@ -47,9 +73,21 @@ const ownersOnly: Record<Caller, Outcome> = { owner: 'allowed', member: 'forbidd
 const itsPersonOnly: Record<Caller, Outcome> = { owner: 'not_found', member: 'allowed', other: 'not_found' };
 /** Finishing and deleting a task: its creator (the member) or an owner. */
 const creatorOrOwner: Record<Caller, Outcome> = { owner: 'allowed', member: 'allowed', other: 'forbidden' };
+/** An agent conversation whose root is gone: owners read and stop it; to anyone else it does not exist. */
+const ownersRead: Record<Caller, Outcome> = { owner: 'allowed', member: 'not_found', other: 'not_found' };
 
 let dataDir: string;
+/** The installation under test, "alice", listening for peers. */
+let alice: TestInstallation;
 let installation: Installation;
+/** The peer the read-only rows share: "peer", exposing `researcher` to alice, who exposes `helper`. */
+let peer: TestInstallation;
+/** Alice's connection to `peer`. */
+let peerConnectionId: number;
+/** Peers still open, closed in afterAll if a row could not close its own. */
+const remotes = new Set<TestInstallation>();
+/** The fixtures of the rows whose calls only read, made in beforeAll. */
+const sharedFixtures = new Map<AnyRow, Promise<unknown>>();
 let people: Record<Caller, Person>;
 let counter = 0;
 const fresh = (prefix: string) => `${prefix}-${++counter}`;
@@ -101,6 +139,12 @@ function snapshot(): Record<string, unknown[]> {
     tasks: q('SELECT * FROM tasks ORDER BY id'),
     personTaskLog: q("SELECT * FROM task_log WHERE author_kind = 'person' ORDER BY id"),
     runs: q('SELECT id, role_id, context_kind, context_id FROM runs ORDER BY id'),
+    connections: q(
+      'SELECT id, fingerprint, name, address, status, queue_limit, revoked_at FROM connections ORDER BY id',
+    ),
+    exposedRoles: q('SELECT * FROM exposed_roles ORDER BY connection_id, role_id'),
+    invitations: q('SELECT * FROM invitations ORDER BY id'),
+    threads: q('SELECT id, status, close_reason, root_gone FROM threads ORDER BY id'),
   };
 }
 
@@ -159,6 +203,177 @@ const signInAs = async (token: string): Promise<ApiSession> => {
   const session: ApiSession = { person: null };
   await installation.call(session, 'session.signIn', { token });
   return session;
+};
+
+// ---- fixtures: peers and agent conversations ---------------------------------------
+
+/**
+ * The agents of the agent-conversation rows, as shell scripts: a Node agent per turn
+ * is too slow for this many rows on two cores. They read a turn's inputs as text
+ * ("FROM: BODY"). A line "ask PEER/ROLE: TEXT" (after its sender) sends TEXT there,
+ * "nap" keeps the agent busy (a real process to stop), anything else is only noted.
+ */
+const TALKER = String.raw`in=$(cat)
+to=$(printf '%s\n' "$in" | sed -nE 's/^([^ :]+: )?ask ([^ :]+): .*$/\2/p' | head -n 1)
+if [ -n "$to" ]; then
+  exec parley send --to "$to" "$(printf '%s\n' "$in" | sed -nE 's/^([^ :]+: )?ask [^ :]+: (.*)$/\2/p' | head -n 1)"
+fi
+case "$in" in *"nap "*) exec sleep 120 ;; esac
+echo noted`;
+/** The peer's researcher answers every text at once: "answer: TEXT". */
+const ANSWERER = String.raw`exec parley reply "answer: $(sed -E '1s/^[^ :]+: //')"`;
+const talker: AgentSettings = { adapter: 'command', command: ['sh', '-c', TALKER] };
+const answerer: AgentSettings = { adapter: 'command', command: ['sh', '-c', ANSWERER] };
+/** What makes the agent that gets the answer (or, in a thread the peer started, the question) nap. */
+const NAP = 'nap 120';
+
+const newTalker = () => call(people.owner, 'roles.create', { name: fresh('talker'), agent: talker });
+
+interface ThreadFixture {
+  thread: ThreadSummary;
+  /** Someone who may read it: the member for the ones the member started, the owner for the peer's. */
+  reader: Person;
+  /** The question, or NAP. */
+  question: string;
+  /** The napping agent's process, for a busy one. */
+  pid?: number;
+}
+
+const threadDetail = (f: Pick<ThreadFixture, 'thread' | 'reader'>) =>
+  call(f.reader, 'threads.get', { id: f.thread.id });
+
+/**
+ * Waits for the agent conversation `pick` finds in `list`, then until its agent has
+ * taken what came in: napping on it when `question` is NAP, or done with it (so no
+ * agent writes anything while a row's call is checked).
+ */
+async function settled(
+  reader: Person,
+  list: ParamsOf<'threads.list'>,
+  question: string,
+  pick: (thread: ThreadSummary) => boolean = () => true,
+): Promise<ThreadFixture> {
+  const found = await alice.waitFor(
+    async () => (await call(reader, 'threads.list', list)).find(pick),
+    'the agent conversation',
+  );
+  const f = { thread: found, reader, question };
+  if (question === NAP) return { ...f, pid: await working(async () => (await threadDetail(f)).thread.run) };
+  const thread = await alice.waitFor(async () => {
+    const { thread } = await threadDetail(f);
+    return thread.counts.received === 0 && thread.counts.handled > 0 && thread.run.state === 'idle' && thread;
+  }, 'its agent to be done');
+  return { ...f, thread };
+}
+
+/** The member asks peer/researcher from their conversation: an agent conversation rooted there. */
+async function conversationThread(question = fresh('question')) {
+  const role = await newTalker();
+  const conversation = await call(people.member, 'conversations.open', { roleId: role.id });
+  await call(people.member, 'conversations.send', { id: conversation.id, text: `ask peer/researcher: ${question}` });
+  const list = { root: { kind: 'conversation' as const, id: conversation.id } };
+  return { role, conversation, ...(await settled(people.member, list, question)) };
+}
+
+/** The member gives a role a task that asks peer/researcher: an agent conversation rooted in the task. */
+async function taskThread(question = fresh('question')) {
+  const role = await newTalker();
+  const task = await call(people.member, 'tasks.create', {
+    roleId: role.id,
+    title: fresh('task'),
+    body: `ask peer/researcher: ${question}`,
+  });
+  return { role, task, ...(await settled(people.member, { root: { kind: 'task', id: task.id } }, question)) };
+}
+
+/** The peer's person asks alice/helper through a role of the peer's own: an agent conversation the peer started. */
+async function peerAsks(text: string): Promise<string> {
+  const asker = await peer.owner('roles.create', { name: fresh('asker'), agent: talker });
+  const conversation = await peer.owner('conversations.open', { roleId: asker.id });
+  await peer.owner('conversations.send', { id: conversation.id, text: `ask alice/helper: ${text}` });
+  return asker.name;
+}
+
+async function peerStartedThread(question = fresh('question')) {
+  const asker = await peerAsks(question);
+  return settled(people.owner, { peerStarted: true }, question, (t) => t.peerRole === asker);
+}
+
+/** Alice's helper, asked by the peer, asks peer/researcher in turn: an agent conversation rooted in the peer's. */
+async function relayThread(question = fresh('question')) {
+  const asker = await peerAsks(`ask peer/researcher: ${question}`);
+  const root = await alice.waitFor(
+    async () => (await call(people.owner, 'threads.list', { peerStarted: true })).find((t) => t.peerRole === asker),
+    'the agent conversation the peer started',
+  );
+  // The one the peer started is its own root, so it is listed under itself too.
+  const list = { root: { kind: 'thread' as const, id: root.id } };
+  return { root, ...(await settled(people.owner, list, question, (t) => t.startedBy === 'local')) };
+}
+
+/** The member deletes their conversation after its agent conversation is done: the root is gone. */
+async function orphanedThread() {
+  const f = await conversationThread();
+  await call(people.member, 'conversations.delete', { id: f.conversation.id });
+  const { thread } = await call(people.owner, 'threads.get', { id: f.thread.id });
+  expect(thread).toMatchObject({ root: { gone: true }, status: 'closed' });
+  return { ...f, thread };
+}
+
+/** What the allowed `threads.stop` of a napping agent must have done. */
+async function expectStopped(f: ThreadFixture, result: ResultOf<'threads.stop'>, caller: Person) {
+  expect(result).toEqual({ stopped: true });
+  expect(groupAlive(f.pid!)).toBe(false);
+  const { thread, texts } = await threadDetail(f);
+  expect(thread.status).toBe('open');
+  expect(thread.run.state).toBe('idle');
+  expect(thread.run.lastTurn).toMatchObject({ status: 'stopped', reason: `Stopped by ${caller.name}` });
+  // What it was given in that turn counts as handled (ADR 0035, Stop).
+  expect(texts.filter((t) => t.direction === 'in').map((t) => t.state)).toEqual(['handled']);
+}
+
+/** After a refused `threads.stop`: the agent still naps. */
+async function expectStillWorking(f: ThreadFixture) {
+  expect((await threadDetail(f)).thread.run.state).toBe('running');
+  expect(groupAlive(f.pid!)).toBe(true);
+}
+
+/** A peer of a row's own, closed (after the link is gone) by closeRemote. */
+async function openRemote(): Promise<TestInstallation> {
+  const remote = await openPeer(fresh('remote'));
+  remotes.add(remote);
+  return remote;
+}
+
+/** A peer of its own, paired with alice (the peer invites, alice's owner accepts), neither exposing a role. */
+async function pairedRemote(): Promise<{ remote: TestInstallation; id: number }> {
+  const remote = await openRemote();
+  const { acceptorConnectionId } = await pair(remote, alice);
+  return { remote, id: acceptorConnectionId };
+}
+
+/**
+ * Alice revokes the remote (so she never dials it again once it is gone), and the remote
+ * closes only once both sides have let go of the link, with no frame left in flight.
+ */
+async function closeRemote(remote: TestInstallation): Promise<void> {
+  const ours = (await call(people.owner, 'connections.list', {})).filter(
+    (c) => c.fingerprint === remote.installation.id,
+  );
+  for (const c of ours) if (c.status !== 'revoked') await call(people.owner, 'connections.revoke', { id: c.id });
+  await remote.waitFor(
+    async () => (await remote.owner('connections.list', {})).every((c) => c.status === 'revoked' && !c.online),
+    'the remote to take the revocation',
+  );
+  await alice.waitFor(() => ours.every((c) => !installation.engine.isOnline(c.id)), 'alice to let go of the link');
+  remotes.delete(remote);
+  await remote.close();
+}
+
+const connection = async (id: number, person: Person = people.other): Promise<ConnectionSummary> => {
+  const found = (await call(person, 'connections.list', {})).find((c) => c.id === id);
+  expect(found).toBeDefined();
+  return found!;
 };
 
 // ---- the table --------------------------------------------------------------------
@@ -456,6 +671,363 @@ const rows: AnyRow[] = [
         expect((await refusal(call(people.other, 'tasks.get', { id }))).code).toBe('not_found');
     },
   }),
+
+  // Agent conversations: a person reads one when they can read its root (ADR 0035).
+  row({
+    method: 'threads.list',
+    about: 'rooted in a person’s conversation',
+    expect: itsPersonOnly,
+    setup: () => conversationThread(),
+    fixtures: 'shared',
+    params: (f) => ({ root: { kind: 'conversation', id: f.conversation.id } }),
+    effect: (f, result) => {
+      expect(result).toHaveLength(1);
+      expect(result[0]).toMatchObject({
+        id: f.thread.id,
+        root: { kind: 'conversation', id: f.conversation.id, gone: false },
+        startedBy: 'local',
+        localRole: f.role.name,
+        peerRole: 'researcher',
+        connection: { id: peerConnectionId, name: 'peer' },
+      });
+    },
+  }),
+  row({
+    method: 'threads.get',
+    about: 'rooted in a person’s conversation',
+    expect: itsPersonOnly,
+    setup: () => conversationThread(),
+    fixtures: 'shared',
+    params: (f) => ({ id: f.thread.id }),
+    effect: (f, result) => {
+      expect(result.thread).toEqual(f.thread);
+      expect(result.texts.map((t) => [t.direction, t.body, t.state])).toEqual([
+        ['out', f.question, 'acked'],
+        ['in', `answer: ${f.question}`, 'handled'],
+      ]);
+      expect(result.runLog.map((entry) => entry.output)).toEqual(['noted']);
+    },
+  }),
+  row({
+    method: 'threads.stop',
+    about: 'rooted in a person’s conversation',
+    expect: itsPersonOnly,
+    setup: () => conversationThread(NAP),
+    fixtures: 'batch',
+    params: (f) => ({ id: f.thread.id }),
+    effect: expectStopped,
+    unchanged: expectStillWorking,
+    cleanup: (f) => call(f.reader, 'threads.stop', { id: f.thread.id }),
+  }),
+
+  row({
+    method: 'threads.list',
+    about: 'rooted in a task',
+    expect: everyone,
+    setup: () => taskThread(),
+    fixtures: 'shared',
+    params: (f) => ({ root: { kind: 'task', id: f.task.id } }),
+    effect: (f, result) => {
+      expect(result.map((t) => t.id)).toEqual([f.thread.id]);
+      expect(result[0]).toMatchObject({ root: { kind: 'task', id: f.task.id, gone: false }, localRole: f.role.name });
+    },
+  }),
+  row({
+    method: 'threads.get',
+    about: 'rooted in a task',
+    expect: everyone,
+    setup: () => taskThread(),
+    fixtures: 'shared',
+    params: (f) => ({ id: f.thread.id }),
+    effect: (f, result) => {
+      expect(result.thread).toEqual(f.thread);
+      expect(result.texts.map((t) => t.body)).toEqual([f.question, `answer: ${f.question}`]);
+    },
+  }),
+  row({
+    method: 'threads.stop',
+    about: 'rooted in a task',
+    expect: everyone,
+    setup: () => taskThread(NAP),
+    fixtures: 'batch',
+    params: (f) => ({ id: f.thread.id }),
+    effect: expectStopped,
+    unchanged: expectStillWorking,
+    cleanup: (f) => call(f.reader, 'threads.stop', { id: f.thread.id }),
+  }),
+
+  row({
+    method: 'threads.list',
+    about: 'started by the peer',
+    expect: everyone,
+    setup: () => peerStartedThread(),
+    fixtures: 'shared',
+    params: () => ({ peerStarted: true }),
+    effect: (f, result) => {
+      expect(result.find((t) => t.id === f.thread.id)).toEqual(f.thread);
+      for (const thread of result) expect(thread.startedBy).toBe('peer');
+      expect(result).toHaveLength(count("SELECT count(*) AS n FROM threads WHERE started_by = 'peer'"));
+    },
+  }),
+  row({
+    method: 'threads.get',
+    about: 'started by the peer',
+    expect: everyone,
+    setup: () => peerStartedThread(),
+    fixtures: 'shared',
+    params: (f) => ({ id: f.thread.id }),
+    effect: (f, result) => {
+      expect(result.thread).toEqual(f.thread);
+      expect(result.thread).toMatchObject({
+        startedBy: 'peer',
+        localRole: 'helper',
+        root: { kind: 'thread', id: f.thread.id },
+      });
+      expect(result.texts.map((t) => [t.direction, t.body, t.state])).toEqual([['in', f.question, 'handled']]);
+    },
+  }),
+  row({
+    method: 'threads.stop',
+    about: 'started by the peer',
+    expect: everyone,
+    setup: () => peerStartedThread(NAP),
+    fixtures: 'batch',
+    params: (f) => ({ id: f.thread.id }),
+    effect: expectStopped,
+    unchanged: expectStillWorking,
+    cleanup: (f) => call(f.reader, 'threads.stop', { id: f.thread.id }),
+  }),
+
+  row({
+    method: 'threads.list',
+    about: 'rooted in one the peer started',
+    expect: everyone,
+    setup: () => relayThread(),
+    fixtures: 'shared',
+    params: (f) => ({ root: { kind: 'thread', id: f.root.id } }),
+    effect: (f, result) => {
+      expect(result.find((t) => t.id === f.thread.id)).toEqual(f.thread);
+      for (const thread of result) expect(thread.root).toEqual({ kind: 'thread', id: f.root.id, gone: false });
+    },
+  }),
+  row({
+    method: 'threads.get',
+    about: 'rooted in one the peer started',
+    expect: everyone,
+    setup: () => relayThread(),
+    fixtures: 'shared',
+    params: (f) => ({ id: f.thread.id }),
+    effect: (f, result) => {
+      expect(result.thread).toEqual(f.thread);
+      expect(result.thread).toMatchObject({ startedBy: 'local', localRole: 'helper', peerRole: 'researcher' });
+      expect(result.texts.map((t) => t.body)).toEqual([f.question, `answer: ${f.question}`]);
+    },
+  }),
+  row({
+    method: 'threads.stop',
+    about: 'rooted in one the peer started',
+    expect: everyone,
+    setup: () => relayThread(NAP),
+    fixtures: 'batch',
+    params: (f) => ({ id: f.thread.id }),
+    effect: expectStopped,
+    unchanged: expectStillWorking,
+    cleanup: (f) => call(f.reader, 'threads.stop', { id: f.thread.id }),
+  }),
+
+  row({
+    method: 'threads.list',
+    about: 'whose root was deleted',
+    expect: ownersOnly,
+    setup: orphanedThread,
+    fixtures: 'shared',
+    params: () => ({ orphaned: true }),
+    effect: (f, result) => {
+      expect(result.find((t) => t.id === f.thread.id)).toEqual(f.thread);
+      for (const thread of result) expect(thread.root.gone).toBe(true);
+      expect(result).toHaveLength(count('SELECT count(*) AS n FROM threads WHERE root_gone = 1'));
+    },
+  }),
+  row({
+    method: 'threads.get',
+    about: 'whose root was deleted',
+    expect: ownersRead,
+    setup: orphanedThread,
+    fixtures: 'shared',
+    params: (f) => ({ id: f.thread.id }),
+    effect: (f, result) => {
+      expect(result.thread).toEqual(f.thread);
+      expect(result.thread).toMatchObject({ status: 'closed', closeReason: 'root deleted' });
+      expect(result.texts.map((t) => t.body)).toEqual([f.question, `answer: ${f.question}`]);
+    },
+  }),
+  row({
+    method: 'threads.stop',
+    about: 'whose root was deleted',
+    expect: ownersRead,
+    setup: orphanedThread,
+    fixtures: 'shared',
+    params: (f) => ({ id: f.thread.id }),
+    // Deleting the root already ended its agent; the stop finds nothing to stop.
+    effect: async (f, result) => {
+      expect(result).toEqual({ stopped: false });
+      expect((await call(people.owner, 'threads.get', { id: f.thread.id })).thread).toEqual(f.thread);
+    },
+  }),
+
+  row({
+    method: 'connections.list',
+    expect: everyone,
+    setup: () => null,
+    params: () => ({}),
+    effect: (_f, result) => {
+      expect(result.find((c) => c.id === peerConnectionId)).toMatchObject({
+        name: 'peer',
+        fingerprint: peer.installation.id,
+        status: 'active',
+        online: true,
+        exposedRoles: ['helper'],
+        peerRoles: [{ name: 'researcher' }],
+      });
+      expect(result).toHaveLength(count('SELECT count(*) AS n FROM connections'));
+    },
+  }),
+  row({
+    method: 'connections.invite',
+    expect: ownersOnly,
+    setup: newRole,
+    params: (role) => ({ roles: [role.name], expiresInMinutes: 30 }),
+    effect: (role, result, caller) => {
+      const invite = decodeInvite(result.code);
+      expect(invite).toMatchObject({
+        v: 2,
+        name: 'alice',
+        address: installation.peerAddress,
+        fingerprint: installation.id,
+        expires: result.expiresAt,
+      });
+      expect(decodeInvite(result.link)).toEqual(invite);
+      const minutes = (Date.parse(result.expiresAt) - Date.now()) / 60_000;
+      expect(minutes).toBeGreaterThan(29);
+      expect(minutes).toBeLessThanOrEqual(30);
+      const stored = installation.db
+        .prepare('SELECT roles, created_by, used_at FROM invitations WHERE secret_hash = ?')
+        .get(sha256(invite.secret));
+      expect(stored).toEqual({ roles: JSON.stringify([role.name]), created_by: caller.id, used_at: null });
+    },
+  }),
+  row({
+    method: 'connections.accept',
+    expect: ownersOnly,
+    setup: async () => {
+      const remote = await openRemote();
+      const { code } = await remote.owner('connections.invite', { roles: [] });
+      return { remote, code };
+    },
+    params: (f) => ({ code: f.code, roles: ['helper'] }),
+    effect: async (f, result) => {
+      expect(result).toMatchObject({
+        name: f.remote.installation.name,
+        fingerprint: f.remote.installation.id,
+        status: 'active',
+        exposedRoles: ['helper'],
+      });
+      expect(await connection(result.id)).toMatchObject({ status: 'active', online: true });
+      const theirs = await f.remote.waitFor(
+        async () => (await f.remote.owner('connections.list', {})).find((c) => c.peerRoles.length > 0),
+        'the inviter to see alice and her roles',
+      );
+      expect(theirs).toMatchObject({ name: 'alice', fingerprint: installation.id, peerRoles: [{ name: 'helper' }] });
+    },
+    unchanged: async (f) => {
+      expect(await f.remote.owner('connections.list', {})).toEqual([]);
+    },
+    cleanup: (f) => closeRemote(f.remote),
+  }),
+  row({
+    method: 'connections.pause',
+    expect: ownersOnly,
+    setup: pairedRemote,
+    params: (f) => ({ id: f.id }),
+    effect: async (f, result) => {
+      expect(result).toMatchObject({ id: f.id, status: 'paused' });
+      expect((await connection(f.id)).status).toBe('paused');
+    },
+    unchanged: async (f) => {
+      expect((await connection(f.id)).status).toBe('active');
+    },
+    cleanup: (f) => closeRemote(f.remote),
+  }),
+  row({
+    method: 'connections.unpause',
+    expect: ownersOnly,
+    setup: async () => {
+      const f = await pairedRemote();
+      await call(people.owner, 'connections.pause', { id: f.id });
+      return f;
+    },
+    params: (f) => ({ id: f.id }),
+    effect: async (f, result) => {
+      expect(result).toMatchObject({ id: f.id, status: 'active' });
+      expect((await connection(f.id)).status).toBe('active');
+    },
+    unchanged: async (f) => {
+      expect((await connection(f.id)).status).toBe('paused');
+    },
+    cleanup: (f) => closeRemote(f.remote),
+  }),
+  row({
+    method: 'connections.revoke',
+    expect: ownersOnly,
+    setup: pairedRemote,
+    params: (f) => ({ id: f.id }),
+    effect: async (f, result) => {
+      expect(result).toMatchObject({ id: f.id, status: 'revoked' });
+      expect((await connection(f.id)).status).toBe('revoked');
+      await f.remote.waitFor(
+        async () => (await f.remote.owner('connections.list', {}))[0]?.status === 'revoked',
+        'the peer to hear of the revocation',
+      );
+    },
+    unchanged: async (f) => {
+      expect(await connection(f.id)).toMatchObject({ status: 'active', online: true });
+      expect((await f.remote.owner('connections.list', {}))[0]?.status).toBe('active');
+    },
+    cleanup: (f) => closeRemote(f.remote),
+  }),
+  row({
+    method: 'connections.expose',
+    expect: ownersOnly,
+    setup: async () => ({ ...(await pairedRemote()), role: await newRole() }),
+    params: (f) => ({ id: f.id, roles: [f.role.name] }),
+    effect: async (f, result) => {
+      expect(result).toMatchObject({ id: f.id, exposedRoles: [f.role.name] });
+      expect((await connection(f.id)).exposedRoles).toEqual([f.role.name]);
+      await f.remote.waitFor(
+        async () => (await f.remote.owner('connections.list', {}))[0]?.peerRoles.some((r) => r.name === f.role.name),
+        'the peer to see the role',
+      );
+    },
+    unchanged: async (f) => {
+      expect((await connection(f.id)).exposedRoles).toEqual([]);
+      expect((await f.remote.owner('connections.list', {}))[0]?.peerRoles).toEqual([]);
+    },
+    cleanup: (f) => closeRemote(f.remote),
+  }),
+  row({
+    method: 'connections.setQueueLimit',
+    expect: ownersOnly,
+    setup: pairedRemote,
+    params: (f) => ({ id: f.id, limit: 7 }),
+    effect: async (f, result) => {
+      expect(result).toMatchObject({ id: f.id, queue: { used: 0, limit: 7 } });
+      expect((await connection(f.id)).queue).toEqual({ used: 0, limit: 7 });
+    },
+    unchanged: async (f) => {
+      expect((await connection(f.id)).queue).toEqual({ used: 0, limit: 100 });
+    },
+    cleanup: (f) => closeRemote(f.remote),
+  }),
 ];
 
 // ---- the tests --------------------------------------------------------------------
@@ -464,17 +1036,33 @@ beforeAll(async () => {
   assertBuilt();
   log.setQuiet(true); // agents' slow-query warnings under load; errors still show
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'parley-authz-'));
-  installation = await openInstallation({ dataDir, name: 'alice', maxConcurrentTurns: 16, stopGraceMs: 500 });
+  alice = await openPeer('alice', { dataDir, maxConcurrentTurns: 16, stopGraceMs: 500 });
+  installation = alice.installation;
   const owner = installation.owner();
   const member = (await call(owner, 'people.add', { name: 'bob', kind: 'member' })).person;
   const other = (await call(owner, 'people.add', { name: 'carol', kind: 'member' })).person;
   people = { owner, member, other };
-});
+  peer = await openPeer('peer', { maxConcurrentTurns: 16 });
+  remotes.add(peer);
+  await peer.owner('roles.create', { name: 'researcher', agent: answerer });
+  await call(owner, 'roles.create', { name: 'helper', agent: talker });
+  peerConnectionId = (await pair(peer, alice, { inviter: ['researcher'], acceptor: ['helper'] })).acceptorConnectionId;
+  // All at once, and settled before the first row: no agent writes while a row checks.
+  for (const r of rows) if (r.fixtures === 'shared') sharedFixtures.set(r, Promise.resolve().then(r.setup));
+  await Promise.allSettled(sharedFixtures.values());
+}, 60_000); // eleven agent conversations between two installations, on a busy machine
 
 afterAll(async () => {
-  await installation?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  try {
+    for (const remote of remotes) await closeRemote(remote);
+  } finally {
+    for (const remote of remotes) await remote.close();
+    await alice?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
 });
+
+const title = (r: AnyRow) => (r.about ? `${r.method} (${r.about})` : r.method);
 
 const callerWords: Record<Caller, string> = {
   owner: 'the owner',
@@ -483,48 +1071,60 @@ const callerWords: Record<Caller, string> = {
 };
 
 describe('app API authorization', () => {
-  it('has a row for every method of the contract but session.signIn', () => {
-    const covered = rows.map((r) => r.method);
-    expect(new Set(covered).size).toBe(covered.length);
+  it('has a row for every method of the contract but session.signIn, and one row per case', () => {
+    const titles = rows.map(title);
+    expect(new Set(titles).size).toBe(titles.length);
+    const covered = new Set(rows.map((r) => r.method));
     const contract = Object.keys(methods).filter((m) => m !== 'session.signIn');
     expect([...covered].sort()).toEqual(contract.sort());
   });
 
+  /** Refused: the code, and nothing people write or read in connections.list changed. */
+  async function expectRefused(person: Person | null, r: AnyRow, fixture: unknown, code: ErrorCode) {
+    const before = snapshot();
+    const connectionsBefore = await call(people.owner, 'connections.list', {});
+    const error = await refusal(call(person, r.method, r.params(fixture)));
+    expect(error.code).toBe(code);
+    expect(snapshot()).toEqual(before);
+    expect(await call(people.owner, 'connections.list', {})).toEqual(connectionsBefore);
+    await r.unchanged?.(fixture);
+  }
+
   for (const r of rows) {
-    describe(r.method, () => {
-      for (const caller of ['owner', 'member', 'other'] as const) {
+    describe(title(r), () => {
+      let batch: Promise<unknown[]> | undefined;
+      /** The fixture of the row's call number `i` (the signed-out one is the fourth). */
+      const setup = (i: number): Promise<unknown> => {
+        if (r.fixtures === 'shared') return sharedFixtures.get(r)!;
+        if (r.fixtures === 'batch')
+          return (batch ??= Promise.all([0, 1, 2, 3].map(() => Promise.resolve().then(r.setup)))).then((all) => all[i]);
+        return Promise.resolve().then(r.setup);
+      };
+      const cleanup = r.fixtures === 'shared' ? undefined : r.cleanup;
+
+      for (const [i, caller] of (['owner', 'member', 'other'] as const).entries()) {
         const outcome = r.expect[caller];
         const words = outcome === 'allowed' ? 'allows' : `refuses with ${outcome}`;
         it(`${words} ${callerWords[caller]}`, async () => {
-          const fixture = await r.setup();
+          const fixture = await setup(i);
           try {
             const person = people[caller];
             if (outcome === 'allowed') {
               const result = await call(person, r.method, r.params(fixture));
               await r.effect(fixture, result, person);
-            } else {
-              const before = snapshot();
-              const error = await refusal(call(person, r.method, r.params(fixture)));
-              expect(error.code).toBe(outcome);
-              expect(snapshot()).toEqual(before);
-              await r.unchanged?.(fixture);
-            }
+            } else await expectRefused(person, r, fixture, outcome);
           } finally {
-            await r.cleanup?.(fixture);
+            await cleanup?.(fixture);
           }
         });
       }
 
       it('refuses a caller who has not signed in, with unauthenticated', async () => {
-        const fixture = await r.setup();
+        const fixture = await setup(3);
         try {
-          const before = snapshot();
-          const error = await refusal(call(null, r.method, r.params(fixture)));
-          expect(error.code).toBe('unauthenticated');
-          expect(snapshot()).toEqual(before);
-          await r.unchanged?.(fixture);
+          await expectRefused(null, r, fixture, 'unauthenticated');
         } finally {
-          await r.cleanup?.(fixture);
+          await cleanup?.(fixture);
         }
       });
     });
@@ -588,11 +1188,10 @@ describe('people.remove', () => {
   });
 
   // Two owners removing each other at the same moment: the last-owner rule is the only
-  // thing between them and an installation without owners. KNOWN BUG (reported with a
-  // patch): `people.remove` checks the rule before it waits for the person's agents to
-  // stop and deletes after, so both removals pass the check and both delete. Marked
-  // `it.fails` until the patch lands; then make it a plain `it`. It runs on an
-  // installation of its own, since the bug leaves that one without any owner.
+  // thing between them and an installation without owners. `people.remove` waits for the
+  // person's agents to stop between its first check and the delete, so it checks again
+  // inside the deleting transaction. It runs on an installation of its own, since a
+  // regression would leave that one without any owner.
   it('never removes the last owner, even when two owners remove each other at once', async () => {
     const ownDir = mkdtempSync(path.join(os.tmpdir(), 'parley-authz-race-'));
     const own = await openInstallation({ dataDir: ownDir, name: 'race' });

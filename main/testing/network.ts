@@ -16,11 +16,19 @@ export async function pair(
   const accepted = await acceptor.owner('connections.accept', { code, roles: exposes.acceptor ?? [] });
   const inviterSide = await inviter.waitFor(async () => {
     const list = await inviter.owner('connections.list', {});
-    return list.find((c) => c.online && c.peerRoles.length === (exposes.acceptor ?? []).length);
+    return list.find(
+      (c) =>
+        c.fingerprint === acceptor.installation.id &&
+        c.online &&
+        c.peerRoles.length === (exposes.acceptor ?? []).length,
+    );
   }, 'the inviter to see the connection');
   await acceptor.waitFor(async () => {
     const list = await acceptor.owner('connections.list', {});
-    return list.find((c) => c.online && c.peerRoles.length === (exposes.inviter ?? []).length);
+    return list.find(
+      (c) =>
+        c.fingerprint === inviter.installation.id && c.online && c.peerRoles.length === (exposes.inviter ?? []).length,
+    );
   }, 'the acceptor to see the peer roles');
   return { inviterConnectionId: inviterSide.id, acceptorConnectionId: accepted.id };
 }
