@@ -8,5 +8,7 @@ export default defineConfig({
     // Tests spawn real agents and servers; two cores do not gain from more workers.
     maxWorkers: 2,
     reporters: ['default'],
+    // Installations made by tests (also `parley serve` children) get no first-run `assistant` role.
+    env: { PARLEY_DEFAULT_ROLE: 'off' },
   },
 });

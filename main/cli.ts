@@ -13,6 +13,7 @@ Commands for agents (need PARLEY_TOKEN and PARLEY_API, which Parley sets for eac
   parley history PEER/ROLE             everything between this role and PEER/ROLE
   parley send --to PEER/ROLE TEXT      send TEXT to a peer's role, in the agent conversation for this topic
   parley reply TEXT                    answer in the agent conversation this run works in
+  parley mcp                           the same five commands as tools of a stdio MCP server
 
 Commands for people:
   parley serve [--data DIR] [--name NAME] [--host 127.0.0.1] [--ui-port N] [--peer-port N]
@@ -96,6 +97,12 @@ async function main(argv: string[]): Promise<void> {
     case 'serve': {
       const { serveCommand } = await import('./serve');
       await serveCommand(rest);
+      return;
+    }
+    case 'mcp': {
+      if (rest.length > 0) throw new UsageError('mcp takes no arguments');
+      const { mcpCommand } = await import('./role-api/mcp-server');
+      await mcpCommand(rest);
       return;
     }
     case 'context':

@@ -8,11 +8,13 @@ import path from 'node:path';
 import type { AppEvent } from '../shared/api-contract';
 import type { Person } from '../shared/domain';
 import { adapters } from './agents';
+import { createDefaultRole, type FirstRunNote, type FirstRunOptions } from './agents/first-run';
 import { dispatch, type ApiServices } from './api/handlers';
 import type { ApiSession } from './api/session';
 import { ConnectionEngine } from './engine/engine';
 import { loadOrCreateIdentity, type Identity } from './engine/identity';
 import { EventHub } from './events';
+import { log } from './log';
 import { distPaths } from './paths';
 import { RoleApiServer } from './role-api/server';
 import { agentEnvironment, RunManager } from './runs/run-manager';
@@ -35,6 +37,12 @@ export interface InstallationOptions {
   reconnect?: { minMs: number; maxMs: number };
   /** False: inputs commit but no agent starts (the wire benchmark). */
   startTurns?: boolean;
+  /**
+   * A new installation gets a default role `assistant` (DESIGN §10). False skips it;
+   * an object changes where it looks (tests). When omitted, it is made unless the
+   * environment says PARLEY_DEFAULT_ROLE=off (the test suites set that).
+   */
+  defaultRole?: boolean | FirstRunOptions;
   /** The SQLite addon to load (Electron in development uses its own build). */
   nativeBinding?: string;
 }
@@ -53,6 +61,8 @@ export interface Installation {
   readonly engine: ConnectionEngine;
   /** host:port peers dial, or null when not listening. */
   readonly peerAddress: string | null;
+  /** Set on the first run when the default role was made: which agent it uses and how to change it. */
+  readonly firstRun: FirstRunNote | null;
   /** Calls one app API method as a session; throws ApiError. */
   call(session: ApiSession, method: string, params: unknown): Promise<unknown>;
   subscribe(person: Person, listener: (event: AppEvent) => void): () => void;
@@ -97,6 +107,12 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       saveInstallation(db, name, identity.fingerprint);
       if (!firstOwner(db)) insertPerson(db, name, 'owner');
     });
+    const defaultRole = options.defaultRole ?? process.env.PARLEY_DEFAULT_ROLE !== 'off';
+    const firstRun =
+      previous === undefined && defaultRole !== false
+        ? await createDefaultRole(db, defaultRole === true ? {} : defaultRole)
+        : null;
+    if (firstRun) log.info(firstRun.message, { adapter: firstRun.adapter });
     const events = new EventHub();
     const binDir = path.join(dataDir, 'bin');
     writeLauncher(binDir);
@@ -143,6 +159,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       roleApiSocket,
       engine,
       peerAddress,
+      firstRun,
       call: (session, method, params) => dispatch(services, session, method, params),
       subscribe: (person, listener) => events.subscribe(person, listener),
       owner: () => firstOwner(db)!,

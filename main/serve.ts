@@ -150,6 +150,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   process.stdout.write(
     `Parley "${running.installation.name}" is running: ${running.info.ui}#token=${running.info.token}\n`,
   );
+  const firstRun = running.installation.firstRun;
+  if (firstRun) process.stdout.write(`${firstRun.message}\n`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -20,6 +20,7 @@ await Promise.all([
     entryPoints: {
       cli: 'main/cli.ts',
       'scripted-agent': 'main/agents/scripted-agent.ts',
+      'openai-worker': 'main/agents/openai-worker.ts',
       'bench/run': 'bench/run.ts',
       demo: 'scripts/demo.ts',
       'electron/main': 'main/app/electron-main.ts',

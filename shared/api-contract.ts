@@ -194,7 +194,10 @@ export const methods = {
   /** Owner: revoke a connection for good; the peer's certificate is refused from then on. */
   'connections.revoke': method<ConnectionSummary>()(byId, 'Revoke a connection'),
   /** Owner: set which local roles the peer may address. */
-  'connections.expose': method<ConnectionSummary>()(z.strictObject({ id, roles: z.array(roleName).max(100) }), 'Expose roles'),
+  'connections.expose': method<ConnectionSummary>()(
+    z.strictObject({ id, roles: z.array(roleName).max(100) }),
+    'Expose roles',
+  ),
   /** Owner: set how many outgoing texts may wait on this connection. */
   'connections.setQueueLimit': method<ConnectionSummary>()(
     z.strictObject({ id, limit: z.number().int().min(1).max(100_000) }),

@@ -90,6 +90,8 @@ export interface Role {
   name: string;
   description: string;
   agent: AgentSettings;
+  /** openai-compatible roles: whether an API key is stored. The app API never sends the key itself. */
+  hasApiKey?: boolean;
   createdAt: string;
 }
 

@@ -1,35 +1,77 @@
 // The command adapter: any program, run without a shell. It reads the turn on stdin
 // (as text, or as JSON with `input: "json"`) and its stdout is the turn's output.
-import type { AgentAdapter, AgentLaunch } from './types';
+//
+// - Arguments are an array handed to the program as they are: no shell ever sees
+//   them, so `$HOME`, `;`, `*` and quotes mean nothing special (spawn without
+//   `shell`, in the run manager's spawnInGroup).
+// - It works in the role's `cwd`, or the installation's work folder; a folder that
+//   does not exist fails the turn with a message saying so.
+// - Its environment is the inherited minimum, the role's `env`, then Parley's
+//   PARLEY_* and PATH (./environment.ts).
+// - Its stdout is capped by the run manager; an output that was cut says so.
+import { statSync } from 'node:fs';
+import { agentEnv } from './environment';
+import type { AgentAdapter, AgentContext, AgentInput, AgentLaunch } from './types';
 import { inputsAsText } from './types';
+
+/** What a command reads on stdin with `input: "json"`. */
+export interface CommandTurn {
+  session: string | null;
+  role: string;
+  instructions: string | null;
+  context: AgentContext;
+  inputs: AgentInput[];
+}
+
+/** Throws a message for people when the folder cannot be worked in. */
+export function requireFolder(folder: string, what: string): void {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(folder).isDirectory();
+  } catch {
+    throw new Error(`${what} ${folder} does not exist: create it, or change the folder in the role's settings`);
+  }
+  if (!isDirectory) throw new Error(`${what} ${folder} is not a folder: change it in the role's settings`);
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KiB`;
+  return `${bytes} bytes`;
+}
 
 export const commandAdapter: AgentAdapter = {
   prepare(request): AgentLaunch {
     const agent = request.role.agent;
     if (agent.adapter !== 'command') throw new Error('command adapter given another adapter’s settings');
     const [command, ...args] = agent.command as [string, ...string[]];
-    const stdin =
-      agent.input === 'json'
-        ? JSON.stringify({
-            session: request.session,
-            role: request.role.name,
-            context: request.context,
-            inputs: request.inputs,
-          })
-        : inputsAsText(request.inputs) + '\n';
+    const cwd = agent.cwd ?? request.defaultCwd;
+    requireFolder(cwd, agent.cwd ? 'the role’s working folder' : 'the installation’s work folder');
+    const turn: CommandTurn = {
+      session: request.session,
+      role: request.role.name,
+      instructions: agent.instructions ?? null,
+      context: request.context,
+      inputs: request.inputs,
+    };
+    const stdin = agent.input === 'json' ? JSON.stringify(turn) : inputsAsText(request.inputs) + '\n';
     return {
       command,
       args,
-      cwd: agent.cwd ?? request.defaultCwd,
-      env: { ...process.env, ...agent.env, ...request.env },
+      cwd,
+      env: agentEnv(agent.env, request.env),
       stdin,
       onLine: (line) => ({ live: line }),
       finish(result) {
         if (result.code === 0) {
-          const output = result.stdout.trim() + (result.truncated ? '\n\n[output cut: too long]' : '');
-          return { ok: true, output };
+          const cut = result.truncated
+            ? `\n\n[Parley cut this output: \`${command}\` printed more than ${formatBytes(Buffer.byteLength(result.stdout))}; only the beginning is kept]`
+            : '';
+          return { ok: true, output: result.stdout.trim() + cut };
         }
         const detail = result.stderr.trim().split('\n').slice(-5).join('\n');
+        // The run manager puts why it could not start in stderr.
+        if (result.code === null && result.signal === null) return { ok: false, error: detail };
         const how = result.signal ? `was ended by ${result.signal}` : `exited with code ${result.code}`;
         return { ok: false, error: `\`${command}\` ${how}${detail ? `: ${detail}` : ''}` };
       },

@@ -15,6 +15,7 @@ import {
 import type { ContextRef, Conversation, Person, Task } from '../../shared/domain';
 import type { ConnectionEngine } from '../engine/engine';
 import type { EventHub } from '../events';
+import { keepStoredKey, publicRole } from '../agents/secrets';
 import { RoleApiError, type RoleApiErrorCode } from '../role-api/protocol';
 import { getConnectionRow, listConnectionRows } from '../store/queries/connections';
 import {
@@ -158,13 +159,13 @@ const handlers: HandlerTable = {
     return { removed: true as const };
   },
 
-  'roles.list': ({ services }) => listRoles(services.db),
+  'roles.list': ({ services }) => listRoles(services.db).map(publicRole),
   'roles.create': ({ services, person }, { name, description, agent }) => {
     requireOwner(person, 'create roles');
     if (getRoleByName(services.db, name)) throw new ApiError('conflict', `a role named "${name}" already exists`);
     const role = transaction(services.db, () => insertRole(services.db, name, description ?? '', agent));
     services.events.emit({ type: 'changed', kind: 'role', id: role.id }, 'everyone');
-    return role;
+    return publicRole(role);
   },
   'roles.update': ({ services, person }, { id, name, description, agent }) => {
     requireOwner(person, 'change roles');
@@ -172,10 +173,16 @@ const handlers: HandlerTable = {
     if (name !== undefined && name !== role.name && getRoleByName(services.db, name))
       throw new ApiError('conflict', `a role named "${name}" already exists`);
     const updated = transaction(services.db, () =>
-      updateRole(services.db, id, name ?? role.name, description ?? role.description, agent ?? role.agent),
+      updateRole(
+        services.db,
+        id,
+        name ?? role.name,
+        description ?? role.description,
+        agent ? keepStoredKey(agent, role.agent) : role.agent,
+      ),
     );
     services.events.emit({ type: 'changed', kind: 'role', id }, 'everyone');
-    return updated;
+    return publicRole(updated);
   },
   'roles.remove': async ({ services, person }, { id }) => {
     requireOwner(person, 'remove roles');

@@ -319,11 +319,11 @@ export class RunManager {
       child.stdout!.setEncoding('utf8');
       child.stderr!.setEncoding('utf8');
       child.stdout!.on('data', (chunk: string) => {
-        if (stdout.length < this.maxOutput) stdout += chunk;
-        if (stdout.length > this.maxOutput) {
-          stdout = stdout.slice(0, this.maxOutput);
+        // Anything past the cap, even a chunk that starts exactly at it, marks the output as cut.
+        if (stdout.length + chunk.length > this.maxOutput) {
+          stdout += chunk.slice(0, Math.max(0, this.maxOutput - stdout.length));
           truncated = true;
-        }
+        } else stdout += chunk;
         lineBuffer += chunk;
         let newline: number;
         while ((newline = lineBuffer.indexOf('\n')) >= 0) {

@@ -24,7 +24,8 @@ export interface TestInstallation {
 export async function openTestInstallation(options: Partial<InstallationOptions> = {}): Promise<TestInstallation> {
   log.setQuiet(true);
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
-  const installation = await openInstallation({ name: 'alice', ...options, dataDir });
+  // Tests make their own roles: no first-run `assistant` unless a test asks for it.
+  const installation = await openInstallation({ name: 'alice', defaultRole: false, ...options, dataDir });
   const as =
     (person: Person) =>
     <M extends MethodName>(method: M, params: ParamsOf<M>) =>

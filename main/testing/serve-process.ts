@@ -46,7 +46,11 @@ export async function startServe(options: {
       '0',
       ...(options.extraArgs ?? []),
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PARLEY_LOG: 'silent', ...options.env } },
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // No first-run `assistant`: the callers make their own roles (pass PARLEY_DEFAULT_ROLE in env to get it).
+      env: { ...process.env, PARLEY_LOG: 'silent', PARLEY_DEFAULT_ROLE: 'off', ...options.env },
+    },
   );
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));

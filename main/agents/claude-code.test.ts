@@ -1,0 +1,355 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentSettings } from '../../shared/domain';
+import { groupAlive, processAlive } from '../runs/process-tree';
+import { findRun, runningTurns, setRunSession } from '../store/queries/runs';
+import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { ClaudeStream, FRESH_SESSION_NOTICE } from './claude-code';
+import {
+  conversations,
+  feed,
+  installFake,
+  invocations,
+  lastMessage,
+  realCli,
+  transcript,
+  type FakeInvocation,
+} from './cli-test-kit';
+import type { ProcessResult } from './types';
+
+const SESSION = '6f1c2b7e-3d4a-4c5b-9e8f-0a1b2c3d4e5f';
+const exited = (code: number, stderr = ''): ProcessResult => ({
+  code,
+  signal: null,
+  stdout: '',
+  stderr,
+  truncated: false,
+});
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('ClaudeStream', () => {
+  it('reads the session from init, live lines from assistant and tool events, and the output from result', () => {
+    const stream = new ClaudeStream(null);
+    const updates = feed(stream, transcript('claude-success.jsonl', { SESSION, CWD: '/w', TEXT: 'All done.\nBye.' }));
+    expect(updates[0]).toEqual({ session: SESSION, live: 'Claude Code started (claude-sonnet-4-5-20250929)' });
+    expect(updates.slice(1).map((u) => u.live)).toEqual([
+      'Let me check where I am first.',
+      '→ mcp__parley__context {}',
+      '← { "token": "run", "role": { "id": 1, "name": "assistant" } }',
+      '→ Bash {"command":"ls","description":"List files"}',
+      '← README.md notes.txt',
+      'All done. Bye.',
+    ]);
+    expect(stream.finish(exited(0), 'claude', false)).toEqual({
+      ok: true,
+      output: 'All done.\nBye.',
+      session: SESSION,
+    });
+  });
+
+  it('fails the turn with the message of an error result', () => {
+    const stream = new ClaudeStream(SESSION);
+    const updates = feed(stream, transcript('claude-error-result.jsonl', { SESSION, CWD: '/w' }));
+    expect(updates.map((u) => u.live)).toContain('Claude Code: retrying the API (attempt 1/10)');
+    const outcome = stream.finish(exited(1), 'claude', false);
+    expect(outcome).toEqual({
+      ok: false,
+      error:
+        'Claude Code failed: API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+    });
+  });
+
+  it('says what to do when Claude Code is not logged in (the real 2.1 transcript)', () => {
+    const stream = new ClaudeStream(null);
+    feed(stream, transcript('claude-not-logged-in.jsonl', { SESSION }));
+    const outcome = stream.finish(exited(1), 'claude', false);
+    expect(outcome.ok).toBe(false);
+    expect(!outcome.ok && outcome.error).toBe(
+      'Claude Code is not logged in here (“Not logged in · Please run /login”). Run `claude` once in a terminal on this computer and log in (or set ANTHROPIC_API_KEY in the role’s environment), then send the message again.',
+    );
+    expect(stream.session).toBe(SESSION);
+  });
+
+  it('forgets a failed resume once the runner falls back, and says so in the output', () => {
+    const stream = new ClaudeStream(SESSION);
+    feed(stream, transcript('claude-resume-failed.jsonl', { SESSION }));
+    const fallback = stream.line(
+      JSON.stringify({
+        type: 'parley.runner',
+        event: 'fallback',
+        reason: `No conversation found with session ID: ${SESSION}`,
+      }),
+    );
+    expect(fallback?.live).toContain('could not resume the session');
+    const fresh = '0a0b0c0d-1111-4222-8333-444455556666';
+    feed(stream, transcript('claude-success.jsonl', { SESSION: fresh, CWD: '/w', TEXT: 'Hello again.' }));
+    expect(stream.finish(exited(0), 'claude', false)).toEqual({
+      ok: true,
+      output: `(Parley could not resume the earlier Claude Code session — No conversation found with session ID: ${SESSION} — so this answer comes from a fresh session that does not remember earlier turns.)\n\nHello again.`,
+      session: fresh,
+    });
+  });
+
+  it('says how to install Claude Code when there is no claude program', () => {
+    const missing = JSON.stringify({
+      type: 'parley.runner',
+      event: 'spawn_error',
+      code: 'ENOENT',
+      message: 'spawn claude ENOENT',
+    });
+    const stream = new ClaudeStream(null);
+    stream.line(missing);
+    expect(stream.finish(exited(127), 'claude', false)).toEqual({
+      ok: false,
+      error:
+        'Claude Code is not installed here: there is no `claude` program on PATH. Install it (`npm install -g @anthropic-ai/claude-code`), run `claude` once to log in, or set the full path of `claude` in the role’s command setting.',
+    });
+  });
+
+  it('reports a process that ended without a result by its error output', () => {
+    const stream = new ClaudeStream(null);
+    const outcome = stream.finish(exited(1, 'Error: Session ID x is already in use.\n'), 'claude', false);
+    expect(outcome).toEqual({ ok: false, error: 'Claude Code failed: Error: Session ID x is already in use.' });
+  });
+});
+
+describe('claude-code adapter', () => {
+  let dir: string;
+  let fakeClaude: string;
+  let t: TestInstallation;
+
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'parley-claude-'));
+    fakeClaude = installFake(dir, 'claude', 'fake-claude.mjs');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  /** A fresh state folder for the fake per test: its sessions and its log. */
+  function agent(extra: Partial<Extract<AgentSettings, { adapter: 'claude-code' }>> = {}) {
+    const state = mkdtempSync(path.join(dir, 'state-'));
+    const settings: AgentSettings = {
+      adapter: 'claude-code',
+      command: fakeClaude,
+      env: { FAKE_CLI_DIR: state },
+      ...extra,
+    };
+    return { settings, state, runs: () => invocations(state) };
+  }
+  const option = (run: FakeInvocation, name: string) => run.argv[run.argv.indexOf(name) + 1];
+
+  it('answers with the result, keeps the session it chose, and passes its flags, prompt and MCP config', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const fake = agent({ model: 'sonnet', permissionMode: 'acceptEdits', instructions: 'Answer in French.' });
+    const { conversation } = await c.open(fake.settings);
+    const detail = await c.turn(conversation.id, 'hello there');
+    expect(lastMessage(detail)).toBe('echo: hello there');
+    const [run] = fake.runs();
+    const session = option(run!, '--session-id');
+    expect(session).toMatch(UUID);
+    expect(detail.conversation.run.session).toBe(session);
+    expect(run!.argv.slice(0, 4)).toEqual(['-p', '--output-format', 'stream-json', '--verbose']);
+    expect(option(run!, '--permission-mode')).toBe('acceptEdits');
+    expect(option(run!, '--model')).toBe('sonnet');
+    expect(option(run!, '--allowedTools')).toBe('mcp__parley');
+    expect(run!.argv).not.toContain('--resume');
+    expect(option(run!, '--append-system-prompt')).toContain('Instructions from the role’s owner:\nAnswer in French.');
+    // The prompt: the run's context and root, then the inputs.
+    expect(run!.prompt).toContain('You are assistant, in your conversation with alice.');
+    expect(run!.prompt).toContain('`parley report TEXT` posts a message to alice right away.');
+    expect(run!.prompt.trim().endsWith('alice: hello there')).toBe(true);
+    expect(run!.cwd).toBe(path.join(t.installation.dataDir, 'work'));
+    // The MCP config: `parley mcp` with the turn's token, private, and gone after the turn.
+    expect(run!.mcpConfig).toEqual({
+      mcpServers: {
+        parley: {
+          type: 'stdio',
+          command: path.join(t.installation.dataDir, 'bin', 'parley'),
+          args: ['mcp'],
+          env: {
+            PARLEY_TOKEN: expect.stringMatching(/^prt_/) as string,
+            PARLEY_API: t.installation.roleApiSocket,
+            PATH: expect.stringContaining(path.join(t.installation.dataDir, 'bin')) as string,
+          },
+        },
+      },
+    });
+    expect(run!.mcpConfigMode).toBe('600');
+    expect(run!.mcpConfigDirMode).toBe('700');
+    expect(existsSync(run!.mcpConfigFile as string)).toBe(false);
+    // Parley runs the runner as Node; Claude Code does not inherit that.
+    expect(run!.electronRunAsNode).toBeNull();
+  });
+
+  it('resumes its session on the next turn, in the role’s working folder', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const fake = agent({ cwd: dir });
+    const { conversation } = await c.open(fake.settings);
+    await c.turn(conversation.id, 'one');
+    const detail = await c.turn(conversation.id, 'two');
+    expect(lastMessage(detail)).toBe('echo: two');
+    const [first, second] = fake.runs();
+    const session = option(first!, '--session-id');
+    expect(option(second!, '--resume')).toBe(session);
+    expect(second!.argv).not.toContain('--session-id');
+    expect(detail.conversation.run.session).toBe(session);
+    expect(fake.runs()).toHaveLength(2);
+    expect(second!.cwd).toBe(dir);
+  });
+
+  it('says so when the role’s working folder does not exist', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const { conversation } = await c.open(agent({ cwd: path.join(dir, 'gone') }).settings);
+    const detail = await c.turn(conversation.id, 'hi');
+    expect(lastMessage(detail)).toMatch(/^The agent failed: the role’s working folder .*gone does not exist/);
+  });
+
+  it('ends the whole tree on Stop, and falls back to a fresh session when the stopped one cannot be resumed', async () => {
+    t = await openTestInstallation({ stopGraceMs: 300 });
+    const c = conversations(t);
+    const fake = agent();
+    const { conversation } = await c.open(fake.settings);
+    await c.start(conversation.id, 'work forever');
+    // Claude Code announced its session, then worked with a child that ignores SIGTERM.
+    const [runner, cli, child] = await t.waitFor(() => {
+      try {
+        return readFileSync(path.join(fake.state, 'pids'), 'utf8').split(' ').map(Number);
+      } catch {
+        return undefined;
+      }
+    }, 'the fake claude and its child');
+    const session = await t.waitFor(
+      async () => (await c.detail(conversation.id)).conversation.run.session,
+      'the session',
+    );
+    expect(session).toBe(option(fake.runs()[0]!, '--session-id'));
+    const [turn] = runningTurns(t.installation.db);
+    expect(turn!.pid).toBe(runner);
+    expect(await t.owner('conversations.stop', { id: conversation.id })).toEqual({ stopped: true });
+    for (const pid of [runner!, cli!, child!]) expect(processAlive(pid)).toBe(false);
+    expect(groupAlive(runner!)).toBe(false);
+    expect((await c.detail(conversation.id)).conversation.run.session).toBe(session);
+    // The stopped session was never saved: resuming it fails, and the runner starts a fresh one.
+    const detail = await c.turn(conversation.id, 'are you there?');
+    const [, resume, fresh] = fake.runs();
+    expect(option(resume!, '--resume')).toBe(session);
+    const newSession = option(fresh!, '--session-id');
+    expect(newSession).toMatch(UUID);
+    expect(newSession).not.toBe(session);
+    expect(fresh!.prompt).toContain(FRESH_SESSION_NOTICE);
+    expect(fresh!.prompt).toContain('You were stopped by alice before your previous turn finished.');
+    expect(lastMessage(detail)).toBe(
+      `(Parley could not resume the earlier Claude Code session — No conversation found with session ID: ${session} — so this answer comes from a fresh session that does not remember earlier turns.)\n\necho: are you there?`,
+    );
+    expect(detail.turns.map((turn) => turn.status)).toEqual(['stopped', 'done']);
+    expect(detail.conversation.run.session).toBe(newSession);
+    // And the fresh session resumes normally from then on.
+    await c.turn(conversation.id, 'and now?');
+    expect(option(fake.runs()[3]!, '--resume')).toBe(newSession);
+  });
+
+  it('says in the conversation that Claude Code is not logged in, and what to do', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const { conversation } = await c.open(agent().settings);
+    const detail = await c.turn(conversation.id, 'login');
+    expect(detail.turns.at(-1)?.status).toBe('failed');
+    expect(lastMessage(detail)).toBe(
+      'The agent failed: Claude Code is not logged in here (“Not logged in · Please run /login”). Run `claude` once in a terminal on this computer and log in (or set ANTHROPIC_API_KEY in the role’s environment), then send the message again.',
+    );
+  });
+
+  it('says in the conversation when the claude program does not exist', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const { conversation } = await c.open({ adapter: 'claude-code', command: path.join(dir, 'no', 'claude') });
+    const detail = await c.turn(conversation.id, 'hi');
+    expect(detail.turns.at(-1)?.status).toBe('failed');
+    expect(lastMessage(detail)).toBe(
+      `The agent failed: Claude Code was not found at \`${path.join(dir, 'no', 'claude')}\` (the role’s command setting). Check the path, or clear the setting to use \`claude\` from PATH.`,
+    );
+  });
+
+  it('gives Claude Code a working `parley mcp` through --mcp-config alone', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const { conversation } = await c.open(agent().settings, 'helper');
+    const detail = await c.turn(conversation.id, 'mcp');
+    expect(lastMessage(detail)).toBe('context: run token of helper in a conversation');
+  });
+});
+
+const claude = realCli('PARLEY_TEST_CLAUDE', 'claude');
+// Parley gives Claude Code only a minimal environment and a fresh HOME here, so it cannot log in
+// even on a machine where it is logged in or ANTHROPIC_API_KEY is set.
+const skipReal = claude.path ? null : claude.reason;
+if (skipReal) console.info(`Skipping the tests against the real Claude Code: ${skipReal}`);
+
+describe.skipIf(skipReal !== null)('claude-code adapter with the real Claude Code (not logged in)', () => {
+  let t: TestInstallation;
+  let home: string;
+  beforeAll(() => {
+    console.info(`Real Claude Code: ${claude.path} (${claude.reason})`);
+    home = mkdtempSync(path.join(os.tmpdir(), 'parley-real-claude-'));
+  });
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  it('documents every flag Parley passes in its --help', () => {
+    const help = execFileSync(claude.path!, ['--help'], { encoding: 'utf8', timeout: 60_000 });
+    for (const flag of [
+      '--print',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--mcp-config',
+      '--allowedTools',
+      '--append-system-prompt',
+      '--permission-mode',
+      '--model',
+      '--session-id',
+      '--resume',
+    ])
+      expect(help, flag).toContain(flag);
+    for (const mode of ['default', 'acceptEdits', 'bypassPermissions', 'plan']) expect(help).toContain(`"${mode}"`);
+  });
+
+  it('accepts Parley’s flags, starts the session Parley chose, and falls back when a session cannot be resumed', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const { conversation } = await c.open({
+      adapter: 'claude-code',
+      command: claude.path!,
+      model: 'sonnet',
+      permissionMode: 'acceptEdits',
+      instructions: 'Be brief.',
+      env: { HOME: home },
+    });
+    const first = await c.turn(conversation.id, 'hello');
+    // Every flag was accepted (an unknown one ends Claude Code before it starts a session),
+    // its stream-json was read (the session came from the init event), and it cannot log in here.
+    expect(lastMessage(first)).toMatch(/^The agent failed: Claude Code is not logged in here \(“Not logged in/);
+    const session = first.conversation.run.session;
+    expect(session).toMatch(UUID);
+    // A session that was never saved cannot be resumed: Parley starts a fresh one.
+    const run = findRun(t.installation.db, { kind: 'conversation', id: conversation.id })!;
+    const lost = '00000000-1111-4222-8333-444444444444';
+    setRunSession(t.installation.db, run.id, lost);
+    const second = await c.turn(conversation.id, 'again');
+    expect(lastMessage(second)).toMatch(/^The agent failed: Claude Code is not logged in here/);
+    expect(lastMessage(second)).toContain('(after the earlier session could not be resumed)');
+    const fresh = second.conversation.run.session;
+    expect(fresh).toMatch(UUID);
+    expect([lost, session]).not.toContain(fresh);
+  }, 120_000);
+});

@@ -1,0 +1,246 @@
+// The claude-code adapter: one `claude -p --output-format stream-json --verbose` per
+// turn, run by the session runner so that a session that cannot be resumed falls back
+// to a fresh one. The prompt goes on stdin; Parley's standing text and the role's
+// instructions are appended to Claude Code's system prompt; `parley mcp` is its only
+// way to act in Parley, through a per-turn MCP config in a private folder.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
+import { requireFolder } from './command';
+import { agentEnv } from './environment';
+import { runnerEvent, runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
+import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcome, TurnRequest } from './types';
+
+/** What Claude Code says when `--resume` finds nothing to resume. */
+export const CLAUDE_RESUME_FAILED = 'No conversation found with session ID';
+
+/** What a failed login or a refused key looks like. */
+const LOGIN_FAILED =
+  /not logged in|please run \/login|invalid api key|authentication_failed|oauth token (has )?expired|invalid x-api-key|\b401\b|unauthori[sz]ed/i;
+
+export const FRESH_SESSION_NOTICE =
+  'Parley could not resume your previous Claude Code session (it was probably stopped before it was saved), so this is a fresh session: you do not remember earlier turns. The context and history tools tell you where you are and what was said with peers.';
+
+/** The stream-json events Parley reads; everything else is passed over. */
+export type ClaudeEvent =
+  | { type: 'system'; subtype: 'init'; session_id: string; model?: string; permissionMode?: string }
+  | { type: 'system'; subtype: 'api_retry'; attempt?: number; max_retries?: number; error?: string }
+  | { type: 'system'; subtype: string }
+  | { type: 'assistant'; message: { content: ClaudeContent[] }; error?: string }
+  | { type: 'user'; message: { content: ClaudeContent[] | string } }
+  | {
+      type: 'result';
+      subtype: string;
+      is_error: boolean;
+      result?: string;
+      errors?: string[];
+      session_id?: string;
+    };
+
+type ClaudeContent =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; name: string; input?: unknown }
+  | { type: 'tool_result'; content?: unknown; is_error?: boolean }
+  | { type: string };
+
+/** A line for people watching the run: one line, not too long. */
+export function preview(text: string, max = 300): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function toolResultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content))
+    return content
+      .map((part: { type?: string; text?: string }) => (part?.type === 'text' ? (part.text ?? '') : ''))
+      .join(' ');
+  return '';
+}
+
+/** Reads Claude Code's stream-json: the session, live lines, the final result. */
+export class ClaudeStream {
+  session: string | null;
+  result: Extract<ClaudeEvent, { type: 'result' }> | null = null;
+  /** Set when the runner fell back to a fresh session: why. */
+  fellBack: string | null = null;
+  spawnError: { code: string; message: string } | null = null;
+
+  constructor(session: string | null) {
+    this.session = session;
+  }
+
+  line(line: string): StreamUpdate | undefined {
+    const runner = runnerEvent(line);
+    if (runner) {
+      if (runner.event === 'spawn_error') {
+        this.spawnError = runner;
+        return undefined;
+      }
+      // What the failed attempt said is not this turn's result.
+      this.result = null;
+      this.fellBack = runner.reason || 'the session was not found';
+      return { live: `Parley: could not resume the session (${this.fellBack}); starting a fresh one` };
+    }
+    let event: ClaudeEvent;
+    try {
+      event = JSON.parse(line) as ClaudeEvent;
+    } catch {
+      return line.trim() ? { live: preview(line) } : undefined;
+    }
+    if (!event || typeof event !== 'object') return undefined;
+    switch (event.type) {
+      case 'system': {
+        if (event.subtype === 'init') {
+          const init = event as Extract<ClaudeEvent, { subtype: 'init' }>;
+          this.session = init.session_id;
+          return { session: init.session_id, live: `Claude Code started (${init.model ?? 'default model'})` };
+        }
+        if (event.subtype === 'api_retry') {
+          const retry = event as Extract<ClaudeEvent, { subtype: 'api_retry' }>;
+          return {
+            live: `Claude Code: retrying the API (attempt ${retry.attempt ?? '?'}/${retry.max_retries ?? '?'})`,
+          };
+        }
+        return undefined;
+      }
+      case 'assistant': {
+        const parts = (event.message?.content ?? []).flatMap((part) => {
+          if (part.type === 'text') return [preview((part as { text: string }).text)];
+          if (part.type === 'tool_use') {
+            const use = part as { name: string; input?: unknown };
+            return [`→ ${use.name} ${preview(JSON.stringify(use.input ?? {}), 200)}`];
+          }
+          return [];
+        });
+        return parts.length ? { live: parts.join(' · ') } : undefined;
+      }
+      case 'user': {
+        const content = event.message?.content;
+        if (!Array.isArray(content)) return undefined;
+        const parts = content.flatMap((part) => {
+          if (part.type !== 'tool_result') return [];
+          const result = part as { content?: unknown; is_error?: boolean };
+          return [`${result.is_error ? '← error: ' : '← '}${preview(toolResultText(result.content), 200)}`];
+        });
+        return parts.length ? { live: parts.join(' · ') } : undefined;
+      }
+      case 'result':
+        this.result = event;
+        if (!this.session && event.session_id && !event.is_error) this.session = event.session_id;
+        return undefined;
+      default:
+        return undefined;
+    }
+  }
+
+  /** The turn's outcome once the process ended. */
+  finish(process: ProcessResult, command: string, commandIsSetting: boolean): TurnOutcome {
+    const resumeNote = this.fellBack
+      ? `(Parley could not resume the earlier Claude Code session — ${this.fellBack} — so this answer comes from a fresh session that does not remember earlier turns.)`
+      : null;
+    if (this.spawnError) return { ok: false, error: notStarted(this.spawnError, command, commandIsSetting) };
+    const result = this.result;
+    if (result && !result.is_error) {
+      const output = result.result ?? '';
+      return {
+        ok: true,
+        output: resumeNote ? `${resumeNote}\n\n${output}` : output,
+        session: this.session,
+      };
+    }
+    let message: string;
+    if (result) {
+      message = result.result?.trim() || result.errors?.join('; ') || `it ended with ${result.subtype}`;
+    } else if (process.signal) {
+      message = `it was ended by ${process.signal}`;
+    } else {
+      const detail = process.stderr.trim().split('\n').slice(-5).join('\n');
+      message = detail || `it exited with code ${process.code} without a result`;
+    }
+    const after = this.fellBack ? ' (after the earlier session could not be resumed)' : '';
+    if (LOGIN_FAILED.test(message))
+      return {
+        ok: false,
+        error: `Claude Code is not logged in here (“${message}”). Run \`claude\` once in a terminal on this computer and log in (or set ANTHROPIC_API_KEY in the role’s environment), then send the message again.${after}`,
+      };
+    return { ok: false, error: `Claude Code failed: ${message}${after}` };
+  }
+}
+
+function notStarted(error: { code: string; message: string }, command: string, commandIsSetting: boolean): string {
+  if (error.code === 'ENOENT') {
+    return commandIsSetting
+      ? `Claude Code was not found at \`${command}\` (the role’s command setting). Check the path, or clear the setting to use \`claude\` from PATH.`
+      : 'Claude Code is not installed here: there is no `claude` program on PATH. Install it (`npm install -g @anthropic-ai/claude-code`), run `claude` once to log in, or set the full path of `claude` in the role’s command setting.';
+  }
+  return `could not start Claude Code (\`${command}\`): ${error.message}`;
+}
+
+/** The per-turn MCP config: `parley mcp` with the turn's token, in a folder only this user can read. */
+function writeMcpConfig(request: TurnRequest): { dir: string; file: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-turn-'));
+  const file = path.join(dir, 'mcp.json');
+  const env: Record<string, string> = {};
+  for (const name of ['PARLEY_TOKEN', 'PARLEY_API', 'PATH'] as const) {
+    const value = request.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  const config = { mcpServers: { parley: { type: 'stdio', command: parleyLauncher(request), args: ['mcp'], env } } };
+  writeFileSync(file, JSON.stringify(config, null, 2), { mode: 0o600 });
+  return { dir, file };
+}
+
+export const claudeCodeAdapter: AgentAdapter = {
+  prepare(request): AgentLaunch {
+    const agent = request.role.agent;
+    if (agent.adapter !== 'claude-code') throw new Error('claude-code adapter given another adapter’s settings');
+    const command = agent.command ?? 'claude';
+    const cwd = agent.cwd ?? request.defaultCwd;
+    requireFolder(cwd, agent.cwd ? 'the role’s working folder' : 'the installation’s work folder');
+    // The inherited minimum, the role's env, then the turn's PARLEY_* and PATH (docs/agents.md).
+    const env = agentEnv(agent.env, request.env);
+    const mcp = writeMcpConfig(request);
+    const common = [
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--mcp-config',
+      mcp.file,
+      // The parley tools need no approval: they are how this agent acts in Parley.
+      '--allowedTools',
+      'mcp__parley',
+      '--append-system-prompt',
+      standingInstructions(request),
+    ];
+    if (agent.permissionMode) common.push('--permission-mode', agent.permissionMode);
+    if (agent.model) common.push('--model', agent.model);
+    const fresh = { args: [...common, '--session-id', randomUUID()], stdin: turnPrompt(request, FRESH_SESSION_NOTICE) };
+    const attempts: RunnerPlan['attempts'] = [];
+    if (request.session && SESSION_UUID.test(request.session)) {
+      attempts.push({ args: [...common, '--resume', request.session], stdin: turnPrompt(request) }, fresh);
+    } else {
+      // No session yet, or one another adapter made: start one of our own.
+      attempts.push({ args: fresh.args, stdin: turnPrompt(request) });
+    }
+    const plan: RunnerPlan = {
+      command,
+      attempts,
+      retryWhen: CLAUDE_RESUME_FAILED,
+      cleanup: [mcp.dir],
+      unset: [],
+    };
+    const stream = new ClaudeStream(request.session);
+    return {
+      ...runnerLaunch(request, plan, cwd, env),
+      onLine: (line) => stream.line(line),
+      finish(result) {
+        rmSync(mcp.dir, { recursive: true, force: true });
+        return stream.finish(result, command, agent.command !== undefined);
+      },
+    };
+  },
+};

@@ -1,0 +1,338 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentSettings, Role } from '../../shared/domain';
+import { endGroup, groupAlive, processAlive } from '../runs/process-tree';
+import { findRun, runningTurns, setRunSession } from '../store/queries/runs';
+import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import {
+  conversations,
+  feed,
+  installFake,
+  invocations,
+  lastMessage,
+  processTree,
+  realCli,
+  transcript,
+  type FakeInvocation,
+} from './cli-test-kit';
+import { CodexStream, codexOptions, FRESH_THREAD_NOTICE } from './codex';
+import type { ProcessResult, TurnRequest } from './types';
+
+const THREAD = '019a22b5-1ed1-7532-b5a6-ced8f1338d28';
+const exited = (code: number, stderr = ''): ProcessResult => ({
+  code,
+  signal: null,
+  stdout: '',
+  stderr,
+  truncated: false,
+});
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('CodexStream', () => {
+  it('reads the thread ID from thread.started, live lines from items, and the output from the agent message', () => {
+    const stream = new CodexStream(null);
+    const updates = feed(
+      stream,
+      transcript('codex-success.jsonl', { SESSION: THREAD, CWD: '/w', TEXT: 'Done:\nnotes updated.' }),
+    );
+    expect(updates[0]).toEqual({ session: THREAD, live: 'Codex started' });
+    expect(updates.slice(1).map((u) => u.live)).toEqual([
+      'thinking: **Checking where I am** I should ask Parley for the context first.',
+      '→ parley.context {}',
+      '← parley.context completed',
+      '$ /bin/bash -lc ls',
+      '$ /bin/bash -lc ls → completed (exit 0)',
+      'changed update /w/notes.txt',
+      'Done: notes updated.',
+    ]);
+    expect(stream.finish(exited(0), 'codex', false)).toEqual({
+      ok: true,
+      output: 'Done:\nnotes updated.',
+      session: THREAD,
+    });
+  });
+
+  it('says what to do when Codex cannot log in (turn.failed with a 401)', () => {
+    const stream = new CodexStream(null);
+    const updates = feed(stream, transcript('codex-login-failed.jsonl', { SESSION: THREAD }));
+    expect(updates.map((u) => u.live)).toContain(
+      'Codex: Reconnecting... 1/5 (unexpected status 401 Unauthorized: Missing bearer or basic authentication in header, url: https://api.openai.com/v1/responses)',
+    );
+    expect(stream.finish(exited(1), 'codex', false)).toEqual({
+      ok: false,
+      error:
+        'Codex is not logged in here, or its key was refused (“exceeded retry limit, last status: 401 Unauthorized, request id: 9a5793386e39fede-SIN”). Run `codex login` once in a terminal on this computer (or set OPENAI_API_KEY in the role’s environment), then send the message again.',
+    });
+    expect(stream.session).toBe(THREAD);
+  });
+
+  it('reports a process that ended without finishing the turn by its error line', () => {
+    const stream = new CodexStream(null);
+    const stderr =
+      'WARNING: proceeding\nError: unexpected argument --frobnicate found\n\nUsage: codex exec [OPTIONS]\n';
+    expect(stream.finish(exited(2, stderr), 'codex', false)).toEqual({
+      ok: false,
+      error: 'Codex failed: unexpected argument --frobnicate found',
+    });
+  });
+
+  it('says how to install Codex when there is no codex program', () => {
+    const stream = new CodexStream(null);
+    stream.line(
+      JSON.stringify({ type: 'parley.runner', event: 'spawn_error', code: 'ENOENT', message: 'spawn codex ENOENT' }),
+    );
+    expect(stream.finish(exited(127), 'codex', false)).toEqual({
+      ok: false,
+      error:
+        'Codex is not installed here: there is no `codex` program on PATH. Install it (`npm install -g @openai/codex`), run `codex login` once, or set the full path of `codex` in the role’s command setting.',
+    });
+  });
+});
+
+describe('codex adapter', () => {
+  let dir: string;
+  let fakeCodex: string;
+  let t: TestInstallation;
+
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'parley-codex-'));
+    fakeCodex = installFake(dir, 'codex', 'fake-codex.mjs');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  function agent(extra: Partial<Extract<AgentSettings, { adapter: 'codex' }>> = {}) {
+    const state = mkdtempSync(path.join(dir, 'state-'));
+    const settings: AgentSettings = { adapter: 'codex', command: fakeCodex, env: { FAKE_CLI_DIR: state }, ...extra };
+    return { settings, state, runs: () => invocations(state) };
+  }
+  const overrides = (run: FakeInvocation) => run.overrides as Record<string, unknown>;
+
+  it('answers with the agent message, keeps the thread ID, and passes its flags, prompt and MCP server', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const fake = agent({ model: 'gpt-5-codex', sandbox: 'workspace-write', instructions: 'Answer in French.' });
+    const { conversation } = await c.open(fake.settings);
+    const detail = await c.turn(conversation.id, 'hello there');
+    expect(lastMessage(detail)).toBe('echo: hello there');
+    const [run] = fake.runs();
+    expect(run!.argv[0]).toBe('exec');
+    expect(run!.resuming).toBe(false);
+    expect(run!.flags).toEqual(['--json', '--skip-git-repo-check', '--model', 'gpt-5-codex']);
+    expect(run!.positionals).toEqual(['-']);
+    expect(overrides(run!)).toEqual({
+      sandbox_mode: 'workspace-write',
+      developer_instructions: expect.stringContaining(
+        'Instructions from the role’s owner:\nAnswer in French.',
+      ) as string,
+      'mcp_servers.parley.command': path.join(t.installation.dataDir, 'bin', 'parley'),
+      'mcp_servers.parley.args': ['mcp'],
+      'mcp_servers.parley.env_vars': ['PARLEY_TOKEN', 'PARLEY_API'],
+      'mcp_servers.parley.default_tools_approval_mode': 'approve',
+    });
+    // The token reaches the MCP server through the environment, never the command line.
+    expect(run!.argv.join(' ')).not.toMatch(/prt_/);
+    expect(run!.prompt).toContain('You are assistant, in your conversation with alice.');
+    expect(run!.prompt.trim().endsWith('alice: hello there')).toBe(true);
+    expect(detail.conversation.run.session).toMatch(UUID);
+  });
+
+  it('resumes its thread on the next turn', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const fake = agent();
+    const { conversation } = await c.open(fake.settings);
+    const first = await c.turn(conversation.id, 'one');
+    const thread = first.conversation.run.session;
+    const detail = await c.turn(conversation.id, 'two');
+    expect(lastMessage(detail)).toBe('echo: two');
+    const second = fake.runs()[1]!;
+    expect(second.argv.slice(0, 2)).toEqual(['exec', 'resume']);
+    expect(second.positionals).toEqual([thread, '-']);
+    expect(overrides(second)['mcp_servers.parley.env_vars']).toEqual(['PARLEY_TOKEN', 'PARLEY_API']);
+    expect(detail.conversation.run.session).toBe(thread);
+  });
+
+  it('ends the whole tree on Stop, and falls back to a fresh thread when the stopped one cannot be resumed', async () => {
+    t = await openTestInstallation({ stopGraceMs: 300 });
+    const c = conversations(t);
+    const fake = agent();
+    const { conversation } = await c.open(fake.settings);
+    await c.start(conversation.id, 'work forever');
+    const [runner, cli, child] = await t.waitFor(() => {
+      try {
+        return readFileSync(path.join(fake.state, 'pids'), 'utf8').split(' ').map(Number);
+      } catch {
+        return undefined;
+      }
+    }, 'the fake codex and its child');
+    const thread = await t.waitFor(
+      async () => (await c.detail(conversation.id)).conversation.run.session,
+      'the thread',
+    );
+    expect(runningTurns(t.installation.db)[0]!.pid).toBe(runner);
+    expect(await t.owner('conversations.stop', { id: conversation.id })).toEqual({ stopped: true });
+    for (const pid of [runner!, cli!, child!]) expect(processAlive(pid)).toBe(false);
+    expect(groupAlive(runner!)).toBe(false);
+    const detail = await c.turn(conversation.id, 'are you there?');
+    const [, resume, fresh] = fake.runs();
+    expect(resume!.positionals).toEqual([thread, '-']);
+    expect(fresh!.resuming).toBe(false);
+    expect(fresh!.prompt).toContain(FRESH_THREAD_NOTICE);
+    expect(lastMessage(detail)).toBe(
+      `(Parley could not resume the earlier Codex thread — thread/resume: thread/resume failed: no rollout found for thread id ${thread} (code -32600) — so this answer comes from a fresh thread that does not remember earlier turns.)\n\necho: are you there?`,
+    );
+    expect(detail.conversation.run.session).toMatch(UUID);
+    expect(detail.conversation.run.session).not.toBe(thread);
+  });
+
+  it('says in the conversation that Codex is not logged in, and what to do', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const { conversation } = await c.open(agent().settings);
+    const detail = await c.turn(conversation.id, 'login');
+    expect(lastMessage(detail)).toMatch(
+      /^The agent failed: Codex is not logged in here, or its key was refused \(“exceeded retry limit, last status: 401 Unauthorized/,
+    );
+    expect(lastMessage(detail)).toContain('Run `codex login` once in a terminal on this computer');
+  });
+
+  it('says in the conversation when the codex program does not exist', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const missing = path.join(dir, 'no', 'codex');
+    const { conversation } = await c.open({ adapter: 'codex', command: missing });
+    const detail = await c.turn(conversation.id, 'hi');
+    expect(lastMessage(detail)).toBe(
+      `The agent failed: Codex was not found at \`${missing}\` (the role’s command setting). Check the path, or clear the setting to use \`codex\` from PATH.`,
+    );
+  });
+
+  it('gives Codex a working `parley mcp` through its -c overrides and the environment it inherits', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const { conversation } = await c.open(agent().settings, 'helper');
+    const detail = await c.turn(conversation.id, 'mcp');
+    expect(lastMessage(detail)).toBe('context: run token of helper in a conversation');
+  });
+});
+
+const codex = realCli('PARLEY_TEST_CODEX', 'codex');
+// Codex gets only a minimal environment and a fresh HOME here, so it cannot log in even on a
+// machine where it is logged in or OPENAI_API_KEY is set.
+const skipReal = codex.path ? null : codex.reason;
+if (skipReal) console.info(`Skipping the tests against the real Codex: ${skipReal}`);
+
+describe.skipIf(skipReal !== null)('codex adapter with the real Codex (not logged in)', () => {
+  let t: TestInstallation;
+  let home: string;
+  beforeAll(() => {
+    console.info(`Real Codex: ${codex.path} (${codex.reason})`);
+    home = mkdtempSync(path.join(os.tmpdir(), 'parley-real-codex-'));
+  });
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  afterEach(async () => {
+    await t?.close();
+  });
+  const env = () => ({ PATH: process.env.PATH ?? '', HOME: home });
+
+  it('documents the flags Parley passes in its --help', () => {
+    const exec = execFileSync(codex.path!, ['exec', '--help'], { encoding: 'utf8', env: env(), timeout: 60_000 });
+    const resume = execFileSync(codex.path!, ['exec', 'resume', '--help'], {
+      encoding: 'utf8',
+      env: env(),
+      timeout: 60_000,
+    });
+    for (const help of [exec, resume])
+      for (const flag of ['--json', '--skip-git-repo-check', '--config', '--model', '--strict-config'])
+        expect(help, flag).toContain(flag);
+  });
+
+  it('knows every -c key Parley sets (--strict-config rejects unknown ones)', async () => {
+    const role: Role = {
+      id: 1,
+      name: 'assistant',
+      description: '',
+      agent: { adapter: 'codex', model: 'gpt-5-codex', sandbox: 'workspace-write', instructions: 'Be brief.' },
+      createdAt: '',
+    };
+    const request = {
+      role,
+      env: { PATH: `/nonexistent${path.delimiter}${process.env.PATH}` },
+    } as unknown as TurnRequest;
+    const args = ['exec', '--strict-config', ...codexOptions(request), '-'];
+    const child = spawn(codex.path!, args, { env: env(), cwd: home, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end('hello\n');
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const first = await new Promise<string>((resolve) => {
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes('\n')) resolve(stdout.split('\n')[0]!);
+      });
+      child.once('close', () => resolve(stdout));
+    });
+    await endGroup(child.pid!, 1000);
+    expect(stderr).not.toMatch(/unknown configuration field|error loading config/i);
+    expect(first, stderr).toMatch(/^\{"type":"thread\.started"/);
+  }, 60_000);
+
+  it('runs `parley mcp` with the turn’s token, ends its whole tree on Stop, and falls back when a thread cannot be resumed', async () => {
+    t = await openTestInstallation({ stopGraceMs: 1000 });
+    const c = conversations(t);
+    const { conversation } = await c.open({
+      adapter: 'codex',
+      command: codex.path!,
+      sandbox: 'read-only',
+      env: { HOME: home },
+    });
+    await c.start(conversation.id, 'hello');
+    const [turn] = runningTurns(t.installation.db);
+    // Codex starts its MCP servers first: `parley mcp`, with the token from env_vars.
+    const mcp = await t.waitFor(
+      () =>
+        processTree(turn!.pid!).find(
+          (p) => p.cmdline.some((arg) => arg.endsWith(path.join('dist', 'cli.js'))) && p.cmdline.at(-1) === 'mcp',
+        ),
+      'Codex to start `parley mcp`',
+      30_000,
+    );
+    expect(mcp.environ).toContainEqual(expect.stringMatching(/^PARLEY_TOKEN=prt_/));
+    expect(mcp.environ).toContain(`PARLEY_API=${t.installation.roleApiSocket}`);
+    const thread = await t.waitFor(
+      async () => (await c.detail(conversation.id)).conversation.run.session,
+      'the thread',
+    );
+    expect(thread).toMatch(UUID);
+    // It cannot log in here; Stop ends Codex. Codex gives its MCP servers process groups
+    // of their own; `parley mcp` ends when Codex is gone and its stdin closes.
+    expect(mcp.pgid).not.toBe(turn!.pid);
+    await t.owner('conversations.stop', { id: conversation.id });
+    expect(groupAlive(turn!.pid!)).toBe(false);
+    await t.waitFor(() => !processAlive(mcp.pid), '`parley mcp` to end with Codex', 5_000);
+    // A thread that was never saved cannot be resumed: Parley starts a fresh one.
+    const run = findRun(t.installation.db, { kind: 'conversation', id: conversation.id })!;
+    const lost = '00000000-1111-4222-8333-444444444444';
+    setRunSession(t.installation.db, run.id, lost);
+    await c.start(conversation.id, 'again');
+    const fresh = await t.waitFor(
+      async () => {
+        const session = (await c.detail(conversation.id)).conversation.run.session;
+        return session !== lost && session;
+      },
+      'a fresh thread',
+      30_000,
+    );
+    expect(fresh).toMatch(UUID);
+    expect(fresh).not.toBe(thread);
+    const live = t.installation.runs.liveOutput(run.id);
+    expect(live.some((line) => line.includes(`no rollout found for thread id ${lost}`))).toBe(true);
+    await t.owner('conversations.stop', { id: conversation.id });
+  }, 120_000);
+});

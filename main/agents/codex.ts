@@ -1,0 +1,232 @@
+// The codex adapter: `codex exec --json` on the first turn, `codex exec resume ID
+// --json` after, run by the session runner so that a thread that cannot be resumed
+// falls back to a fresh one. The prompt goes on stdin (`-`); `parley mcp` is given as
+// an MCP server with `-c mcp_servers.parley…`, and it inherits the turn's token through
+// `env_vars`, so the token never appears on a command line.
+import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
+import { preview } from './claude-code';
+import { requireFolder } from './command';
+import { agentEnv } from './environment';
+import { runnerEvent, runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
+import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcome, TurnRequest } from './types';
+
+/** What Codex says when `exec resume` finds no thread to resume. */
+export const CODEX_RESUME_FAILED = 'no rollout found|thread/resume failed|no (saved )?session found';
+
+const LOGIN_FAILED =
+  /not logged in|codex login|\b401\b|unauthori[sz]ed|missing bearer|invalid api key|incorrect api key/i;
+
+export const FRESH_THREAD_NOTICE =
+  'Parley could not resume your previous Codex thread (it was probably stopped before it was saved), so this is a fresh thread: you do not remember earlier turns. The parley context and history tools tell you where you are and what was said with peers.';
+
+/** The items of `codex exec --json` Parley reads (codex-rs/exec/src/exec_events.rs). */
+export interface CodexItem {
+  id: string;
+  type: string;
+  text?: string;
+  command?: string;
+  exit_code?: number | null;
+  status?: string;
+  server?: string;
+  tool?: string;
+  arguments?: unknown;
+  error?: { message: string } | null;
+  changes?: { path: string; kind: string }[];
+  query?: string;
+  message?: string;
+}
+
+export type CodexEvent =
+  | { type: 'thread.started'; thread_id: string }
+  | { type: 'turn.started' }
+  | { type: 'turn.completed'; usage?: unknown }
+  | { type: 'turn.failed'; error: { message: string } }
+  | { type: 'item.started' | 'item.updated' | 'item.completed'; item: CodexItem }
+  | { type: 'error'; message: string };
+
+/** A TOML string for a `-c key=value` override (JSON's escapes are TOML's). */
+const toml = (value: string) => JSON.stringify(value);
+
+/** Reads Codex's JSONL: the thread ID, live lines, the final agent message. */
+export class CodexStream {
+  session: string | null;
+  message: string | null = null;
+  completed = false;
+  failure: string | null = null;
+  lastError: string | null = null;
+  fellBack: string | null = null;
+  spawnError: { code: string; message: string } | null = null;
+
+  constructor(session: string | null) {
+    this.session = session;
+  }
+
+  line(line: string): StreamUpdate | undefined {
+    const runner = runnerEvent(line);
+    if (runner) {
+      if (runner.event === 'spawn_error') {
+        this.spawnError = runner;
+        return undefined;
+      }
+      this.message = null;
+      this.completed = false;
+      this.failure = null;
+      this.lastError = null;
+      this.fellBack = runner.reason || 'the thread was not found';
+      return { live: `Parley: could not resume the thread (${this.fellBack}); starting a fresh one` };
+    }
+    let event: CodexEvent;
+    try {
+      event = JSON.parse(line) as CodexEvent;
+    } catch {
+      return line.trim() ? { live: preview(line) } : undefined;
+    }
+    if (!event || typeof event !== 'object') return undefined;
+    switch (event.type) {
+      case 'thread.started':
+        this.session = event.thread_id;
+        return { session: event.thread_id, live: 'Codex started' };
+      case 'turn.completed':
+        this.completed = true;
+        return undefined;
+      case 'turn.failed':
+        this.failure = event.error?.message ?? 'the turn failed';
+        return { live: `Codex: ${preview(this.failure)}` };
+      case 'error':
+        this.lastError = event.message;
+        return { live: `Codex: ${preview(event.message)}` };
+      case 'item.started':
+      case 'item.completed':
+        return this.item(event.item, event.type === 'item.completed');
+      default:
+        return undefined;
+    }
+  }
+
+  private item(item: CodexItem | undefined, completed: boolean): StreamUpdate | undefined {
+    if (!item) return undefined;
+    switch (item.type) {
+      case 'agent_message':
+        if (!completed) return undefined;
+        this.message = item.text ?? '';
+        return { live: preview(this.message) };
+      case 'reasoning':
+        return completed && item.text ? { live: `thinking: ${preview(item.text, 200)}` } : undefined;
+      case 'command_execution':
+        return completed
+          ? { live: `$ ${preview(item.command ?? '', 200)} → ${item.status ?? 'done'} (exit ${item.exit_code ?? '?'})` }
+          : { live: `$ ${preview(item.command ?? '', 200)}` };
+      case 'mcp_tool_call': {
+        const name = `${item.server ?? '?'}.${item.tool ?? '?'}`;
+        if (!completed) return { live: `→ ${name} ${preview(JSON.stringify(item.arguments ?? {}), 200)}` };
+        return {
+          live: item.error
+            ? `← ${name} failed: ${preview(item.error.message, 200)}`
+            : `← ${name} ${item.status ?? ''}`.trim(),
+        };
+      }
+      case 'file_change':
+        return completed
+          ? { live: `changed ${(item.changes ?? []).map((change) => `${change.kind} ${change.path}`).join(', ')}` }
+          : undefined;
+      case 'web_search':
+        return completed ? { live: `searched: ${preview(item.query ?? '', 200)}` } : undefined;
+      case 'error':
+        return { live: `Codex: ${preview(item.message ?? '')}` };
+      default:
+        return undefined;
+    }
+  }
+
+  finish(process: ProcessResult, command: string, commandIsSetting: boolean): TurnOutcome {
+    if (this.spawnError) return { ok: false, error: notStarted(this.spawnError, command, commandIsSetting) };
+    const after = this.fellBack ? ' (after the earlier thread could not be resumed)' : '';
+    if (!this.failure && (this.completed || (process.code === 0 && this.message !== null))) {
+      const output = this.message ?? '';
+      const note = this.fellBack
+        ? `(Parley could not resume the earlier Codex thread — ${this.fellBack} — so this answer comes from a fresh thread that does not remember earlier turns.)\n\n`
+        : '';
+      return { ok: true, output: note + output, session: this.session };
+    }
+    let message = this.failure ?? this.lastError;
+    if (!message) {
+      if (process.signal) message = `it was ended by ${process.signal}`;
+      else {
+        const lines = process.stderr.trim().split('\n');
+        message =
+          lines.find((line) => /^error:/i.test(line))?.replace(/^error:\s*/i, '') ??
+          (lines.slice(-5).join('\n') || `it exited with code ${process.code} without finishing the turn`);
+      }
+    }
+    if (LOGIN_FAILED.test(message))
+      return {
+        ok: false,
+        error: `Codex is not logged in here, or its key was refused (“${message}”). Run \`codex login\` once in a terminal on this computer (or set OPENAI_API_KEY in the role’s environment), then send the message again.${after}`,
+      };
+    return { ok: false, error: `Codex failed: ${message}${after}` };
+  }
+}
+
+function notStarted(error: { code: string; message: string }, command: string, commandIsSetting: boolean): string {
+  if (error.code === 'ENOENT') {
+    return commandIsSetting
+      ? `Codex was not found at \`${command}\` (the role’s command setting). Check the path, or clear the setting to use \`codex\` from PATH.`
+      : 'Codex is not installed here: there is no `codex` program on PATH. Install it (`npm install -g @openai/codex`), run `codex login` once, or set the full path of `codex` in the role’s command setting.';
+  }
+  return `could not start Codex (\`${command}\`): ${error.message}`;
+}
+
+/** The `-c` overrides and flags every Codex turn gets. */
+export function codexOptions(request: TurnRequest): string[] {
+  const agent = request.role.agent;
+  if (agent.adapter !== 'codex') throw new Error('codex adapter given another adapter’s settings');
+  const options = ['--json', '--skip-git-repo-check'];
+  if (agent.model) options.push('--model', agent.model);
+  // `exec resume` has no --sandbox flag: the config key works for both.
+  if (agent.sandbox) options.push('-c', `sandbox_mode=${toml(agent.sandbox)}`);
+  options.push(
+    '-c',
+    `developer_instructions=${toml(standingInstructions(request))}`,
+    '-c',
+    `mcp_servers.parley.command=${toml(parleyLauncher(request))}`,
+    '-c',
+    'mcp_servers.parley.args=["mcp"]',
+    // The server inherits these from Codex's environment; their values stay off the command line.
+    '-c',
+    'mcp_servers.parley.env_vars=["PARLEY_TOKEN","PARLEY_API"]',
+    // The parley tools are how this agent acts in Parley: no approval prompt (there is no one to ask).
+    '-c',
+    'mcp_servers.parley.default_tools_approval_mode="approve"',
+  );
+  return options;
+}
+
+export const codexAdapter: AgentAdapter = {
+  prepare(request): AgentLaunch {
+    const agent = request.role.agent;
+    if (agent.adapter !== 'codex') throw new Error('codex adapter given another adapter’s settings');
+    const command = agent.command ?? 'codex';
+    const cwd = agent.cwd ?? request.defaultCwd;
+    requireFolder(cwd, agent.cwd ? 'the role’s working folder' : 'the installation’s work folder');
+    // The inherited minimum, the role's env, then the turn's PARLEY_* and PATH (docs/agents.md).
+    const env = agentEnv(agent.env, request.env);
+    const options = codexOptions(request);
+    const attempts: RunnerPlan['attempts'] = [];
+    if (request.session && SESSION_UUID.test(request.session)) {
+      attempts.push(
+        { args: ['exec', 'resume', ...options, request.session, '-'], stdin: turnPrompt(request) },
+        { args: ['exec', ...options, '-'], stdin: turnPrompt(request, FRESH_THREAD_NOTICE) },
+      );
+    } else {
+      // No thread yet, or a session another adapter made: start a thread of our own.
+      attempts.push({ args: ['exec', ...options, '-'], stdin: turnPrompt(request) });
+    }
+    const plan: RunnerPlan = { command, attempts, retryWhen: CODEX_RESUME_FAILED, cleanup: [], unset: [] };
+    const stream = new CodexStream(request.session);
+    return {
+      ...runnerLaunch(request, plan, cwd, env),
+      onLine: (line) => stream.line(line),
+      finish: (result) => stream.finish(result, command, agent.command !== undefined),
+    };
+  },
+};
