@@ -61,7 +61,9 @@ describe('Electron shell', () => {
     });
     const page = await app.firstWindow();
     expect(await page.title()).toBe('Parley');
-    await expect.poll(() => page.locator('.whoami').textContent(), { timeout: 20_000 }).toMatch(/^Signed in as/);
+    await expect
+      .poll(() => page.locator('.whoami').getAttribute('title'), { timeout: 20_000 })
+      .toMatch(/^Signed in as/);
 
     const whoami = await page.evaluate(() => window.parley?.invoke('session.whoami', {}));
     expect(whoami?.person.kind).toBe('owner');

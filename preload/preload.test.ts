@@ -10,8 +10,9 @@ interface Fake {
   /** What the next ipcRenderer.invoke resolves with. */
   reply: unknown;
   invoked: unknown[][];
+  sent: string[];
 }
-const fake = vi.hoisted((): Fake => ({ exposed: new Map(), listeners: new Map(), reply: null, invoked: [] }));
+const fake = vi.hoisted((): Fake => ({ exposed: new Map(), listeners: new Map(), reply: null, invoked: [], sent: [] }));
 
 vi.mock('electron', () => ({
   contextBridge: { exposeInMainWorld: (key: string, api: unknown) => fake.exposed.set(key, api) },
@@ -27,6 +28,7 @@ vi.mock('electron', () => ({
       fake.listeners.set(channel, set);
     },
     removeListener: (channel: string, listener: Listener) => fake.listeners.get(channel)?.delete(listener),
+    send: (channel: string) => fake.sent.push(channel),
   },
 }));
 
@@ -66,5 +68,12 @@ describe('preload bridge', () => {
     stop();
     emit({ type: 'changed', kind: 'task', id: 3 });
     expect(seen).toEqual([{ type: 'changed', kind: 'task', id: 2 }]);
+  });
+
+  it('tells main when the page listens for events, so held links can be delivered', () => {
+    fake.sent.length = 0;
+    const stop = bridge.onEvent(() => undefined);
+    expect(fake.sent).toEqual(['parley:listening']);
+    stop();
   });
 });

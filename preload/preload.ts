@@ -7,6 +7,7 @@ import type { AppEvent, ErrorCode, MethodName, ParamsOf, ParleyBridge, ResultOf 
 /** Keep in step with main/app/ipc.ts. */
 const INVOKE_CHANNEL = 'parley:invoke';
 const EVENT_CHANNEL = 'parley:event';
+const LISTENING_CHANNEL = 'parley:listening';
 
 type InvokeEnvelope = { ok: true; result: unknown } | { ok: false; error: { code: ErrorCode; message: string } };
 
@@ -35,6 +36,8 @@ const bridge: ParleyBridge = {
   onEvent(listener: (event: AppEvent) => void): () => void {
     const forward = (_event: IpcRendererEvent, appEvent: AppEvent) => listener(appEvent);
     ipcRenderer.on(EVENT_CHANNEL, forward);
+    // Main holds back what it has for the page (a parley:// link) until someone listens.
+    ipcRenderer.send(LISTENING_CHANNEL);
     return () => {
       ipcRenderer.removeListener(EVENT_CHANNEL, forward);
     };

@@ -1,159 +1,177 @@
-// Placeholder UI: who is signed in and which roles the installation has. The real
-// person's view (conversations, tasks, agent conversations, settings) replaces it.
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import type { ResultOf } from '../shared/api-contract';
-import type { Role } from '../shared/domain';
-import type { ApiClient } from './api/client';
-import { toApiError } from './api/errors';
+// The window: sign-in when needed, else the sidebar and the view it picked. Stores
+// load what they show and stay fresh through the API's change events.
+import { useEffect, useState, type FormEvent } from 'react';
+import { RolePicker } from './components/new-conversation';
+import { Sidebar } from './components/sidebar';
+import { Loading } from './components/ui';
+import { useConnections } from './store/connections';
+import { selectConversations, useConversations } from './store/conversations';
+import { startLiveUpdates } from './store/live';
+import { usePeople } from './store/people';
+import { useRoles } from './store/roles';
+import { selectInstallation, selectPerson, selectSessionError, selectStatus, useSession } from './store/session';
+import { useTasks } from './store/tasks';
+import { selectPendingInvitation, selectToasts, selectView, useUi } from './store/ui';
+import { ConversationView } from './views/conversation';
+import { SettingsView } from './views/settings';
+import { TasksView } from './views/tasks';
+import { OrphanedThreadsView, PeerThreadsView } from './views/threads';
 
-type Whoami = ResultOf<'session.whoami'>;
-
-type State =
-  | { status: 'loading' }
-  | { status: 'signed-out'; error: string | null }
-  | { status: 'failed'; error: string }
-  | { status: 'ready'; whoami: Whoami; roles: Role[] };
-
-export function App({ client }: { client: ApiClient }) {
-  const [state, setState] = useState<State>(() =>
-    client.hasCredentials() ? { status: 'loading' } : { status: 'signed-out', error: null },
-  );
-
-  const load = useCallback(async () => {
-    try {
-      const [whoami, roles] = await Promise.all([client.invoke('session.whoami', {}), client.invoke('roles.list', {})]);
-      setState({ status: 'ready', whoami, roles });
-    } catch (caught) {
-      const error = toApiError(caught);
-      if (error.code === 'unauthenticated' || !client.hasCredentials()) {
-        setState({ status: 'signed-out', error: client.hasCredentials() ? error.message : null });
-      } else {
-        setState({ status: 'failed', error: error.message });
-      }
-    }
-  }, [client]);
+export function App() {
+  const status = useSession(selectStatus);
+  const error = useSession(selectSessionError);
+  const load = useSession((s) => s.load);
 
   useEffect(() => {
-    if (client.hasCredentials()) void load();
-  }, [client, load]);
+    void load();
+  }, [load]);
 
-  const signedIn = state.status === 'ready';
+  if (status === 'loading')
+    return (
+      <div className="splash">
+        <span className="brand-mark brand-mark-lg" aria-hidden="true">
+          P
+        </span>
+        <Loading label="Connecting…" />
+      </div>
+    );
+  if (status === 'signed-out') return <SignIn error={error} />;
+  if (status === 'failed')
+    return (
+      <div className="splash">
+        <section className="card narrow" role="alert">
+          <h1>Parley is not answering</h1>
+          <p className="muted">{error}</p>
+          <button type="button" className="btn btn-primary" onClick={() => void load()}>
+            Try again
+          </button>
+        </section>
+      </div>
+    );
+  return <Workspace />;
+}
+
+function Workspace() {
+  const view = useUi(selectView);
+  const navigate = useUi((s) => s.navigate);
+  const pendingInvitation = useUi(selectPendingInvitation);
+  const conversations = useConversations(selectConversations);
+  const [pickedStart, setPickedStart] = useState(false);
+
   useEffect(() => {
-    if (!signedIn) return;
-    return client.onEvent((event) => {
-      if (event.kind === 'role' || event.kind === 'person') void load();
-    });
-  }, [client, load, signedIn]);
+    const stop = startLiveUpdates();
+    void useConversations.getState().load();
+    void useRoles.getState().load();
+    void useTasks.getState().load();
+    void useConnections.getState().load();
+    void usePeople.getState().load();
+    return stop;
+  }, []);
 
-  const signIn = useCallback(
-    async (token: string) => {
-      setState({ status: 'loading' });
-      try {
-        await client.invoke('session.signIn', { token });
-      } catch (caught) {
-        setState({ status: 'signed-out', error: toApiError(caught).message });
-        return;
-      }
-      await load();
-    },
-    [client, load],
-  );
+  // Opening the app lands in the most recent conversation.
+  useEffect(() => {
+    if (pickedStart || !conversations) return;
+    setPickedStart(true);
+    const first = conversations[0];
+    if (useUi.getState().view.kind === 'home' && first) navigate({ kind: 'conversation', id: first.id });
+  }, [conversations, pickedStart, navigate]);
+
+  useEffect(() => {
+    if (pendingInvitation) navigate({ kind: 'settings', tab: 'connections' });
+  }, [pendingInvitation, navigate]);
 
   return (
-    <div className="app">
-      <header className="topbar">
-        <div className="brand">
-          <span className="brand-mark" aria-hidden="true">
-            P
-          </span>
-          <h1>Parley</h1>
-          {state.status === 'ready' && <span className="installation">{state.whoami.installation.name}</span>}
-        </div>
-        {state.status === 'ready' && (
-          <p className="whoami">
-            Signed in as <strong>{state.whoami.person.name}</strong>
-            <span className="badge">{state.whoami.person.kind}</span>
-          </p>
-        )}
-      </header>
-      <main className="content">
-        {state.status === 'loading' && (
-          <p className="muted" role="status">
-            Connecting…
-          </p>
-        )}
-        {state.status === 'failed' && (
-          <section className="card" role="alert">
-            <h2>Parley is not answering</h2>
-            <p className="muted">{state.error}</p>
-            <button type="button" onClick={() => void load()}>
-              Try again
-            </button>
-          </section>
-        )}
-        {state.status === 'signed-out' && <SignIn error={state.error} onSignIn={signIn} />}
-        {state.status === 'ready' && <Roles roles={state.roles} />}
+    <div className="shell">
+      <Sidebar />
+      <main className="main">
+        {view.kind === 'home' && <Home />}
+        {view.kind === 'conversation' && <ConversationView key={view.id} id={view.id} />}
+        {view.kind === 'tasks' && <TasksView id={view.id} />}
+        {view.kind === 'peer' && <PeerThreadsView />}
+        {view.kind === 'orphaned' && <OrphanedThreadsView />}
+        {view.kind === 'settings' && <SettingsView tab={view.tab} />}
       </main>
+      <Toasts />
     </div>
   );
 }
 
-function SignIn({ error, onSignIn }: { error: string | null; onSignIn: (token: string) => Promise<void> }) {
+function Home() {
+  const person = useSession(selectPerson);
+  const installation = useSession(selectInstallation);
+  return (
+    <div className="view view-center home">
+      <div className="home-card">
+        <h1>Hello{person ? `, ${person.name}` : ''}</h1>
+        <p className="muted">
+          Talk with the roles of {installation?.name ?? 'this installation'}. They can ask the roles of your connections
+          for help, and you can follow every exchange.
+        </p>
+        <h2 className="section-title">Start a conversation</h2>
+        <RolePicker />
+      </div>
+    </div>
+  );
+}
+
+function Toasts() {
+  const toasts = useUi(selectToasts);
+  const dismiss = useUi((s) => s.dismiss);
+  return (
+    <div className="toasts" role="status" aria-live="polite">
+      {toasts.map((toast) => (
+        <div key={toast.id} className={`toast toast-${toast.tone}`}>
+          <span>{toast.text}</span>
+          <button type="button" className="toast-close" aria-label="Dismiss" onClick={() => dismiss(toast.id)}>
+            ×
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function SignIn({ error }: { error: string | null }) {
+  const signIn = useSession((s) => s.signIn);
+  const signingIn = useSession((s) => s.signingIn);
   const [token, setToken] = useState('');
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const trimmed = token.trim();
-    if (trimmed) void onSignIn(trimmed);
+    if (trimmed) void signIn(trimmed);
   };
   return (
-    <section className="card narrow" aria-labelledby="sign-in-title">
-      <h2 id="sign-in-title">Sign in</h2>
-      <p className="muted">
-        Open the address that <code>parley serve</code> printed, or paste the sign-in token you were given.
-      </p>
-      <form onSubmit={submit} className="sign-in">
-        <label htmlFor="token">Sign-in token</label>
-        <input
-          id="token"
-          type="password"
-          autoComplete="off"
-          spellCheck={false}
-          value={token}
-          onChange={(event) => setToken(event.target.value)}
-        />
-        <button type="submit" disabled={token.trim() === ''}>
-          Sign in
-        </button>
-      </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
+    <div className="splash">
+      <section className="card narrow sign-in-card" aria-labelledby="sign-in-title">
+        <span className="brand-mark brand-mark-lg" aria-hidden="true">
+          P
+        </span>
+        <h1 id="sign-in-title">Sign in to Parley</h1>
+        <p className="muted">
+          Open the address that <code>parley serve</code> printed, or paste the sign-in token an owner gave you.
         </p>
-      )}
-    </section>
-  );
-}
-
-function Roles({ roles }: { roles: Role[] }) {
-  return (
-    <section className="card" aria-labelledby="roles-title">
-      <div className="card-title">
-        <h2 id="roles-title">Roles</h2>
-        <span className="count">{roles.length}</span>
-      </div>
-      {roles.length === 0 ? (
-        <p className="muted">No roles yet.</p>
-      ) : (
-        <ul className="roles" aria-labelledby="roles-title">
-          {roles.map((role) => (
-            <li key={role.id}>
-              <div className="role-name">{role.name}</div>
-              {role.description && <div className="muted">{role.description}</div>}
-              <span className="badge">{role.agent.adapter}</span>
-            </li>
-          ))}
-        </ul>
-      )}
-    </section>
+        <form onSubmit={submit} className="form">
+          <label className="field">
+            <span className="field-label">Sign-in token</span>
+            <input
+              type="password"
+              autoComplete="off"
+              spellCheck={false}
+              value={token}
+              onChange={(event) => setToken(event.target.value)}
+              autoFocus
+            />
+          </label>
+          <button type="submit" className="btn btn-primary btn-block" disabled={token.trim() === '' || signingIn}>
+            {signingIn ? 'Signing in…' : 'Sign in'}
+          </button>
+        </form>
+        {error && (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        )}
+      </section>
+    </div>
   );
 }

@@ -3,13 +3,15 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createClient } from './api/client';
 import { App } from './app';
+import { setApiClient } from './store/client';
 import './styles.css';
 
 const container = document.getElementById('root');
 if (!container) throw new Error('index.html has no #root element');
 
+setApiClient(createClient());
 createRoot(container).render(
   <StrictMode>
-    <App client={createClient()} />
+    <App />
   </StrictMode>,
 );

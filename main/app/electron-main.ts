@@ -11,7 +11,9 @@ import path from 'node:path';
 import { openInstallation, type Installation } from '../installation';
 import { log } from '../log';
 import { wireIpc } from './ipc';
+import { InvitationLinks } from './links';
 import { installMenu } from './menu';
+import { notifyAnswers } from './notifications';
 import { createMainWindow, hardenSession, rendererUrl, type WindowPaths } from './window';
 
 const dataOverride = app.commandLine.getSwitchValue('data') || process.env.PARLEY_DATA || '';
@@ -45,6 +47,8 @@ let unwire: (() => void) | null = null;
 let closing = false;
 /** A parley:// link that arrived before the installation was open. */
 let pendingLink: string | null = null;
+/** Invitation links waiting for the window's page to offer them in the accept dialog. */
+const links = new InvitationLinks();
 
 function showWindow(): void {
   if (!installation) return;
@@ -55,7 +59,10 @@ function showWindow(): void {
   }
   const current = createMainWindow(paths);
   win = current;
-  unwire = wireIpc(installation, current, rendererUrl(paths));
+  links.attach(current);
+  unwire = wireIpc(installation, current, rendererUrl(paths), {
+    onRendererListening: () => links.rendererListening(),
+  });
   current.on('closed', () => {
     unwire?.();
     unwire = null;
@@ -63,15 +70,13 @@ function showWindow(): void {
   });
 }
 
-/** parley:// links (invitations) arrive here; accepting them is the UI's job once it exists. */
+/** parley:// links (invitations) arrive here; the window offers them in its accept dialog. */
 function handleLink(link: string): void {
   if (!installation) {
     pendingLink = link;
     return;
   }
-  log.info('parley link received; opening invitations from links is not supported yet', {
-    scheme: link.split(':')[0],
-  });
+  if (!links.open(link)) log.warn('ignored a parley link that is not an invitation', { length: link.length });
   showWindow();
 }
 
@@ -89,6 +94,7 @@ async function start(): Promise<void> {
     return;
   }
   log.info('installation open', { dataDir: installation.dataDir, name: installation.name });
+  notifyAnswers(installation, () => win);
   showWindow();
   const link = pendingLink ?? process.argv.find((arg) => arg.startsWith('parley://'));
   pendingLink = null;

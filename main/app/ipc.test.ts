@@ -7,19 +7,29 @@ import type { Installation } from '../installation';
 import { log } from '../log';
 
 type Handler = (event: unknown, method: unknown, params: unknown) => Promise<unknown>;
-const fake = vi.hoisted(() => ({ handlers: new Map<string, Handler>() }));
+type OnListener = (event: unknown) => void;
+const fake = vi.hoisted(() => ({
+  handlers: new Map<string, Handler>(),
+  listeners: new Map<string, Set<OnListener>>(),
+}));
 
 vi.mock('electron', () => ({
   // The lint fence lets this test, like ipc.ts itself, name ipcMain.
   ipcMain: {
     handle: (channel: string, handler: Handler) => fake.handlers.set(channel, handler),
     removeHandler: (channel: string) => fake.handlers.delete(channel),
+    on: (channel: string, listener: OnListener) => {
+      const set = fake.listeners.get(channel) ?? new Set();
+      set.add(listener);
+      fake.listeners.set(channel, set);
+    },
+    removeListener: (channel: string, listener: OnListener) => fake.listeners.get(channel)?.delete(listener),
   },
   BrowserWindow: class {},
   shell: { openExternal: () => Promise.resolve() },
 }));
 
-const { wireIpc, INVOKE_CHANNEL, EVENT_CHANNEL } = await import('./ipc');
+const { wireIpc, INVOKE_CHANNEL, EVENT_CHANNEL, LISTENING_CHANNEL } = await import('./ipc');
 
 const pageUrl = 'file:///opt/parley/dist/renderer/index.html';
 const owner: Person = { id: 1, name: 'owner', kind: 'owner', createdAt: '2025-01-01T00:00:00Z' };
@@ -41,17 +51,32 @@ function setup() {
       return unsubscribe;
     },
   } as unknown as Installation;
-  const unwire = wireIpc(installation, win as never, pageUrl);
+  const onRendererListening = vi.fn();
+  const unwire = wireIpc(installation, win as never, pageUrl, { onRendererListening });
   const handler = fake.handlers.get(INVOKE_CHANNEL);
   if (!handler) throw new Error('no handler registered');
   const invoke = (method: unknown, params: unknown, frame: { url: string } | null = mainFrame) =>
     handler({ sender: webContents, senderFrame: frame }, method, params);
-  return { invoke, call, sent, unwire, unsubscribe, mainFrame, emit: (e: AppEvent) => listener?.(e) };
+  const listening = (frame: { url: string } | null = mainFrame) => {
+    for (const l of fake.listeners.get(LISTENING_CHANNEL) ?? []) l({ sender: webContents, senderFrame: frame });
+  };
+  return {
+    invoke,
+    call,
+    sent,
+    unwire,
+    unsubscribe,
+    mainFrame,
+    emit: (e: AppEvent) => listener?.(e),
+    listening,
+    onRendererListening,
+  };
 }
 
 describe('wireIpc', () => {
   beforeEach(() => {
     fake.handlers.clear();
+    fake.listeners.clear();
     log.setQuiet(true); // refusals are logged as warnings; they are expected here
   });
 
@@ -101,5 +126,16 @@ describe('wireIpc', () => {
     unwire();
     expect(unsubscribe).toHaveBeenCalled();
     expect(fake.handlers.has(INVOKE_CHANNEL)).toBe(false);
+  });
+
+  it('hears that the page listens only from our page, and stops hearing it once unwired', () => {
+    const { listening, onRendererListening, unwire } = setup();
+    listening({ url: 'https://example.com/' });
+    listening(null);
+    expect(onRendererListening).not.toHaveBeenCalled();
+    listening();
+    expect(onRendererListening).toHaveBeenCalledTimes(1);
+    unwire();
+    expect(fake.listeners.get(LISTENING_CHANNEL)?.size ?? 0).toBe(0);
   });
 });

@@ -1,7 +1,8 @@
 // The only place that uses ipcMain: one channel that carries app API calls from the
-// window's preload to the installation, and one that pushes events back. The window
-// acts as the installation's owner.
-import { ipcMain, type BrowserWindow, type IpcMainInvokeEvent } from 'electron';
+// window's preload to the installation, one that pushes events back, and one on which
+// the preload says the page listens for events (so links held for it can be sent). The
+// window acts as the installation's owner.
+import { ipcMain, type BrowserWindow, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
 import { ApiError, errorCodes, type AppEvent, type ErrorCode } from '../../shared/api-contract';
 import type { Installation } from '../installation';
 import { log } from '../log';
@@ -10,6 +11,27 @@ import { isRendererUrl } from './window';
 /** Keep in step with preload/preload.ts (which may not import from main/). */
 export const INVOKE_CHANNEL = 'parley:invoke';
 export const EVENT_CHANNEL = 'parley:event';
+export const LISTENING_CHANNEL = 'parley:listening';
+
+/**
+ * The shell's own event for the page: open the accept dialog with this parley:// link.
+ * It travels with the app API's events; shared/api-contract.ts's AppEvent does not list
+ * it yet (proposed there as `InvitationLinkEvent`).
+ */
+export interface InvitationLinkEvent {
+  type: 'invitation';
+  link: string;
+}
+
+export interface WireOptions {
+  /** The page subscribed to events (after every load). */
+  onRendererListening?: () => void;
+}
+
+/** Sends an event to the window's page. */
+export function sendToRenderer(win: BrowserWindow, event: AppEvent | InvitationLinkEvent): void {
+  if (!win.isDestroyed()) win.webContents.send(EVENT_CHANNEL, event);
+}
 
 export type InvokeEnvelope = { ok: true; result: unknown } | { ok: false; error: { code: ErrorCode; message: string } };
 
@@ -22,7 +44,7 @@ function isErrorCode(value: unknown): value is ErrorCode {
 }
 
 /** Only the main frame of our window, showing our own page, may call the API. */
-function isTrustedSender(event: IpcMainInvokeEvent, win: BrowserWindow, pageUrl: string): boolean {
+function isTrustedSender(event: IpcMainInvokeEvent | IpcMainEvent, win: BrowserWindow, pageUrl: string): boolean {
   if (win.isDestroyed() || event.sender !== win.webContents) return false;
   const frame = event.senderFrame;
   if (!frame || frame !== win.webContents.mainFrame) return false;
@@ -30,7 +52,12 @@ function isTrustedSender(event: IpcMainInvokeEvent, win: BrowserWindow, pageUrl:
 }
 
 /** Wires the window to the installation; returns a function that unwires it. */
-export function wireIpc(installation: Installation, win: BrowserWindow, pageUrl: string): () => void {
+export function wireIpc(
+  installation: Installation,
+  win: BrowserWindow,
+  pageUrl: string,
+  options: WireOptions = {},
+): () => void {
   ipcMain.handle(INVOKE_CHANNEL, async (event, method: unknown, params: unknown): Promise<InvokeEnvelope> => {
     if (!isTrustedSender(event, win, pageUrl)) {
       log.warn('app API call refused from an unexpected frame', { url: event.senderFrame?.url ?? null });
@@ -51,12 +78,16 @@ export function wireIpc(installation: Installation, win: BrowserWindow, pageUrl:
     }
   });
 
-  const unsubscribe = installation.subscribe(installation.owner(), (event: AppEvent) => {
-    if (!win.isDestroyed()) win.webContents.send(EVENT_CHANNEL, event);
-  });
+  const unsubscribe = installation.subscribe(installation.owner(), (event: AppEvent) => sendToRenderer(win, event));
+
+  const listening = (event: IpcMainEvent) => {
+    if (isTrustedSender(event, win, pageUrl)) options.onRendererListening?.();
+  };
+  ipcMain.on(LISTENING_CHANNEL, listening);
 
   return () => {
     ipcMain.removeHandler(INVOKE_CHANNEL);
+    ipcMain.removeListener(LISTENING_CHANNEL, listening);
     unsubscribe();
   };
 }

@@ -1,7 +1,7 @@
 // The one application window and the hardening around it: an isolated, sandboxed
 // renderer that can load only our own file:// page, cannot navigate or open windows,
-// and is granted no permissions.
-import { BrowserWindow, shell, type Session } from 'electron';
+// and is granted no permission but writing to the clipboard.
+import { BrowserWindow, nativeTheme, shell, type Session } from 'electron';
 import { pathToFileURL } from 'node:url';
 
 /** What the packaged page may load: only its own files, no eval, no remote code. */
@@ -50,10 +50,15 @@ function openInBrowser(url: string): void {
   }
 }
 
+/** The one permission the page gets: writing to the clipboard (the Copy buttons for codes and tokens). */
+const ALLOWED_PERMISSIONS = new Set(['clipboard-sanitized-write']);
+
 /** Session-wide protections; call once, before the first window. */
 export function hardenSession(session: Session): void {
-  session.setPermissionRequestHandler((_webContents, _permission, callback) => callback(false));
-  session.setPermissionCheckHandler(() => false);
+  session.setPermissionRequestHandler((_webContents, permission, callback) =>
+    callback(ALLOWED_PERMISSIONS.has(permission)),
+  );
+  session.setPermissionCheckHandler((_webContents, permission) => ALLOWED_PERMISSIONS.has(permission));
   session.webRequest.onHeadersReceived((details, callback) => {
     callback({
       responseHeaders: {
@@ -66,13 +71,14 @@ export function hardenSession(session: Session): void {
 
 export function createMainWindow(paths: WindowPaths): BrowserWindow {
   const win = new BrowserWindow({
-    width: 1180,
+    width: 1280,
     height: 800,
-    minWidth: 640,
+    minWidth: 720,
     minHeight: 480,
     title: 'Parley',
     show: false,
-    backgroundColor: '#f6f7f9',
+    // The page's own background (renderer/styles.css), so no flash while it loads.
+    backgroundColor: nativeTheme.shouldUseDarkColors ? '#101217' : '#f5f6f8',
     webPreferences: {
       preload: paths.preload,
       contextIsolation: true,

@@ -1,0 +1,243 @@
+// The UI benchmark (Chromium, browser mode against a real `parley serve`):
+//
+//  - 10,000 agent conversations under one root (a person's conversation), written
+//    straight into the installation's SQLite file before the server starts
+//    (main/testing/seed-threads.ts);
+//  - first paint of that conversation's view: from the click in the sidebar to the
+//    view painted, and to its first thread rows painted (cold: the list comes from the
+//    server; warm: the list is already in the page's store, so it is render cost only);
+//  - scrolling the 10,000-row list: frame times while it scrolls by 600 px a frame, and
+//    how many rows are in the DOM (virtualized: a screenful, not 10,000);
+//  - an app API call's round trip in browser mode: `session.whoami` over the page's own
+//    /api WebSocket, p50 and p95 of 2,000 calls after 200 warm-up calls.
+//
+// `npx tsx bench/ui.ts [--threads N]` prints one JSON line named "ui" on stdout.
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { Browser } from 'playwright-core';
+import { ApiClient } from '../main/testing/api-client';
+import { seedThreads } from '../main/testing/seed-threads';
+import { removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
+import { launchChromium } from '../e2e/support/ui-harness';
+
+export interface UiBenchResult {
+  name: 'ui';
+  threads: number;
+  /** threads.list for the root, measured from Node: the server's share of the cold paint. */
+  listCallMs: number;
+  listBytes: number;
+  /** Click → the view (header, chat, the region's frame) painted. */
+  viewPaintMs: number;
+  /** Click → the first thread rows painted, the list fetched from the server. */
+  threadsPaintColdMs: number;
+  /** Click → the first thread rows painted, the list already in the page (render only); median of 3. */
+  threadsPaintWarmMs: number;
+  /** Click → the list arrived in the page (cold): the rest of threadsPaintColdMs is rendering. */
+  listArrivedColdMs: number | null;
+  scroll: {
+    frames: number;
+    p50FrameMs: number;
+    p95FrameMs: number;
+    maxFrameMs: number;
+    longFrames: number;
+    rowsInDom: number;
+    reachedEnd: boolean;
+  };
+  apiRoundTrip: { calls: number; p50Ms: number; p95Ms: number };
+}
+
+const round = (value: number) => Math.round(value * 100) / 100;
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+}
+
+/** Starts an installation with `count` threads under one conversation of its owner. */
+export async function seededServe(count: number): Promise<{ serve: ServeProcess; conversationId: number }> {
+  const first = await startServe({ name: 'bench' });
+  const api = await first.connect();
+  const role = await api.call('roles.create', {
+    name: 'assistant',
+    description: 'Asks around',
+    agent: { adapter: 'scripted' },
+  });
+  const conversation = await api.call('conversations.open', { roleId: role.id });
+  await api.call('conversations.send', {
+    id: conversation.id,
+    text: 'Hello! Please ask everyone about the weekly numbers.',
+  });
+  await api.waitFor(
+    async () =>
+      (await api.call('conversations.get', { id: conversation.id })).messages.some((m) => m.author.kind === 'role'),
+    20_000,
+    "the role's reply",
+  );
+  await first.stop();
+  seedThreads({
+    dataDir: first.dataDir,
+    root: { kind: 'conversation', id: conversation.id },
+    localRole: { id: role.id, name: role.name },
+    count,
+    peer: 'bob',
+  });
+  const serve = await startServe({ name: 'bench', dataDir: first.dataDir });
+  return { serve, conversationId: conversation.id };
+}
+
+export async function benchUi(
+  options: { threads?: number; browser?: Browser; screenshot?: string } = {},
+): Promise<UiBenchResult> {
+  const count = options.threads ?? 10_000;
+  const { serve, conversationId } = await seededServe(count);
+  const browser = options.browser ?? (await launchChromium());
+  try {
+    // The server's share: one threads.list over the socket, as the page makes it.
+    const api = await ApiClient.connect(serve.info.api, serve.info.token);
+    await api.call('threads.list', { root: { kind: 'conversation', id: conversationId } }); // warm the server
+    const started = performance.now();
+    const list = await api.call('threads.list', { root: { kind: 'conversation', id: conversationId } });
+    const listCallMs = performance.now() - started;
+    const listBytes = JSON.stringify(list).length;
+    api.close();
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    // tsx (esbuild, keepNames) wraps functions in __name(); the page's evaluate needs it too.
+    await context.addInitScript({ content: 'globalThis.__name = (fn) => fn;' });
+    const page = await context.newPage();
+    // Land on Tasks, so the conversation view opens from a click, as a person opens it.
+    await page.goto(`${serve.info.ui}#view=tasks&token=${serve.info.token}`);
+    const item = page.getByRole('navigation', { name: 'Parley' }).getByRole('button', { name: /^assistant/ });
+    await item.waitFor({ timeout: 20_000 });
+
+    const paint = () =>
+      page.evaluate(async () => {
+        const button = [...document.querySelectorAll<HTMLButtonElement>('.conversation-item')][0]!;
+        const frame = () => new Promise<number>((resolve) => requestAnimationFrame(() => resolve(performance.now())));
+        const t0 = performance.now();
+        button.click();
+        let view = 0;
+        for (;;) {
+          const now = await frame();
+          if (!view && document.querySelector('.conversation-view .threads')) view = (await frame()) - t0;
+          if (document.querySelector('[data-testid="thread-scroll"] .thread-card')) {
+            const rows = (await frame()) - t0;
+            const arrived = performance.getEntriesByName('parley:threads-arrived').filter((m) => m.startTime >= t0);
+            return { view, rows, arrived: arrived.length > 0 ? arrived[0]!.startTime - t0 : null };
+          }
+          if (now - t0 > 30_000) throw new Error('the thread rows never painted');
+        }
+      });
+    const leave = async () => {
+      await page.getByRole('button', { name: /^Tasks/ }).click();
+      await page.locator('.tasks-view').waitFor();
+    };
+
+    const cold = await paint();
+    // Warm: the median of three visits (the machine may be busy with other work).
+    const warmRuns: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await leave();
+      warmRuns.push((await paint()).rows);
+    }
+    if (options.screenshot) await page.screenshot({ path: options.screenshot });
+
+    const scroll = await page.evaluate(async () => {
+      const box = document.querySelector<HTMLElement>('[data-testid="thread-scroll"]')!;
+      const frames: number[] = [];
+      let last = await new Promise<number>((resolve) => requestAnimationFrame(resolve));
+      let rowsInDom = 0;
+      for (let i = 0; i < 240 && box.scrollTop + box.clientHeight < box.scrollHeight - 1; i++) {
+        box.scrollTop += 600;
+        const now = await new Promise<number>((resolve) => requestAnimationFrame(resolve));
+        frames.push(now - last);
+        last = now;
+        rowsInDom = Math.max(rowsInDom, box.querySelectorAll('.virtual-row').length);
+      }
+      // Then jump to the end, as dragging the scrollbar would; rows measured there may
+      // move the end a little, so jump again until it holds.
+      let reachedEnd = false;
+      for (let attempt = 0; attempt < 10 && !reachedEnd; attempt++) {
+        box.scrollTop = box.scrollHeight;
+        const before = performance.now();
+        await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+        frames.push(performance.now() - before);
+        reachedEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 2;
+      }
+      return { frames, rowsInDom, reachedEnd };
+    });
+
+    const rtt = await page.evaluate(async () => {
+      const token = sessionStorage.getItem('parley.token');
+      const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api`);
+      await new Promise((resolve, reject) => {
+        ws.onopen = resolve;
+        ws.onerror = reject;
+      });
+      let id = 0;
+      const call = (method: string, params: object) =>
+        new Promise<void>((resolve) => {
+          const mine = ++id;
+          const onMessage = (event: MessageEvent) => {
+            const message = JSON.parse(event.data as string) as { id?: number };
+            if (message.id === mine) {
+              ws.removeEventListener('message', onMessage);
+              resolve();
+            }
+          };
+          ws.addEventListener('message', onMessage);
+          ws.send(JSON.stringify({ jsonrpc: '2.0', id: mine, method, params }));
+        });
+      await call('session.signIn', { token });
+      for (let i = 0; i < 200; i++) await call('session.whoami', {});
+      const times: number[] = [];
+      for (let i = 0; i < 2000; i++) {
+        const t0 = performance.now();
+        await call('session.whoami', {});
+        times.push(performance.now() - t0);
+      }
+      ws.close();
+      return times;
+    });
+    await context.close();
+
+    return {
+      name: 'ui',
+      threads: count,
+      listCallMs: round(listCallMs),
+      listBytes,
+      viewPaintMs: round(cold.view),
+      threadsPaintColdMs: round(cold.rows),
+      threadsPaintWarmMs: round(percentile(warmRuns, 50)),
+      listArrivedColdMs: cold.arrived === null ? null : round(cold.arrived),
+      scroll: {
+        frames: scroll.frames.length,
+        p50FrameMs: round(percentile(scroll.frames, 50)),
+        p95FrameMs: round(percentile(scroll.frames, 95)),
+        maxFrameMs: round(Math.max(...scroll.frames)),
+        longFrames: scroll.frames.filter((f) => f > 50).length,
+        rowsInDom: scroll.rowsInDom,
+        reachedEnd: scroll.reachedEnd,
+      },
+      apiRoundTrip: { calls: rtt.length, p50Ms: round(percentile(rtt, 50)), p95Ms: round(percentile(rtt, 95)) },
+    };
+  } finally {
+    if (!options.browser) await browser.close();
+    await serve.stop();
+    removeDataDir(serve.dataDir);
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { values } = parseArgs({ options: { threads: { type: 'string' } } });
+  benchUi({ threads: values.threads ? Number(values.threads) : undefined }).then(
+    (result) => {
+      process.stdout.write(JSON.stringify(result) + '\n');
+      process.exit(0);
+    },
+    (error: unknown) => {
+      process.stderr.write(`bench ui: ${(error as Error).stack ?? String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,143 @@
+// The left column: the person's conversations, the other places, and Settings.
+import { useState, type ReactNode } from 'react';
+import { oneLine } from '../format';
+import { selectConversations, useConversations } from '../store/conversations';
+import { selectInstallation, selectIsOwner, selectPerson, useSession } from '../store/session';
+import { selectTasks, useTasks } from '../store/tasks';
+import { selectView, useUi, type View } from '../store/ui';
+import { ArchiveIcon, GearIcon, InboxIcon, PlusIcon, TasksIcon } from './icons';
+import { NewConversationDialog } from './new-conversation';
+import { Avatar } from './ui';
+
+export function Sidebar() {
+  const installation = useSession(selectInstallation);
+  const person = useSession(selectPerson);
+  const isOwner = useSession(selectIsOwner);
+  const conversations = useConversations(selectConversations);
+  const tasks = useTasks(selectTasks);
+  const view = useUi(selectView);
+  const navigate = useUi((s) => s.navigate);
+  const [picking, setPicking] = useState(false);
+  const openTasks = tasks?.filter((t) => t.status === 'open').length ?? 0;
+  const workingTasks = tasks?.filter((t) => t.run.state !== 'idle').length ?? 0;
+
+  const navItem = (target: View, label: string, icon: ReactNode, extra?: ReactNode) => {
+    const current = view.kind === target.kind;
+    return (
+      <li>
+        <button
+          type="button"
+          className={`nav-item${current ? ' is-current' : ''}`}
+          aria-current={current ? 'page' : undefined}
+          onClick={() => navigate(target)}
+        >
+          {icon}
+          <span className="nav-label">{label}</span>
+          {extra}
+        </button>
+      </li>
+    );
+  };
+
+  return (
+    <nav className="sidebar" aria-label="Parley">
+      <div className="brand">
+        <span className="brand-mark" aria-hidden="true">
+          P
+        </span>
+        <div className="brand-text">
+          <span className="brand-name">Parley</span>
+          {installation && <span className="brand-installation">{installation.name}</span>}
+        </div>
+      </div>
+
+      <div className="sidebar-section">
+        <div className="sidebar-heading">
+          <h2>Conversations</h2>
+          <button
+            type="button"
+            className="btn btn-ghost btn-icon btn-sm"
+            aria-label="New conversation"
+            title="New conversation"
+            onClick={() => setPicking(true)}
+          >
+            <PlusIcon size={16} />
+          </button>
+        </div>
+        <ul className="conversation-list">
+          {conversations?.map((conversation) => {
+            const current = view.kind === 'conversation' && view.id === conversation.id;
+            const last = conversation.lastMessage;
+            return (
+              <li key={conversation.id}>
+                <button
+                  type="button"
+                  className={`conversation-item${current ? ' is-current' : ''}`}
+                  aria-current={current ? 'page' : undefined}
+                  onClick={() => navigate({ kind: 'conversation', id: conversation.id })}
+                >
+                  <Avatar name={conversation.roleName} size="sm" square />
+                  <span className="conversation-text">
+                    <span className="conversation-name">
+                      {conversation.roleName}
+                      {conversation.run.state !== 'idle' && (
+                        <span className={`live-dot run-${conversation.run.state}`} title="Working" />
+                      )}
+                    </span>
+                    <span className="conversation-preview">
+                      {last
+                        ? oneLine(`${last.author.kind === 'person' ? 'You: ' : ''}${last.body}`, 60)
+                        : 'No messages yet'}
+                    </span>
+                  </span>
+                </button>
+              </li>
+            );
+          })}
+          {conversations?.length === 0 && (
+            <li>
+              <button type="button" className="conversation-start" onClick={() => setPicking(true)}>
+                <PlusIcon size={14} /> Start a conversation
+              </button>
+            </li>
+          )}
+        </ul>
+      </div>
+
+      <ul className="nav-list">
+        {navItem(
+          { kind: 'tasks', id: null },
+          'Tasks',
+          <TasksIcon />,
+          openTasks > 0 ? (
+            <span className={`count${workingTasks > 0 ? ' count-live' : ''}`}>{openTasks}</span>
+          ) : undefined,
+        )}
+        {navItem({ kind: 'peer' }, 'Started by peers', <InboxIcon />)}
+        {isOwner && navItem({ kind: 'orphaned' }, 'Orphaned', <ArchiveIcon />)}
+      </ul>
+
+      <div className="sidebar-footer">
+        {person && (
+          <div className="whoami" title={`Signed in as ${person.name} (${person.kind})`}>
+            <Avatar name={person.name} size="sm" />
+            <span className="whoami-text">
+              <span className="whoami-name">{person.name}</span>
+              <span className="whoami-kind">{person.kind}</span>
+            </span>
+          </div>
+        )}
+        <button
+          type="button"
+          className={`btn btn-ghost settings-button${view.kind === 'settings' ? ' is-current' : ''}`}
+          aria-current={view.kind === 'settings' ? 'page' : undefined}
+          onClick={() => navigate({ kind: 'settings', tab: 'connections' })}
+        >
+          <GearIcon />
+          Settings
+        </button>
+      </div>
+      {picking && <NewConversationDialog onClose={() => setPicking(false)} />}
+    </nav>
+  );
+}

@@ -1,0 +1,410 @@
+// Agent conversations: the region that lists them under a root (virtualized: a root may
+// have thousands), one card per agent conversation, and its detail when opened — the
+// texts with their states, the agent's run, its live output and its notes.
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { memo, useCallback, useEffect, useId, useMemo, useRef, type ReactNode } from 'react';
+import type { TextView, ThreadSummary } from '../../shared/domain';
+import { failureReason, fullTime, oneLine, plural, shortTime } from '../format';
+import {
+  selectThread,
+  selectThreadDetail,
+  selectThreadError,
+  selectThreadList,
+  useThreads,
+  watchThread,
+  type ThreadListKey,
+} from '../store/threads';
+import { selectExpandedThreads, useUi } from '../store/ui';
+import { ArrowInIcon, ArrowOutIcon, ChevronIcon } from './icons';
+import { Markdown } from './markdown';
+import {
+  Avatar,
+  Badge,
+  EmptyState,
+  ErrorNote,
+  isActive,
+  Loading,
+  RunStateBadge,
+  StopButton,
+  TextStateBadge,
+} from './ui';
+
+type Item = { kind: 'header'; key: string; label: string } | { kind: 'thread'; key: string; id: number };
+
+function rootLabel(thread: ThreadSummary): string {
+  const { kind, id } = thread.root;
+  if (kind === 'conversation') return `A deleted conversation (#${id})`;
+  if (kind === 'task') return `A deleted task (#${id})`;
+  return `A closed agent conversation (#${id})`;
+}
+
+/**
+ * The region "Agent conversations" of one list. It owns its scroll box, so thousands of
+ * threads render as the few rows on screen.
+ */
+export function ThreadList({
+  listKey,
+  description,
+  empty,
+  groupByRoot = false,
+  fill = true,
+  headingLevel = 2,
+}: {
+  listKey: ThreadListKey;
+  description?: ReactNode;
+  empty: ReactNode;
+  groupByRoot?: boolean;
+  /** Fill the parent's height (a side panel, a page) rather than sizing to the content. */
+  fill?: boolean;
+  headingLevel?: 2 | 3;
+}) {
+  const headingId = useId();
+  const list = useThreads(selectThreadList(listKey));
+  const loadList = useThreads((s) => s.loadList);
+  const version = useThreads((s) => s.version);
+  const expanded = useUi(selectExpandedThreads);
+  const toggle = useUi((s) => s.toggleThread);
+
+  useEffect(() => {
+    if (!useThreads.getState().lists[listKey]?.ids) void loadList(listKey);
+  }, [listKey, loadList]);
+
+  const ids = list?.ids;
+  // Group labels come from the summaries: only grouped lists follow every summary change.
+  const groupVersion = groupByRoot ? version : 0;
+  const items = useMemo<Item[]>(() => {
+    if (!ids) return [];
+    if (!groupByRoot) return ids.map((id) => ({ kind: 'thread', key: `t${id}`, id }));
+    const { summaries } = useThreads.getState();
+    const groups = new Map<string, { label: string; ids: number[] }>();
+    for (const id of ids) {
+      const thread = summaries.get(id);
+      if (!thread) continue;
+      const key = `${thread.root.kind}:${thread.root.id}`;
+      const group = groups.get(key) ?? { label: rootLabel(thread), ids: [] };
+      group.ids.push(id);
+      groups.set(key, group);
+    }
+    const out: Item[] = [];
+    for (const [key, group] of groups) {
+      out.push({ kind: 'header', key: `h${key}`, label: group.label });
+      for (const id of group.ids) out.push({ kind: 'thread', key: `t${id}`, id });
+    }
+    return out;
+  }, [ids, groupByRoot, groupVersion]);
+
+  const Heading = headingLevel === 2 ? 'h2' : 'h3';
+  const count = ids?.length ?? 0;
+  const running = ids ? countWorking(ids) : 0;
+
+  return (
+    <section className={`threads${fill ? ' threads-fill' : ''}`} aria-labelledby={headingId}>
+      <header className="threads-header">
+        <div className="threads-title">
+          <Heading id={headingId}>Agent conversations</Heading>
+          {ids && <span className="count">{count.toLocaleString()}</span>}
+          {running > 0 && <Badge tone="accent">{running} working</Badge>}
+        </div>
+        {description && <p className="threads-description">{description}</p>}
+      </header>
+      {list?.error && !ids && <ErrorNote onRetry={() => void loadList(listKey)}>{list.error}</ErrorNote>}
+      {!ids && !list?.error && <Loading label="Loading agent conversations…" />}
+      {ids && ids.length === 0 && <div className="threads-empty">{empty}</div>}
+      {ids && ids.length > 0 && <VirtualThreads items={items} expanded={expanded} onToggle={toggle} fill={fill} />}
+    </section>
+  );
+}
+
+function countWorking(ids: number[]): number {
+  // Cheap enough per render for 10,000 ids (a Map lookup each).
+  const { summaries } = useThreads.getState();
+  let n = 0;
+  for (const id of ids) if (summaries.get(id)?.run.state === 'running') n++;
+  return n;
+}
+
+function VirtualThreads({
+  items,
+  expanded,
+  onToggle,
+  fill,
+}: {
+  items: Item[];
+  expanded: ReadonlySet<number>;
+  onToggle: (id: number) => void;
+  fill: boolean;
+}) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  // Stable callbacks: a new getItemKey makes the virtualizer re-measure all 10,000 rows.
+  const getItemKey = useCallback((index: number) => items[index]?.key ?? index, [items]);
+  // Close to the measured heights (a card is 88 px, plus a line for a close reason or for counts),
+  // so the scrollbar hardly moves as rows are measured.
+  const estimateSize = useCallback(
+    (index: number) => {
+      const item = items[index];
+      if (!item || item.kind === 'header') return 34;
+      const thread = useThreads.getState().summaries.get(item.id);
+      if (!thread) return 88;
+      const counts = thread.counts.failed > 0 || thread.counts.received > 0;
+      return 88 + (thread.status === 'closed' && thread.closeReason ? 21 : 0) + (counts ? 27 : 0);
+    },
+    [items],
+  );
+  const getScrollElement = useCallback(() => scrollRef.current, []);
+  const virtualizer = useVirtualizer({
+    count: items.length,
+    getScrollElement,
+    estimateSize,
+    getItemKey,
+    overscan: 6,
+    // Row measurements are batched into one render instead of one synchronous render each.
+    useFlushSync: false,
+  });
+  return (
+    <div ref={scrollRef} className={`thread-scroll${fill ? '' : ' thread-scroll-bounded'}`} data-testid="thread-scroll">
+      <div className="virtual-space" style={{ height: virtualizer.getTotalSize() }}>
+        {virtualizer.getVirtualItems().map((row) => {
+          const item = items[row.index]!;
+          return (
+            <div
+              key={row.key}
+              ref={virtualizer.measureElement}
+              data-index={row.index}
+              className="virtual-row"
+              style={{ transform: `translateY(${row.start}px)` }}
+            >
+              {item.kind === 'header' ? (
+                <h3 className="thread-group">{item.label}</h3>
+              ) : (
+                <ThreadCard id={item.id} expanded={expanded.has(item.id)} onToggle={onToggle} />
+              )}
+            </div>
+          );
+        })}
+      </div>
+    </div>
+  );
+}
+
+const startedLabel = (t: ThreadSummary) =>
+  t.startedBy === 'local' ? `${t.localRole} asked` : `${t.connection.name} asked ${t.localRole}`;
+
+export const ThreadCard = memo(function ThreadCard({
+  id,
+  expanded,
+  onToggle,
+  nested,
+}: {
+  id: number;
+  expanded: boolean;
+  onToggle: (id: number) => void;
+  nested?: boolean;
+}) {
+  const thread = useThreads(selectThread(id));
+  const stop = useThreads((s) => s.stop);
+  const detailId = useId();
+  if (!thread) return null;
+  const peer = `${thread.connection.name}/${thread.peerRole}`;
+  const last = thread.lastText;
+  const failed = thread.counts.failed;
+  return (
+    <article
+      className={`thread-card thread-${thread.status} run-${thread.run.state}${nested ? ' thread-nested' : ''}${expanded ? ' is-expanded' : ''}`}
+      aria-label={`Agent conversation with ${peer}`}
+    >
+      <div className="thread-head">
+        <button
+          type="button"
+          className="thread-toggle"
+          aria-expanded={expanded}
+          aria-controls={expanded ? detailId : undefined}
+          onClick={() => onToggle(id)}
+        >
+          <ChevronIcon size={14} />
+          <Avatar name={thread.connection.name} size="sm" />
+          <span className="thread-title">
+            <span className="thread-peer">
+              <strong>{thread.connection.name}</strong>
+              <span className="sep">/</span>
+              {thread.peerRole}
+            </span>
+            <span className="thread-sub">
+              {startedLabel(thread)} · {shortTime(last?.createdAt ?? thread.createdAt)}
+            </span>
+          </span>
+        </button>
+        <div className="thread-state">
+          <RunStateBadge run={thread.run} hideIdle />
+          {thread.status === 'open' ? (
+            <Badge tone="good">Open</Badge>
+          ) : (
+            <Badge tone="neutral" title={thread.closeReason ?? undefined}>
+              Closed
+            </Badge>
+          )}
+          {isActive(thread.run) && (
+            <StopButton size="sm" onStop={() => stop(id)} disabled={thread.run.state === 'stopping'} />
+          )}
+        </div>
+      </div>
+      {thread.status === 'closed' && thread.closeReason && (
+        <p className="thread-close-reason">Closed: {thread.closeReason}</p>
+      )}
+      {last && !expanded && (
+        <p className="thread-last">
+          {last.direction === 'out' ? <ArrowOutIcon size={14} /> : <ArrowInIcon size={14} />}
+          <span className="thread-last-body">{oneLine(last.body, 160)}</span>
+          <TextStateBadge state={last.state} reason={last.reason} />
+        </p>
+      )}
+      {!expanded && (failed > 0 || thread.counts.received > 0) && (
+        <p className="thread-counts">
+          {failed > 0 && <Badge tone="bad">{plural(failed, 'failed text')}</Badge>}
+          {thread.counts.received > 0 && <Badge tone="warn">{thread.counts.received} waiting for the agent</Badge>}
+        </p>
+      )}
+      {expanded && (
+        <div id={detailId}>
+          <ThreadDetailView id={id} />
+        </div>
+      )}
+    </article>
+  );
+});
+
+function ThreadDetailView({ id }: { id: number }) {
+  const thread = useThreads(selectThread(id));
+  const detail = useThreads(selectThreadDetail(id));
+  const error = useThreads(selectThreadError(id));
+  const loadDetail = useThreads((s) => s.loadDetail);
+  const working = thread ? isActive(thread.run) : false;
+
+  useEffect(() => watchThread(id), [id]);
+  useEffect(() => {
+    void loadDetail(id);
+  }, [id, loadDetail]);
+  // Live output is not pushed: read it again every second while the agent works.
+  useEffect(() => {
+    if (!working) return;
+    const timer = setInterval(() => void loadDetail(id), 1000);
+    return () => clearInterval(timer);
+  }, [id, working, loadDetail]);
+
+  if (!thread) return null;
+  if (!detail) return error ? <ErrorNote>{error}</ErrorNote> : <Loading label="Loading texts…" />;
+  const peer = `${thread.connection.name}/${thread.peerRole}`;
+  const lastTurn = thread.run.lastTurn;
+  return (
+    <div className="thread-detail">
+      <dl className="facts">
+        <div>
+          <dt>Between</dt>
+          <dd>
+            {thread.localRole} (here) and {peer}
+          </dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd title={fullTime(thread.createdAt)}>
+            {thread.startedBy === 'local' ? 'here' : `by ${thread.connection.name}`}, {shortTime(thread.createdAt)}
+          </dd>
+        </div>
+        <div>
+          <dt>Thread</dt>
+          <dd>
+            <code title={thread.threadId}>{thread.threadId.slice(0, 10)}</code>
+          </dd>
+        </div>
+      </dl>
+      {detail.texts.length === 0 ? (
+        <p className="muted small">No texts yet.</p>
+      ) : (
+        <ol className="texts" aria-label={`Texts with ${peer}`}>
+          {detail.texts.map((text) => (
+            <TextItem key={text.id} text={text} thread={thread} />
+          ))}
+        </ol>
+      )}
+      {detail.live.length > 0 && (
+        <section className="live" aria-label="Live output">
+          <h4>
+            <span className="dot" aria-hidden="true" /> Live output
+          </h4>
+          <pre>{detail.live.join('\n')}</pre>
+        </section>
+      )}
+      {lastTurn && lastTurn.status !== 'done' && lastTurn.status !== 'running' && (
+        <p className={`turn-note turn-${lastTurn.status}`}>
+          Last turn {lastTurn.status}
+          {lastTurn.reason ? ` — ${lastTurn.reason}` : ''}
+        </p>
+      )}
+      {detail.runLog.length > 0 && (
+        <details className="run-log">
+          <summary>
+            {thread.localRole}&rsquo;s notes{' '}
+            <span className="muted">({detail.runLog.length}, kept here, never sent)</span>
+          </summary>
+          <ol>
+            {detail.runLog.map((entry) => (
+              <li key={entry.turnId}>
+                <time dateTime={entry.at} title={fullTime(entry.at)}>
+                  {shortTime(entry.at)}
+                </time>
+                <Markdown text={entry.output} />
+              </li>
+            ))}
+          </ol>
+        </details>
+      )}
+      {thread.startedBy === 'peer' && <Relays rootThreadId={id} />}
+    </div>
+  );
+}
+
+function TextItem({ text, thread }: { text: TextView; thread: ThreadSummary }) {
+  const from = text.direction === 'out' ? thread.localRole : `${thread.connection.name}/${thread.peerRole}`;
+  return (
+    <li className={`text text-${text.direction} text-${text.state}`}>
+      <div className="text-meta">
+        <span className="text-route">
+          {text.direction === 'out' ? <ArrowOutIcon size={13} /> : <ArrowInIcon size={13} />}
+          <strong>{from}</strong>
+        </span>
+        <time dateTime={text.createdAt} title={fullTime(text.createdAt)}>
+          {shortTime(text.createdAt)}
+        </time>
+        <TextStateBadge state={text.state} reason={text.reason} />
+      </div>
+      <Markdown text={text.body} className="text-body" />
+      {text.state === 'failed' && <p className="text-failure">{failureReason(text.reason)}</p>}
+    </li>
+  );
+}
+
+/** Agent conversations rooted in a peer-started one: the relays made on its behalf. */
+function Relays({ rootThreadId }: { rootThreadId: number }) {
+  const key: ThreadListKey = `thread:${rootThreadId}`;
+  const list = useThreads(selectThreadList(key));
+  const loadList = useThreads((s) => s.loadList);
+  const expanded = useUi(selectExpandedThreads);
+  const toggle = useUi((s) => s.toggleThread);
+  useEffect(() => {
+    void loadList(key);
+  }, [key, loadList]);
+  // A peer-started thread is its own root: it is in its own list.
+  const ids = list?.ids?.filter((id) => id !== rootThreadId) ?? [];
+  if (ids.length === 0) return null;
+  return (
+    <section className="relays" aria-label="Asked on its behalf">
+      <h4>Asked on its behalf</h4>
+      {ids.map((id) => (
+        <ThreadCard key={id} id={id} expanded={expanded.has(id)} onToggle={toggle} nested />
+      ))}
+    </section>
+  );
+}
+
+export function ThreadsEmpty({ title, children }: { title: string; children?: ReactNode }) {
+  return <EmptyState title={title}>{children}</EmptyState>;
+}

@@ -1,0 +1,96 @@
+// Small formatting helpers for people-facing text.
+import type { RunState, TextState } from '../shared/domain';
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const dayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' });
+const dateFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric' });
+const fullFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'medium' });
+
+/** "14:03" today, "Tue 14:03" this week, "3 Mar 2025" before. */
+export function shortTime(iso: string, now = Date.now()): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  const age = now - date.getTime();
+  if (new Date(now).toDateString() === date.toDateString()) return timeFormat.format(date);
+  if (age < 6 * 24 * 3600_000) return dayFormat.format(date);
+  return dateFormat.format(date);
+}
+
+export function fullTime(iso: string): string {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : fullFormat.format(date);
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
+}
+
+/** First line of a text, for previews. */
+export function oneLine(text: string, max = 140): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+export const runStateLabel: Record<RunState, string> = {
+  idle: 'Idle',
+  queued: 'Queued',
+  running: 'Working',
+  stopping: 'Stopping',
+};
+
+export const textStateLabel: Record<TextState, string> = {
+  queued: 'Queued',
+  sent: 'Sent',
+  acked: 'Acknowledged',
+  failed: 'Failed',
+  received: 'Received',
+  handled: 'Handled',
+};
+
+export const textStateHelp: Record<TextState, string> = {
+  queued: 'Waiting to go out: the connection is offline or an earlier text awaits its acknowledgement.',
+  sent: 'On its way: sent, not yet acknowledged.',
+  acked: 'The peer installation stored it.',
+  failed: 'It will not be delivered.',
+  received: 'Stored here; the agent has not taken it in yet.',
+  handled: 'The agent took it in (or it was dropped by a stop).',
+};
+
+/** Why a text failed (the wire's rejection reasons), for people. */
+export function failureReason(reason: string | null): string {
+  switch (reason) {
+    case 'paused':
+      return 'The connection is paused, on one side or the other.';
+    case 'thread':
+      return 'This agent conversation was closed on the other side (its topic was deleted there).';
+    case 'roles':
+      return 'The roles did not match this agent conversation.';
+    case 'role':
+      return 'The peer does not let this role be addressed.';
+    case 'queue':
+      return 'Too much text is waiting at the peer.';
+    case 'revoke':
+    case 'revoked':
+      return 'The connection was revoked.';
+    case 'closed':
+      return 'The agent conversation was closed before it could be sent.';
+    case null:
+      return 'No reason was given.';
+    default:
+      return reason;
+  }
+}
+
+/** Initials for an avatar. */
+export function initials(name: string): string {
+  const parts = name.split(/[\s_\-./]+/).filter(Boolean);
+  const letters = parts.length >= 2 ? `${parts[0]![0]}${parts[1]![0]}` : name.slice(0, 2);
+  return letters.toUpperCase();
+}
+
+/** A stable hue per name, for avatars. */
+export function hueOf(name: string): number {
+  let hash = 0;
+  for (const char of name) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return hash % 360;
+}

@@ -1,0 +1,90 @@
+// Live updates: the API pushes `changed {kind, id}`; the stores refetch what they show.
+// Events are debounced per kind and id, so a burst (a busy agent conversation) costs one
+// refetch per object, not one per event.
+import type { AppEvent, ChangedKind } from '../../shared/api-contract';
+import { apiClient } from './client';
+import { useConnections } from './connections';
+import { useConversations } from './conversations';
+import { usePeople } from './people';
+import { useRoles } from './roles';
+import { useSession } from './session';
+import { useTasks } from './tasks';
+import { useThreads } from './threads';
+import { useUi } from './ui';
+
+const DEBOUNCE_MS = 60;
+
+/** The Electron shell's nudge to open the accept dialog for a parley:// link (see main/app/links.ts). */
+interface InvitationLinkEvent {
+  type: 'invitation';
+  link: string;
+}
+
+function refresh(kind: ChangedKind, id: number): Promise<unknown> | void {
+  switch (kind) {
+    case 'conversation':
+      return useConversations.getState().changed(id);
+    case 'thread':
+      return useThreads.getState().changed(id);
+    case 'task':
+      return useTasks.getState().changed(id);
+    case 'connection':
+      return useConnections.getState().load();
+    case 'role':
+      return Promise.all([useRoles.getState().load(), useConversations.getState().load()]);
+    case 'person':
+      return Promise.all([usePeople.getState().load(), useSession.getState().load()]);
+    case 'run':
+      return;
+  }
+}
+
+/** Lists that hold one entry per kind: one refetch covers every id. */
+const wholeKinds = new Set<ChangedKind>(['connection', 'role', 'person']);
+
+/** Subscribes to the API's events; returns the unsubscribe function. */
+export function startLiveUpdates(): () => void {
+  const timers = new Map<string, ReturnType<typeof setTimeout>>();
+  const schedule = (kind: ChangedKind, id: number) => {
+    const key = wholeKinds.has(kind) ? kind : `${kind}:${id}`;
+    if (timers.has(key)) return;
+    timers.set(
+      key,
+      setTimeout(() => {
+        timers.delete(key);
+        void Promise.resolve(refresh(kind, id)).catch((error: unknown) => console.warn('refresh failed', error));
+      }, DEBOUNCE_MS),
+    );
+  };
+  const off = apiClient().onEvent((event: AppEvent | InvitationLinkEvent) => {
+    if (event.type === 'invitation') {
+      if (typeof event.link === 'string') useUi.getState().offerInvitation(event.link);
+      return;
+    }
+    if (event.type === 'changed') schedule(event.kind, event.id);
+  });
+  // Back from the background (or a dropped socket that reconnected meanwhile): read again.
+  const onVisible = () => {
+    if (document.visibilityState === 'visible') refreshAll();
+  };
+  document.addEventListener('visibilitychange', onVisible);
+  return () => {
+    off();
+    document.removeEventListener('visibilitychange', onVisible);
+    for (const timer of timers.values()) clearTimeout(timer);
+  };
+}
+
+/** Refetches everything loaded. */
+export function refreshAll(): void {
+  void useConversations.getState().load();
+  void useTasks.getState().load();
+  void useConnections.getState().load();
+  void useRoles.getState().load();
+  void usePeople.getState().load();
+  const conversations = useConversations.getState();
+  for (const id of Object.keys(conversations.details))
+    if (conversations.details[Number(id)]) void conversations.loadDetail(Number(id));
+  const threads = useThreads.getState();
+  for (const [key, list] of Object.entries(threads.lists)) if (list?.ids) void threads.loadList(key as never);
+}

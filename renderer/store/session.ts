@@ -1,0 +1,74 @@
+// Who is signed in, to which installation. Everything else waits for `ready`.
+import { create } from 'zustand';
+import type { Person } from '../../shared/domain';
+import { toApiError } from '../api/errors';
+import { apiClient, call, sentence } from './client';
+
+export type SessionStatus = 'loading' | 'signed-out' | 'failed' | 'ready';
+
+interface SessionState {
+  status: SessionStatus;
+  person: Person | null;
+  installation: { id: string; name: string } | null;
+  /** Why sign-in failed or the installation does not answer. */
+  error: string | null;
+  /** A sign-in with a typed token is in flight. */
+  signingIn: boolean;
+  /** Reads who is signed in; moves to `signed-out` when there are no (valid) credentials. */
+  load: () => Promise<void>;
+  signIn: (token: string) => Promise<void>;
+}
+
+export const useSession = create<SessionState>()((set, get) => ({
+  status: 'loading',
+  person: null,
+  installation: null,
+  error: null,
+  signingIn: false,
+
+  async load() {
+    if (!apiClient().hasCredentials()) {
+      set({ status: 'signed-out', person: null, installation: null, error: null });
+      return;
+    }
+    try {
+      const whoami = await call('session.whoami', {});
+      set({ status: 'ready', person: whoami.person, installation: whoami.installation, error: null });
+    } catch (caught) {
+      const error = toApiError(caught);
+      if (error.code === 'unauthenticated' || !apiClient().hasCredentials()) {
+        const wasReady = get().status === 'ready';
+        set({
+          status: 'signed-out',
+          person: null,
+          installation: null,
+          error: wasReady
+            ? `You were signed out: ${error.message}.`
+            : apiClient().hasCredentials()
+              ? sentence(error.message)
+              : null,
+        });
+      } else if (get().status !== 'ready') {
+        set({ status: 'failed', error: sentence(error.message) });
+      }
+    }
+  },
+
+  async signIn(token: string) {
+    set({ signingIn: true, error: null });
+    try {
+      await call('session.signIn', { token });
+    } catch (caught) {
+      set({ status: 'signed-out', signingIn: false, error: sentence(toApiError(caught).message) });
+      return;
+    }
+    await get().load();
+    set({ signingIn: false });
+  },
+}));
+
+export const selectPerson = (s: SessionState) => s.person;
+export const selectIsOwner = (s: SessionState) => s.person?.kind === 'owner';
+export const selectInstallation = (s: SessionState) => s.installation;
+export const selectStatus = (s: SessionState) => s.status;
+export const selectSessionError = (s: SessionState) => s.error;

@@ -1,0 +1,198 @@
+// The stores' logic under Node with a stand-in API client: list membership and order of
+// agent conversations, the task tree, the view in the address, and live updates.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ApiError, type AppEvent } from '../../shared/api-contract';
+import type { RunSummary, Task, ThreadSummary } from '../../shared/domain';
+import type { ApiClient } from '../api/client';
+import { setApiClient } from './client';
+import { startLiveUpdates } from './live';
+import { taskTree } from './tasks';
+import { keysOf, orderThreads, useThreads } from './threads';
+import { viewFromFragment, viewToFragment, type View } from './ui';
+
+const idle: RunSummary = { id: null, state: 'idle', pending: 0, session: null, lastTurn: null };
+const counts = { queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 };
+
+function thread(id: number, patch: Partial<ThreadSummary> = {}): ThreadSummary {
+  return {
+    id,
+    threadId: `wire-${id}`,
+    connection: { id: 1, name: 'bob' },
+    localRole: 'assistant',
+    peerRole: 'researcher',
+    root: { kind: 'conversation', id: 1, gone: false },
+    startedBy: 'local',
+    status: 'open',
+    closeReason: null,
+    run: idle,
+    counts,
+    lastText: null,
+    createdAt: `2025-01-01T00:00:0${id}.000Z`,
+    ...patch,
+  };
+}
+
+function task(id: number, parentId: number | null, status: Task['status'] = 'open'): Task {
+  return {
+    id,
+    roleId: 1,
+    roleName: 'assistant',
+    parentId,
+    title: `task ${id}`,
+    body: '',
+    status,
+    createdBy: 1,
+    createdAt: '2025-01-01T00:00:00.000Z',
+    finishedAt: null,
+    run: idle,
+  };
+}
+
+/** A client whose answers the test sets per method. */
+function fakeClient(answers: Record<string, (params: unknown) => unknown>) {
+  const listeners = new Set<(event: AppEvent) => void>();
+  const calls: Array<[string, unknown]> = [];
+  const client: ApiClient = {
+    transport: 'browser',
+    hasCredentials: () => true,
+    invoke: (async (method: string, params: unknown) => {
+      await Promise.resolve();
+      calls.push([method, params]);
+      const answer = answers[method];
+      if (!answer) throw new ApiError('invalid', `unexpected ${method}`);
+      return answer(params);
+    }) as ApiClient['invoke'],
+    onEvent: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  return { client, calls, emit: (event: AppEvent) => listeners.forEach((l) => l(event)) };
+}
+
+describe('agent conversation lists', () => {
+  it('puts working threads first, then open, then closed, each by latest activity', () => {
+    const threads = [
+      thread(1, { status: 'closed', closeReason: 'root deleted' }),
+      thread(2),
+      thread(3, { run: { ...idle, state: 'running' } }),
+      thread(4, {
+        lastText: {
+          id: 9,
+          direction: 'in',
+          seq: 1,
+          body: 'late',
+          state: 'handled',
+          reason: null,
+          createdAt: '2025-01-02T00:00:00.000Z',
+        },
+      }),
+    ];
+    expect(orderThreads(threads)).toEqual([3, 4, 2, 1]);
+  });
+
+  it('knows which lists a thread is in', () => {
+    expect(keysOf(thread(1))).toEqual(['conversation:1']);
+    expect(keysOf(thread(2, { root: { kind: 'task', id: 7, gone: false } }))).toEqual(['task:7']);
+    // A thread the peer started is its own root: it is listed under "Started by peers".
+    expect(keysOf(thread(3, { startedBy: 'peer', root: { kind: 'thread', id: 3, gone: false } }))).toEqual(['peer']);
+    // A relay for it sits under it.
+    expect(keysOf(thread(4, { root: { kind: 'thread', id: 3, gone: false } }))).toEqual(['thread:3']);
+    expect(keysOf(thread(5, { root: { kind: 'conversation', id: 1, gone: true } }))).toEqual(['orphaned']);
+  });
+});
+
+describe('threads store', () => {
+  beforeEach(() => {
+    useThreads.setState({ summaries: new Map(), version: 0, lists: {}, details: {}, detailErrors: {} });
+  });
+
+  it('loads a list, then adds, moves and forgets threads as change events come', async () => {
+    let current = thread(2);
+    let gone = false;
+    const { client } = fakeClient({
+      'threads.list': (params) => ('root' in (params as object) ? [thread(1)] : []),
+      'threads.get': () => {
+        if (gone) throw new ApiError('not_found', 'no agent conversation 2');
+        return { thread: current, texts: [], turns: [], live: [], runLog: [] };
+      },
+    });
+    setApiClient(client);
+    const store = useThreads.getState();
+    await store.loadList('conversation:1');
+    await store.loadList('orphaned');
+    expect(useThreads.getState().lists['conversation:1']?.ids).toEqual([1]);
+
+    await store.changed(2); // a new thread under the conversation
+    expect(useThreads.getState().lists['conversation:1']?.ids).toEqual([2, 1]);
+    expect(useThreads.getState().details[2]).toBeUndefined(); // nobody opened it
+
+    current = thread(2, { status: 'closed', root: { kind: 'conversation', id: 1, gone: true } });
+    await store.changed(2); // its conversation was deleted
+    expect(useThreads.getState().lists['conversation:1']?.ids).toEqual([1]);
+    expect(useThreads.getState().lists.orphaned?.ids).toEqual([2]);
+
+    gone = true;
+    await store.changed(2); // no longer readable
+    expect(useThreads.getState().lists.orphaned?.ids).toEqual([]);
+    expect(useThreads.getState().summaries.has(2)).toBe(false);
+  });
+});
+
+describe('task tree', () => {
+  it('lists parents before their subtasks, open before finished', () => {
+    const tree = taskTree([task(1, null, 'finished'), task(2, null), task(3, 2), task(4, 3), task(5, 2), task(6, 99)]);
+    expect(tree.map((n) => [n.task.id, n.depth])).toEqual([
+      [6, 0], // its parent is gone: a root
+      [2, 0],
+      [3, 1],
+      [4, 2],
+      [5, 1],
+      [1, 0],
+    ]);
+    expect(tree.find((n) => n.task.id === 2)?.children).toBe(2);
+  });
+});
+
+describe('the view in the address', () => {
+  it('round-trips every view and falls back to home', () => {
+    const views: View[] = [
+      { kind: 'home' },
+      { kind: 'conversation', id: 3 },
+      { kind: 'tasks', id: null },
+      { kind: 'tasks', id: 9 },
+      { kind: 'peer' },
+      { kind: 'orphaned' },
+      { kind: 'settings', tab: 'roles' },
+    ];
+    for (const view of views) expect(viewFromFragment(viewToFragment(view))).toEqual(view);
+    expect(viewFromFragment('settings-nonsense')).toEqual({ kind: 'home' });
+    expect(viewFromFragment(null)).toEqual({ kind: 'home' });
+  });
+});
+
+describe('live updates', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    vi.stubGlobal('document', { addEventListener: () => undefined, removeEventListener: () => undefined });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.unstubAllGlobals();
+  });
+
+  it('refetches once per object for a burst of events', async () => {
+    const { client, calls, emit } = fakeClient({
+      'threads.get': () => ({ thread: thread(5), texts: [], turns: [], live: [], runLog: [] }),
+      'connections.list': () => [],
+    });
+    setApiClient(client);
+    const stop = startLiveUpdates();
+    for (let i = 0; i < 20; i++) emit({ type: 'changed', kind: 'thread', id: 5 });
+    emit({ type: 'changed', kind: 'connection', id: 1 });
+    emit({ type: 'changed', kind: 'connection', id: 2 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(calls.map(([method]) => method).sort()).toEqual(['connections.list', 'threads.get']);
+    stop();
+  });
+});

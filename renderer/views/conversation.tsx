@@ -1,0 +1,366 @@
+// A person's conversation with one role: the messages (virtualized, Markdown from the
+// role), the composer, the run's state with Stop, and the agent conversations the role
+// held with peers for it.
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { memo, useEffect, useLayoutEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import type { Message, RunSummary } from '../../shared/domain';
+import { WithThreads } from '../components/layout';
+import { Markdown } from '../components/markdown';
+import { SendIcon, TrashIcon, AlertIcon } from '../components/icons';
+import { ThreadList } from '../components/threads';
+import {
+  Avatar,
+  ConfirmDialog,
+  EmptyState,
+  ErrorNote,
+  isActive,
+  Loading,
+  RunStateBadge,
+  StopButton,
+  useAction,
+} from '../components/ui';
+import { fullTime, shortTime } from '../format';
+import { messageOf } from '../store/client';
+import {
+  selectConversation,
+  selectConversationError,
+  selectConversationGone,
+  selectMessages,
+  useConversations,
+} from '../store/conversations';
+import { selectRole, useRoles } from '../store/roles';
+import { selectPerson, useSession } from '../store/session';
+import { useUi } from '../store/ui';
+
+export function ConversationView({ id }: { id: number }) {
+  const conversation = useConversations(selectConversation(id));
+  const error = useConversations(selectConversationError(id));
+  const gone = useConversations(selectConversationGone(id));
+  const loadDetail = useConversations((s) => s.loadDetail);
+  const stop = useConversations((s) => s.stop);
+  const role = useRoles(selectRole(conversation?.roleId));
+  const [confirmDelete, setConfirmDelete] = useState(false);
+
+  useEffect(() => {
+    void loadDetail(id);
+  }, [id, loadDetail]);
+
+  const active = conversation ? isActive(conversation.run) : false;
+  // Esc stops the agent, wherever the focus is (dialogs take Esc for themselves).
+  useEffect(() => {
+    if (!active) return;
+    const onKey = (event: globalThis.KeyboardEvent) => {
+      if (event.key !== 'Escape' || event.defaultPrevented || document.querySelector('dialog[open]')) return;
+      event.preventDefault();
+      void stop(id).catch((e: unknown) => useUi.getState().toast(messageOf(e), 'error'));
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [active, id, stop]);
+
+  if (gone)
+    return (
+      <div className="view view-center">
+        <EmptyState title="This conversation was deleted">
+          Its agent conversations were closed; owners can still read them under Orphaned.
+        </EmptyState>
+      </div>
+    );
+  if (!conversation)
+    return (
+      <div className="view view-center">
+        {error ? <ErrorNote onRetry={() => void loadDetail(id)}>{error}</ErrorNote> : <Loading />}
+      </div>
+    );
+
+  const roleName = conversation.roleName;
+  return (
+    <div className="view conversation-view">
+      <header className="view-header">
+        <Avatar name={roleName} size="lg" square />
+        <div className="view-title">
+          <h1>{roleName}</h1>
+          <p className="muted">{role?.description || `Your conversation with ${roleName}`}</p>
+        </div>
+        <div className="view-actions">
+          <RunStateBadge run={conversation.run} />
+          {active && <StopButton onStop={() => stop(id)} disabled={conversation.run.state === 'stopping'} />}
+          <button
+            type="button"
+            className="btn btn-ghost btn-icon"
+            aria-label="Delete conversation"
+            title="Delete conversation"
+            onClick={() => setConfirmDelete(true)}
+          >
+            <TrashIcon />
+          </button>
+        </div>
+      </header>
+      <WithThreads
+        listKey={`conversation:${id}`}
+        mainLabel="Chat"
+        main={<Chat id={id} roleName={roleName} run={conversation.run} />}
+        threads={
+          <ThreadList
+            listKey={`conversation:${id}`}
+            description={`What ${roleName} asked the roles of your connections for this conversation.`}
+            empty={
+              <EmptyState title="No agent conversations yet">
+                When {roleName} asks a role of a connected installation for you, the exchange shows up here with every
+                text and its state.
+              </EmptyState>
+            }
+          />
+        }
+      />
+      {confirmDelete && <DeleteConversation id={id} roleName={roleName} onClose={() => setConfirmDelete(false)} />}
+    </div>
+  );
+}
+
+function DeleteConversation({ id, roleName, onClose }: { id: number; roleName: string; onClose: () => void }) {
+  const remove = useConversations((s) => s.remove);
+  const navigate = useUi((s) => s.navigate);
+  return (
+    <ConfirmDialog
+      title={`Delete your conversation with ${roleName}?`}
+      body={
+        <>
+          <p>Its messages are deleted for good, and {roleName}&rsquo;s agent is stopped.</p>
+          <p className="muted">
+            Its agent conversations close; their history stays, readable by the installation&rsquo;s owners.
+          </p>
+        </>
+      }
+      confirm="Delete"
+      onConfirm={async () => {
+        await remove(id);
+        navigate({ kind: 'home' });
+      }}
+      onClose={onClose}
+    />
+  );
+}
+
+function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSummary }) {
+  const messages = useConversations(selectMessages(id));
+  const stop = useConversations((s) => s.stop);
+  return (
+    <section className="chat" aria-label="Messages">
+      {messages ? (
+        messages.length === 0 ? (
+          <div className="chat-empty">
+            <EmptyState title={`Say hello to ${roleName}`}>
+              Ask a question or give it something to do. It can ask the roles of your connections for help — those
+              exchanges appear under Agent conversations.
+            </EmptyState>
+          </div>
+        ) : (
+          <MessageList messages={messages} run={run} roleName={roleName} />
+        )
+      ) : (
+        <div className="chat-empty">
+          <Loading label="Loading messages…" />
+        </div>
+      )}
+      <Composer conversationId={id} roleName={roleName} active={isActive(run)} onStop={() => stop(id)} />
+    </section>
+  );
+}
+
+type Row = { kind: 'message'; message: Message } | { kind: 'working' };
+
+function MessageList({ messages, run, roleName }: { messages: Message[]; run: RunSummary; roleName: string }) {
+  const me = useSession(selectPerson);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const atBottom = useRef(true);
+  const rows: Row[] = messages.map((message) => ({ kind: 'message', message }));
+  if (run.state === 'running' || run.state === 'queued') rows.push({ kind: 'working' });
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => 76,
+    getItemKey: (index) => {
+      const row = rows[index];
+      return row?.kind === 'message' ? row.message.id : 'working';
+    },
+    overscan: 8,
+  });
+  const lastKey = rows.length > 0 ? String(virtualizer.options.getItemKey(rows.length - 1)) : '';
+  // New messages keep the view at the bottom, unless the person scrolled up to read.
+  useLayoutEffect(() => {
+    if (atBottom.current && rows.length > 0) virtualizer.scrollToIndex(rows.length - 1, { align: 'end' });
+  }, [rows.length, lastKey, virtualizer]);
+
+  return (
+    <div
+      ref={scrollRef}
+      className="message-scroll"
+      onScroll={(event) => {
+        const el = event.currentTarget;
+        atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 120;
+      }}
+    >
+      <div className="virtual-space" style={{ height: virtualizer.getTotalSize() }}>
+        {virtualizer.getVirtualItems().map((item) => {
+          const row = rows[item.index]!;
+          return (
+            <div
+              key={item.key}
+              ref={virtualizer.measureElement}
+              data-index={item.index}
+              className="virtual-row"
+              style={{ transform: `translateY(${item.start}px)` }}
+            >
+              {row.kind === 'message' ? (
+                <MessageItem
+                  message={row.message}
+                  mine={row.message.author.kind === 'person' && row.message.author.id === me?.id}
+                />
+              ) : (
+                <div className="message message-working" role="status">
+                  <Avatar name={roleName} size="sm" square />
+                  <span className="typing" aria-hidden="true">
+                    <i />
+                    <i />
+                    <i />
+                  </span>
+                  <span className="muted">
+                    {run.state === 'queued' ? `${roleName} will start shortly` : `${roleName} is working…`}
+                  </span>
+                </div>
+              )}
+            </div>
+          );
+        })}
+      </div>
+    </div>
+  );
+}
+
+const MessageItem = memo(function MessageItem({ message, mine }: { message: Message; mine: boolean }) {
+  const time = (
+    <time dateTime={message.createdAt} title={fullTime(message.createdAt)}>
+      {shortTime(message.createdAt)}
+    </time>
+  );
+  if (message.author.kind === 'system')
+    return (
+      <div className="message message-system">
+        <AlertIcon size={14} />
+        <span>{message.body}</span>
+        {time}
+      </div>
+    );
+  if (message.author.kind === 'person')
+    return (
+      <div className={`message message-person${mine ? ' mine' : ''}`}>
+        <div className="bubble">
+          <div className="message-meta">
+            <strong>{mine ? 'You' : message.author.name}</strong>
+            {time}
+          </div>
+          <p className="message-text">{message.body}</p>
+        </div>
+      </div>
+    );
+  return (
+    <div className="message message-role">
+      <Avatar name={message.author.name} size="sm" square />
+      <div className="message-content">
+        <div className="message-meta">
+          <strong>{message.author.name}</strong>
+          {time}
+        </div>
+        <Markdown text={message.body} />
+      </div>
+    </div>
+  );
+});
+
+/** Drafts survive switching between conversations. */
+const drafts = new Map<number, string>();
+
+function Composer({
+  conversationId,
+  roleName,
+  active,
+  onStop,
+}: {
+  conversationId: number;
+  roleName: string;
+  active: boolean;
+  onStop: () => Promise<unknown>;
+}) {
+  const send = useConversations((s) => s.send);
+  const [text, setText] = useState(() => drafts.get(conversationId) ?? '');
+  const [error, setError] = useState<string | null>(null);
+  const [sending, run] = useAction();
+  const [, stopRun] = useAction();
+  const inputRef = useRef<HTMLTextAreaElement>(null);
+
+  useEffect(() => {
+    setText(drafts.get(conversationId) ?? '');
+    setError(null);
+    inputRef.current?.focus();
+  }, [conversationId]);
+
+  const update = (value: string) => {
+    setText(value);
+    drafts.set(conversationId, value);
+  };
+
+  const submit = (event?: FormEvent) => {
+    event?.preventDefault();
+    const body = text.trim();
+    if (!body || sending) return;
+    setError(null);
+    void run(async () => {
+      try {
+        await send(conversationId, body);
+        update('');
+      } catch (caught) {
+        setError(messageOf(caught));
+      }
+    });
+  };
+
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      submit();
+    } else if (event.key === 'Escape' && active) {
+      event.preventDefault();
+      void stopRun(onStop);
+    }
+  };
+
+  return (
+    <form className="composer" onSubmit={submit}>
+      <div className="composer-box">
+        <textarea
+          ref={inputRef}
+          aria-label="Message"
+          placeholder={`Message ${roleName}`}
+          value={text}
+          rows={1}
+          onChange={(event) => update(event.target.value)}
+          onKeyDown={onKeyDown}
+        />
+        <button type="submit" className="btn btn-primary" disabled={sending || text.trim() === ''}>
+          <SendIcon size={16} />
+          Send
+        </button>
+      </div>
+      {error ? (
+        <p className="composer-error" role="alert">
+          {error}
+        </p>
+      ) : (
+        <p className="composer-hint">
+          <kbd>Enter</kbd> sends · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line · <kbd>Esc</kbd> stops the agent
+        </p>
+      )}
+    </form>
+  );
+}

@@ -1,0 +1,451 @@
+// Create or edit a role: name, description and its agent's settings per adapter,
+// validated with the same schema main uses, errors shown next to their fields.
+import { useId, useState, type FormEvent, type ReactNode } from 'react';
+import { methods } from '../../shared/api-contract';
+import type { AdapterName, AgentSettings, Role } from '../../shared/domain';
+import { Dialog, useAction } from '../components/ui';
+import { messageOf } from '../store/client';
+import { useRoles } from '../store/roles';
+
+export const adapterLabel: Record<AdapterName, string> = {
+  scripted: 'Scripted (built in)',
+  command: 'Command',
+  'claude-code': 'Claude Code',
+  codex: 'Codex',
+  'openai-compatible': 'OpenAI-compatible',
+};
+
+const adapterHelp: Record<AdapterName, string> = {
+  scripted: 'A deterministic rule agent shipped with Parley, for trying things out and for tests.',
+  command: 'Any program: the turn’s inputs on stdin, its final output from stdout.',
+  'claude-code': 'Anthropic’s Claude Code CLI (`claude`), with Parley’s tools over MCP.',
+  codex: 'OpenAI’s Codex CLI (`codex exec`), with Parley’s tools over MCP.',
+  'openai-compatible': 'A chat-completions endpoint: Ollama, LM Studio, vLLM, OpenAI…',
+};
+
+interface Form {
+  name: string;
+  description: string;
+  adapter: AdapterName;
+  instructions: string;
+  turnTimeoutSec: string;
+  /** `command`: one argument per line; claude-code and codex: the executable. */
+  command: string;
+  cwd: string;
+  /** KEY=value per line. */
+  env: string;
+  input: 'text' | 'json';
+  model: string;
+  permissionMode: '' | 'default' | 'acceptEdits' | 'bypassPermissions' | 'plan';
+  sandbox: '' | 'read-only' | 'workspace-write' | 'danger-full-access';
+  baseUrl: string;
+  apiKey: string;
+  temperature: string;
+  maxSteps: string;
+}
+
+type Errors = Partial<Record<keyof Form | 'form', string>>;
+
+function formOf(role: Role | null): Form {
+  const agent = role?.agent;
+  const form: Form = {
+    name: role?.name ?? '',
+    description: role?.description ?? '',
+    adapter: agent?.adapter ?? 'scripted',
+    instructions: agent?.instructions ?? '',
+    turnTimeoutSec: agent?.turnTimeoutSec !== undefined ? String(agent.turnTimeoutSec) : '',
+    command: '',
+    cwd: '',
+    env: '',
+    input: 'text',
+    model: '',
+    permissionMode: '',
+    sandbox: '',
+    baseUrl: '',
+    apiKey: '',
+    temperature: '',
+    maxSteps: '',
+  };
+  if (!agent) return form;
+  const envText = (env: Record<string, string> | undefined) =>
+    Object.entries(env ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n');
+  switch (agent.adapter) {
+    case 'command':
+      return {
+        ...form,
+        command: agent.command.join('\n'),
+        cwd: agent.cwd ?? '',
+        env: envText(agent.env),
+        input: agent.input ?? 'text',
+      };
+    case 'claude-code':
+      return {
+        ...form,
+        command: agent.command ?? '',
+        model: agent.model ?? '',
+        permissionMode: agent.permissionMode ?? '',
+        cwd: agent.cwd ?? '',
+        env: envText(agent.env),
+      };
+    case 'codex':
+      return {
+        ...form,
+        command: agent.command ?? '',
+        model: agent.model ?? '',
+        sandbox: agent.sandbox ?? '',
+        cwd: agent.cwd ?? '',
+        env: envText(agent.env),
+      };
+    case 'openai-compatible':
+      return {
+        ...form,
+        baseUrl: agent.baseUrl,
+        model: agent.model,
+        temperature: agent.temperature !== undefined ? String(agent.temperature) : '',
+        maxSteps: agent.maxSteps !== undefined ? String(agent.maxSteps) : '',
+      };
+    default:
+      return form;
+  }
+}
+
+const optional = (value: string) => (value.trim() === '' ? undefined : value.trim());
+
+/** Builds the agent settings; errors for what cannot even be parsed. */
+function settingsOf(form: Form, previous: Role | null, errors: Errors): AgentSettings {
+  const number = (field: keyof Form, value: string): number | undefined => {
+    if (value.trim() === '') return undefined;
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed)) errors[field] = 'must be a number';
+    return parsed;
+  };
+  const env = (): Record<string, string> | undefined => {
+    const out: Record<string, string> = {};
+    for (const line of form.env.split('\n')) {
+      if (!line.trim()) continue;
+      const at = line.indexOf('=');
+      if (at <= 0) {
+        errors.env = `write one KEY=value per line (“${line.trim()}” has no “=”)`;
+        continue;
+      }
+      out[line.slice(0, at).trim()] = line.slice(at + 1);
+    }
+    return Object.keys(out).length > 0 ? out : undefined;
+  };
+  const common = {
+    instructions: optional(form.instructions),
+    turnTimeoutSec: number('turnTimeoutSec', form.turnTimeoutSec),
+  };
+  switch (form.adapter) {
+    case 'scripted':
+      return { adapter: 'scripted', ...common };
+    case 'command':
+      return {
+        adapter: 'command',
+        command: form.command
+          .split('\n')
+          .map((line) => line.trim())
+          .filter(Boolean),
+        cwd: optional(form.cwd),
+        env: env(),
+        input: form.input,
+        ...common,
+      };
+    case 'claude-code':
+      return {
+        adapter: 'claude-code',
+        command: optional(form.command),
+        model: optional(form.model),
+        permissionMode: form.permissionMode || undefined,
+        cwd: optional(form.cwd),
+        env: env(),
+        ...common,
+      };
+    case 'codex':
+      return {
+        adapter: 'codex',
+        command: optional(form.command),
+        model: optional(form.model),
+        sandbox: form.sandbox || undefined,
+        cwd: optional(form.cwd),
+        env: env(),
+        ...common,
+      };
+    case 'openai-compatible': {
+      // An empty key field keeps the key saved before.
+      const kept = previous?.agent.adapter === 'openai-compatible' ? previous.agent.apiKey : undefined;
+      return {
+        adapter: 'openai-compatible',
+        baseUrl: form.baseUrl.trim(),
+        model: form.model.trim(),
+        apiKey: optional(form.apiKey) ?? kept,
+        temperature: number('temperature', form.temperature),
+        maxSteps: number('maxSteps', form.maxSteps),
+        ...common,
+      };
+    }
+  }
+}
+
+/** Drops undefined fields: the schema is strict about unknown keys, not about missing ones. */
+function clean<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** zod's defaults ("Too small: expected string to have >=1 characters") in plain words. */
+function readable(issue: {
+  code: string;
+  message: string;
+  minimum?: unknown;
+  format?: unknown;
+  expected?: unknown;
+}): string {
+  if (issue.code === 'too_small' && issue.minimum === 1) return 'is required';
+  if (issue.code === 'invalid_format' && issue.format === 'url')
+    return 'must be a full address, like http://localhost:11434/v1';
+  if (issue.code === 'invalid_type' && issue.expected === 'number') return 'must be a number';
+  if (issue.code === 'invalid_type' && issue.expected === 'string') return 'is required';
+  return issue.message;
+}
+
+function validate(form: Form, previous: Role | null): { errors: Errors; agent: AgentSettings } {
+  const errors: Errors = {};
+  const agent = clean(settingsOf(form, previous, errors));
+  const parsed = methods['roles.create'].params.safeParse({
+    name: form.name,
+    description: form.description,
+    agent,
+  });
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const [first, second] = issue.path;
+      const field = (first === 'agent' ? (second ?? 'adapter') : (first ?? 'form')) as keyof Errors;
+      errors[field] ??= readable(issue);
+    }
+  }
+  return { errors, agent };
+}
+
+export function RoleEditor({ role, onClose }: { role: Role | null; onClose: () => void }) {
+  const [form, setForm] = useState<Form>(() => formOf(role));
+  const [errors, setErrors] = useState<Errors>({});
+  const [busy, run] = useAction();
+  const formId = useId();
+  const set = <K extends keyof Form>(key: K, value: Form[K]) => setForm((f) => ({ ...f, [key]: value }));
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const { errors: found, agent } = validate(form, role);
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    void run(async () => {
+      try {
+        const store = useRoles.getState();
+        const description = form.description.trim();
+        if (role) await store.update({ id: role.id, name: form.name.trim(), description, agent });
+        else await store.create({ name: form.name.trim(), description, agent });
+        onClose();
+      } catch (caught) {
+        setErrors({ form: messageOf(caught) });
+      }
+    });
+  };
+
+  const field = (key: keyof Form, label: string, input: ReactNode, hint?: ReactNode) => (
+    <Field key={key} label={label} error={errors[key]} hint={hint}>
+      {input}
+    </Field>
+  );
+  const text = (key: keyof Form, props: { placeholder?: string; type?: string; autoFocus?: boolean } = {}) => (
+    <input
+      value={form[key]}
+      onChange={(event) => set(key, event.target.value as never)}
+      aria-invalid={errors[key] ? true : undefined}
+      spellCheck={false}
+      {...props}
+    />
+  );
+  const area = (key: keyof Form, rows: number, placeholder?: string) => (
+    <textarea
+      value={form[key]}
+      rows={rows}
+      placeholder={placeholder}
+      onChange={(event) => set(key, event.target.value as never)}
+      aria-invalid={errors[key] ? true : undefined}
+      spellCheck={false}
+    />
+  );
+  const cwdField = field(
+    'cwd',
+    'Working folder',
+    text('cwd', { placeholder: '/home/me/project' }),
+    'An absolute path; optional.',
+  );
+  const envField = field('env', 'Environment', area('env', 3, 'KEY=value'), 'One KEY=value per line; optional.');
+  const hadKey = role?.agent.adapter === 'openai-compatible' && Boolean(role.agent.apiKey);
+
+  return (
+    <Dialog
+      title={role ? `Edit ${role.name}` : 'New role'}
+      description="A role is an agent of this installation, with its own conversations and tasks."
+      size="lg"
+      onClose={onClose}
+      footer={
+        <>
+          <button type="button" className="btn btn-ghost" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
+            {role ? 'Save role' : 'Create role'}
+          </button>
+        </>
+      }
+    >
+      <form id={formId} className="form role-form" onSubmit={submit} noValidate>
+        <div className="form-row">
+          {field(
+            'name',
+            'Name',
+            text('name', { placeholder: 'researcher', autoFocus: true }),
+            'Lowercase; peers address it as INSTALLATION/NAME.',
+          )}
+          {field('description', 'Description', text('description', { placeholder: 'Finds and checks facts' }))}
+        </div>
+        <Field label="Agent" error={errors.adapter} hint={adapterHelp[form.adapter]}>
+          <select value={form.adapter} onChange={(event) => set('adapter', event.target.value as AdapterName)}>
+            {(Object.keys(adapterLabel) as AdapterName[]).map((adapter) => (
+              <option key={adapter} value={adapter}>
+                {adapterLabel[adapter]}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <fieldset className="adapter-settings">
+          <legend>{adapterLabel[form.adapter]} settings</legend>
+          {form.adapter === 'command' && (
+            <>
+              {field(
+                'command',
+                'Command and arguments',
+                area('command', 3, 'node\n/path/to/agent.js'),
+                'One per line; run without a shell.',
+              )}
+              <div className="form-row">
+                {cwdField}
+                <Field label="Input on stdin" hint="Plain text, or the whole turn as JSON.">
+                  <select value={form.input} onChange={(event) => set('input', event.target.value as Form['input'])}>
+                    <option value="text">Text</option>
+                    <option value="json">JSON</option>
+                  </select>
+                </Field>
+              </div>
+              {envField}
+            </>
+          )}
+          {(form.adapter === 'claude-code' || form.adapter === 'codex') && (
+            <>
+              <div className="form-row">
+                {field(
+                  'command',
+                  'Executable',
+                  text('command', { placeholder: form.adapter === 'codex' ? 'codex' : 'claude' }),
+                  'Found on PATH when empty.',
+                )}
+                {field('model', 'Model', text('model', { placeholder: 'default' }))}
+              </div>
+              <div className="form-row">
+                {form.adapter === 'claude-code' ? (
+                  <Field label="Permission mode" error={errors.permissionMode}>
+                    <select
+                      value={form.permissionMode}
+                      onChange={(event) => set('permissionMode', event.target.value as Form['permissionMode'])}
+                    >
+                      <option value="">Claude Code’s default</option>
+                      <option value="default">Ask (default)</option>
+                      <option value="acceptEdits">Accept edits</option>
+                      <option value="plan">Plan only</option>
+                      <option value="bypassPermissions">Bypass permissions</option>
+                    </select>
+                  </Field>
+                ) : (
+                  <Field label="Sandbox" error={errors.sandbox}>
+                    <select
+                      value={form.sandbox}
+                      onChange={(event) => set('sandbox', event.target.value as Form['sandbox'])}
+                    >
+                      <option value="">Codex’s default</option>
+                      <option value="read-only">Read only</option>
+                      <option value="workspace-write">Write in the workspace</option>
+                      <option value="danger-full-access">Full access (dangerous)</option>
+                    </select>
+                  </Field>
+                )}
+                {cwdField}
+              </div>
+              {envField}
+            </>
+          )}
+          {form.adapter === 'openai-compatible' && (
+            <>
+              <div className="form-row">
+                {field('baseUrl', 'Base URL', text('baseUrl', { placeholder: 'http://localhost:11434/v1' }))}
+                {field('model', 'Model', text('model', { placeholder: 'llama3.1' }))}
+              </div>
+              {field(
+                'apiKey',
+                'API key',
+                text('apiKey', {
+                  type: 'password',
+                  placeholder: hadKey ? 'Saved — leave empty to keep it' : 'optional',
+                }),
+                'Sent as a bearer token; never shown again.',
+              )}
+              <div className="form-row">
+                {field('temperature', 'Temperature', text('temperature', { placeholder: '0–2' }))}
+                {field('maxSteps', 'Tool rounds per turn', text('maxSteps', { placeholder: '1–100' }))}
+              </div>
+            </>
+          )}
+          {field(
+            'instructions',
+            'Instructions',
+            area('instructions', 3, 'Extra instructions for every turn (optional)'),
+          )}
+          {field(
+            'turnTimeoutSec',
+            'Time limit per turn (seconds)',
+            text('turnTimeoutSec', { placeholder: '1800' }),
+            'A turn that works longer is stopped.',
+          )}
+        </fieldset>
+        {errors.form && (
+          <p className="field-error" role="alert">
+            {errors.form}
+          </p>
+        )}
+      </form>
+    </Dialog>
+  );
+}
+
+function Field({
+  label,
+  error,
+  hint,
+  children,
+}: {
+  label: string;
+  error?: string;
+  hint?: ReactNode;
+  children: ReactNode;
+}) {
+  return (
+    <label className={`field${error ? ' has-error' : ''}`}>
+      <span className="field-label">{label}</span>
+      {children}
+      {error ? <span className="field-error">{error}</span> : hint ? <span className="field-hint">{hint}</span> : null}
+    </label>
+  );
+}

@@ -1,0 +1,781 @@
+// Settings: connections to peers, the people of this installation and its roles.
+// Everyone reads them; the owner's controls are not there for members (main refuses
+// them anyway).
+import { useEffect, useId, useState, type FormEvent, type ReactNode } from 'react';
+import type { Invitation } from '../../shared/api-contract';
+import type { ConnectionSummary, Person, Role } from '../../shared/domain';
+import {
+  GearIcon,
+  LinkIcon,
+  PauseIcon,
+  PeopleIcon,
+  PlayIcon,
+  PlugIcon,
+  PlusIcon,
+  RobotIcon,
+} from '../components/icons';
+import {
+  Avatar,
+  Badge,
+  ConfirmDialog,
+  CopyField,
+  Dialog,
+  EmptyState,
+  ErrorNote,
+  Loading,
+  useAction,
+} from '../components/ui';
+import { fullTime, shortTime } from '../format';
+import { messageOf } from '../store/client';
+import { selectConnections, selectConnectionsError, useConnections } from '../store/connections';
+import { selectPeople, selectPeopleError, usePeople } from '../store/people';
+import { selectRoles, selectRolesError, useRoles } from '../store/roles';
+import { selectIsOwner, selectPerson, useSession } from '../store/session';
+import { selectPendingInvitation, useUi, type SettingsTab } from '../store/ui';
+import { adapterLabel, RoleEditor } from './role-editor';
+
+const tabs: Array<{ id: SettingsTab; label: string; icon: ReactNode }> = [
+  { id: 'connections', label: 'Connections', icon: <PlugIcon size={16} /> },
+  { id: 'people', label: 'People', icon: <PeopleIcon size={16} /> },
+  { id: 'roles', label: 'Roles', icon: <RobotIcon size={16} /> },
+];
+
+export function SettingsView({ tab }: { tab: SettingsTab }) {
+  const navigate = useUi((s) => s.navigate);
+  const tabsId = useId();
+  return (
+    <div className="view settings-view">
+      <header className="view-header">
+        <span className="view-icon" aria-hidden="true">
+          <GearIcon size={22} />
+        </span>
+        <div className="view-title">
+          <h1>Settings</h1>
+          <p className="muted">Connections to other installations, the people here and their roles.</p>
+        </div>
+      </header>
+      <div className="tabs" role="tablist" aria-label="Settings">
+        {tabs.map((t) => (
+          <button
+            key={t.id}
+            type="button"
+            role="tab"
+            id={`${tabsId}-${t.id}`}
+            aria-selected={tab === t.id}
+            aria-controls={`${tabsId}-panel`}
+            className="tab"
+            onClick={() => navigate({ kind: 'settings', tab: t.id })}
+          >
+            {t.icon}
+            {t.label}
+          </button>
+        ))}
+      </div>
+      <div className="settings-body" role="tabpanel" id={`${tabsId}-panel`} aria-labelledby={`${tabsId}-${tab}`}>
+        {tab === 'connections' && <ConnectionsPane />}
+        {tab === 'people' && <PeoplePane />}
+        {tab === 'roles' && <RolesPane />}
+      </div>
+    </div>
+  );
+}
+
+function PaneHeader({ title, description, actions }: { title: string; description: ReactNode; actions?: ReactNode }) {
+  return (
+    <div className="pane-intro">
+      <div>
+        <h2>{title}</h2>
+        <p className="muted">{description}</p>
+      </div>
+      {actions && <div className="pane-actions">{actions}</div>}
+    </div>
+  );
+}
+
+// ------------------------------------------------------------------ connections
+
+function ConnectionsPane() {
+  const list = useConnections(selectConnections);
+  const error = useConnections(selectConnectionsError);
+  const load = useConnections((s) => s.load);
+  const isOwner = useSession(selectIsOwner);
+  const pending = useUi(selectPendingInvitation);
+  const [dialog, setDialog] = useState<'invite' | 'accept' | null>(null);
+  useEffect(() => {
+    void load();
+  }, [load]);
+  useEffect(() => {
+    if (pending && isOwner) setDialog('accept');
+  }, [pending, isOwner]);
+  return (
+    <section aria-label="Connections">
+      <PaneHeader
+        title="Connections"
+        description="Installations this one is paired with. Their roles and yours talk only through these."
+        actions={
+          isOwner && (
+            <>
+              <button type="button" className="btn btn-secondary" onClick={() => setDialog('accept')}>
+                <LinkIcon size={16} />
+                Accept
+              </button>
+              <button type="button" className="btn btn-primary" onClick={() => setDialog('invite')}>
+                <PlusIcon size={16} />
+                Invite
+              </button>
+            </>
+          )
+        }
+      />
+      {error && !list && <ErrorNote onRetry={() => void load()}>{error}</ErrorNote>}
+      {!list && !error && <Loading />}
+      {list?.length === 0 && (
+        <EmptyState icon={<PlugIcon size={28} />} title="Not connected to anyone yet">
+          {isOwner
+            ? 'Invite another installation’s owner, or accept the invitation they sent you.'
+            : 'An owner of this installation pairs it with others.'}
+        </EmptyState>
+      )}
+      <ul className="connection-list">
+        {list?.map((connection) => (
+          <li key={connection.id}>
+            <ConnectionCard connection={connection} isOwner={isOwner} />
+          </li>
+        ))}
+      </ul>
+      {dialog === 'invite' && <InviteDialog onClose={() => setDialog(null)} />}
+      {dialog === 'accept' && (
+        <AcceptDialog
+          initial={pending ?? ''}
+          onClose={() => {
+            setDialog(null);
+            useUi.getState().offerInvitation(null);
+          }}
+        />
+      )}
+    </section>
+  );
+}
+
+const statusTone = { active: 'good', paused: 'warn', revoked: 'bad' } as const;
+const statusLabel = { active: 'Active', paused: 'Paused', revoked: 'Revoked' } as const;
+
+function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSummary; isOwner: boolean }) {
+  const { pause, unpause, revoke } = useConnections.getState();
+  const [busy, run] = useAction();
+  const [dialog, setDialog] = useState<'revoke' | 'expose' | 'limit' | null>(null);
+  const share = c.queue.limit > 0 ? Math.min(1, c.queue.used / c.queue.limit) : 0;
+  const revoked = c.status === 'revoked';
+  return (
+    <article className={`card connection-card status-${c.status}`} aria-label={`Connection ${c.name}`}>
+      <header className="connection-head">
+        <Avatar name={c.name} />
+        <div className="connection-title">
+          <h3>{c.name}</h3>
+          <p className="muted small">
+            {c.address ?? 'They dial in'} · paired{' '}
+            <time dateTime={c.createdAt} title={fullTime(c.createdAt)}>
+              {shortTime(c.createdAt)}
+            </time>
+          </p>
+        </div>
+        <div className="connection-badges">
+          {!revoked && (
+            <span className={`presence ${c.online ? 'is-online' : 'is-offline'}`}>
+              <span className="dot" aria-hidden="true" />
+              {c.online ? 'Online' : 'Offline'}
+            </span>
+          )}
+          <Badge tone={statusTone[c.status]}>{statusLabel[c.status]}</Badge>
+        </div>
+      </header>
+      <div className="connection-grid">
+        <div className="stat">
+          <span className="stat-label">Queue</span>
+          <span className="stat-value" title="Outgoing texts waiting to be sent or acknowledged, against the limit">
+            {c.queue.used.toLocaleString()} / {c.queue.limit.toLocaleString()}
+          </span>
+          <span className={`meter${share > 0.8 ? ' is-high' : ''}`} aria-hidden="true">
+            <span style={{ width: `${Math.round(share * 100)}%` }} />
+          </span>
+          {isOwner && !revoked && (
+            <button type="button" className="link-button small" onClick={() => setDialog('limit')}>
+              Change limit
+            </button>
+          )}
+        </div>
+        <div className="stat">
+          <span className="stat-label">You may address</span>
+          <RoleChips
+            names={c.peerRoles.map((r) => r.name)}
+            titles={c.peerRoles.map((r) => r.description)}
+            peer={c.name}
+          />
+        </div>
+        <div className="stat">
+          <span className="stat-label">They may address</span>
+          <RoleChips names={c.exposedRoles} />
+          {isOwner && !revoked && (
+            <button type="button" className="link-button small" onClick={() => setDialog('expose')}>
+              Choose roles
+            </button>
+          )}
+        </div>
+      </div>
+      {c.lastError && !revoked && <p className="warning small">Last problem: {c.lastError}</p>}
+      <footer className="connection-foot">
+        <code className="fingerprint" title={`Certificate fingerprint ${c.fingerprint}`}>
+          {c.fingerprint.slice(0, 20)}…
+        </code>
+        {isOwner && !revoked && (
+          <div className="connection-actions">
+            {c.status === 'active' ? (
+              <button
+                type="button"
+                className="btn btn-secondary btn-sm"
+                disabled={busy}
+                onClick={() => void run(() => pause(c.id))}
+              >
+                <PauseIcon size={14} />
+                Pause
+              </button>
+            ) : (
+              <button
+                type="button"
+                className="btn btn-secondary btn-sm"
+                disabled={busy}
+                onClick={() => void run(() => unpause(c.id))}
+              >
+                <PlayIcon size={14} />
+                Unpause
+              </button>
+            )}
+            <button type="button" className="btn btn-ghost btn-sm btn-danger-text" onClick={() => setDialog('revoke')}>
+              Revoke
+            </button>
+          </div>
+        )}
+      </footer>
+      {c.status === 'paused' && (
+        <p className="paused-note small">
+          Paused here: its agents were stopped, nothing is sent to {c.name} and what it sends is refused until you
+          unpause.
+        </p>
+      )}
+      {dialog === 'revoke' && (
+        <ConfirmDialog
+          title={`Revoke the connection to ${c.name}?`}
+          body={
+            <>
+              <p>
+                This is permanent: every agent conversation with {c.name} closes and its certificate is refused from now
+                on. To talk again you would pair anew.
+              </p>
+              <p className="muted">To stop it for a while, pause it instead.</p>
+            </>
+          }
+          confirm="Revoke"
+          onConfirm={() => revoke(c.id)}
+          onClose={() => setDialog(null)}
+        />
+      )}
+      {dialog === 'expose' && <ExposeDialog connection={c} onClose={() => setDialog(null)} />}
+      {dialog === 'limit' && <QueueLimitDialog connection={c} onClose={() => setDialog(null)} />}
+    </article>
+  );
+}
+
+function RoleChips({ names, titles, peer }: { names: string[]; titles?: string[]; peer?: string }) {
+  if (names.length === 0) return <span className="muted small">No roles</span>;
+  return (
+    <span className="chips">
+      {names.map((name, i) => (
+        <span key={name} className="chip" title={titles?.[i] || undefined}>
+          {peer ? `${peer}/${name}` : name}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+function RoleChecklist({ selected, onChange }: { selected: string[]; onChange: (roles: string[]) => void }) {
+  const roles = useRoles(selectRoles);
+  if (!roles) return <Loading />;
+  if (roles.length === 0) return <p className="muted small">This installation has no roles yet.</p>;
+  return (
+    <ul className="checklist">
+      {roles.map((role) => (
+        <li key={role.id}>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={selected.includes(role.name)}
+              onChange={(event) =>
+                onChange(event.target.checked ? [...selected, role.name] : selected.filter((n) => n !== role.name))
+              }
+            />
+            <span>
+              <strong>{role.name}</strong>
+              {role.description && <span className="muted"> — {role.description}</span>}
+            </span>
+          </label>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function ExposeDialog({ connection, onClose }: { connection: ConnectionSummary; onClose: () => void }) {
+  const [selected, setSelected] = useState(connection.exposedRoles);
+  const [busy, run] = useAction();
+  return (
+    <Dialog
+      title={`Roles ${connection.name} may address`}
+      description={`Its roles can ask these roles of yours; the others refuse what ${connection.name} sends.`}
+      onClose={onClose}
+      size="sm"
+      footer={
+        <>
+          <button type="button" className="btn btn-ghost" onClick={onClose}>
+            Cancel
+          </button>
+          <button
+            type="button"
+            className="btn btn-primary"
+            disabled={busy}
+            onClick={() =>
+              void run(() => useConnections.getState().expose(connection.id, selected)).then((ok) => ok && onClose())
+            }
+          >
+            Save
+          </button>
+        </>
+      }
+    >
+      <RoleChecklist selected={selected} onChange={setSelected} />
+    </Dialog>
+  );
+}
+
+function QueueLimitDialog({ connection, onClose }: { connection: ConnectionSummary; onClose: () => void }) {
+  const [value, setValue] = useState(String(connection.queue.limit));
+  const [error, setError] = useState<string | null>(null);
+  const [busy, run] = useAction();
+  const formId = useId();
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const limit = Number(value);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) return setError('A whole number from 1 to 100,000.');
+    setError(null);
+    void run(() => useConnections.getState().setQueueLimit(connection.id, limit)).then((ok) => ok && onClose());
+  };
+  return (
+    <Dialog
+      title={`Queue limit for ${connection.name}`}
+      description="How many outgoing texts may wait to be sent or acknowledged on this connection; a send over it is refused."
+      size="sm"
+      onClose={onClose}
+      footer={
+        <>
+          <button type="button" className="btn btn-ghost" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
+            Save
+          </button>
+        </>
+      }
+    >
+      <form id={formId} className="form" onSubmit={submit}>
+        <label className={`field${error ? ' has-error' : ''}`}>
+          <span className="field-label">Queue limit</span>
+          <input inputMode="numeric" value={value} onChange={(event) => setValue(event.target.value)} autoFocus />
+          {error && <span className="field-error">{error}</span>}
+        </label>
+      </form>
+    </Dialog>
+  );
+}
+
+const expiries = [
+  { minutes: 60, label: '1 hour' },
+  { minutes: 24 * 60, label: '1 day' },
+  { minutes: 7 * 24 * 60, label: '7 days' },
+];
+
+function InviteDialog({ onClose }: { onClose: () => void }) {
+  const [roles, setRoles] = useState<string[]>([]);
+  const [expires, setExpires] = useState(24 * 60);
+  const [invitation, setInvitation] = useState<Invitation | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, run] = useAction();
+  const create = () =>
+    void run(async () => {
+      try {
+        setError(null);
+        setInvitation(await useConnections.getState().invite(roles, expires));
+      } catch (caught) {
+        setError(messageOf(caught));
+      }
+    });
+  return (
+    <Dialog
+      title="Invite an installation"
+      description={
+        invitation
+          ? 'Send the code or the link to the other installation’s owner. It works once.'
+          : 'Make a one-time invitation for another installation’s owner.'
+      }
+      onClose={onClose}
+      footer={
+        invitation ? (
+          <button type="button" className="btn btn-primary" onClick={onClose}>
+            Done
+          </button>
+        ) : (
+          <>
+            <button type="button" className="btn btn-ghost" onClick={onClose}>
+              Cancel
+            </button>
+            <button type="button" className="btn btn-primary" disabled={busy} onClick={create}>
+              Create invitation
+            </button>
+          </>
+        )
+      }
+    >
+      {invitation ? (
+        <div className="form">
+          <CopyField label="Invitation code" value={invitation.code} copyLabel="Copy code" multiline />
+          <CopyField label="Invitation link" value={invitation.link} copyLabel="Copy link" />
+          <p className="muted small">
+            Expires{' '}
+            <time dateTime={invitation.expiresAt} title={fullTime(invitation.expiresAt)}>
+              {fullTime(invitation.expiresAt)}
+            </time>
+            .
+            {roles.length > 0 ? ` They may address: ${roles.join(', ')}.` : ' They may address none of your roles yet.'}
+          </p>
+        </div>
+      ) : (
+        <div className="form">
+          <fieldset className="field">
+            <legend className="field-label">Roles they may address</legend>
+            <RoleChecklist selected={roles} onChange={setRoles} />
+          </fieldset>
+          <label className="field">
+            <span className="field-label">Valid for</span>
+            <select value={expires} onChange={(event) => setExpires(Number(event.target.value))}>
+              {expiries.map((e) => (
+                <option key={e.minutes} value={e.minutes}>
+                  {e.label}
+                </option>
+              ))}
+            </select>
+          </label>
+          {error && (
+            <p className="field-error" role="alert">
+              {error}
+            </p>
+          )}
+        </div>
+      )}
+    </Dialog>
+  );
+}
+
+function AcceptDialog({ initial, onClose }: { initial: string; onClose: () => void }) {
+  const [code, setCode] = useState(initial);
+  const [roles, setRoles] = useState<string[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, run] = useAction();
+  const formId = useId();
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (code.trim().length < 10) return setError('Paste the whole invitation code or parley:// link.');
+    setError(null);
+    void run(async () => {
+      try {
+        const connection = await useConnections.getState().accept(code.trim(), roles);
+        useUi.getState().toast(`Connected to ${connection.name}`);
+        onClose();
+      } catch (caught) {
+        setError(messageOf(caught));
+      }
+    });
+  };
+  return (
+    <Dialog
+      title="Accept an invitation"
+      description="Paste the code or link another installation’s owner sent you."
+      onClose={onClose}
+      footer={
+        <>
+          <button type="button" className="btn btn-ghost" onClick={onClose} disabled={busy}>
+            Cancel
+          </button>
+          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
+            {busy ? 'Connecting…' : 'Accept'}
+          </button>
+        </>
+      }
+    >
+      <form id={formId} className="form" onSubmit={submit}>
+        <label className={`field${error ? ' has-error' : ''}`}>
+          <span className="field-label">Invitation code</span>
+          <textarea
+            value={code}
+            rows={3}
+            spellCheck={false}
+            placeholder="parley://… or the code"
+            onChange={(event) => setCode(event.target.value)}
+            autoFocus
+          />
+          {error && <span className="field-error">{error}</span>}
+        </label>
+        <fieldset className="field">
+          <legend className="field-label">Roles they may address</legend>
+          <RoleChecklist selected={roles} onChange={setRoles} />
+        </fieldset>
+      </form>
+    </Dialog>
+  );
+}
+
+// ------------------------------------------------------------------ people
+
+function PeoplePane() {
+  const people = usePeople(selectPeople);
+  const error = usePeople(selectPeopleError);
+  const load = usePeople((s) => s.load);
+  const isOwner = useSession(selectIsOwner);
+  const me = useSession(selectPerson);
+  const [added, setAdded] = useState<{ person: Person; token: string } | null>(null);
+  const [removing, setRemoving] = useState<Person | null>(null);
+  useEffect(() => {
+    void load();
+  }, [load]);
+  return (
+    <section aria-label="People">
+      <PaneHeader
+        title="People"
+        description="Everyone who uses this installation. Owners manage people, roles and connections; members use them."
+      />
+      {isOwner && <AddPerson onAdded={setAdded} />}
+      {added && (
+        <div className="callout" role="status">
+          <p>
+            <strong>{added.person.name}</strong> was added as {added.person.kind === 'owner' ? 'an owner' : 'a member'}.
+            Give them this sign-in token — it is shown only now.
+          </p>
+          <CopyField label={`Sign-in token for ${added.person.name}`} value={added.token} copyLabel="Copy token" />
+          {window.location.protocol.startsWith('http') && (
+            <CopyField
+              label="Sign-in link"
+              value={`${window.location.origin}/#token=${added.token}`}
+              copyLabel="Copy link"
+            />
+          )}
+          <button type="button" className="btn btn-ghost btn-sm" onClick={() => setAdded(null)}>
+            Done
+          </button>
+        </div>
+      )}
+      {error && !people && <ErrorNote onRetry={() => void load()}>{error}</ErrorNote>}
+      {!people && !error && <Loading />}
+      <ul className="people-list card">
+        {people?.map((person) => (
+          <li key={person.id} className="person-row">
+            <Avatar name={person.name} />
+            <span className="person-text">
+              <span>
+                <strong>{person.name}</strong>
+                {person.id === me?.id && <span className="muted"> (you)</span>}
+              </span>
+              <span className="muted small">
+                joined{' '}
+                <time dateTime={person.createdAt} title={fullTime(person.createdAt)}>
+                  {shortTime(person.createdAt)}
+                </time>
+              </span>
+            </span>
+            <Badge tone={person.kind === 'owner' ? 'accent' : 'neutral'}>
+              {person.kind === 'owner' ? 'Owner' : 'Member'}
+            </Badge>
+            {isOwner && person.id !== me?.id && (
+              <button
+                type="button"
+                className="btn btn-ghost btn-sm btn-danger-text"
+                onClick={() => setRemoving(person)}
+              >
+                Remove
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+      {removing && (
+        <ConfirmDialog
+          title={`Remove ${removing.name}?`}
+          body={<p>Their conversations and sign-in tokens are deleted; their agents are stopped.</p>}
+          confirm="Remove"
+          onConfirm={() => usePeople.getState().remove(removing.id)}
+          onClose={() => setRemoving(null)}
+        />
+      )}
+    </section>
+  );
+}
+
+function AddPerson({ onAdded }: { onAdded: (added: { person: Person; token: string }) => void }) {
+  const [name, setName] = useState('');
+  const [kind, setKind] = useState<'member' | 'owner'>('member');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, run] = useAction();
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!name.trim()) return setError('Give a name.');
+    setError(null);
+    void run(async () => {
+      try {
+        onAdded(await usePeople.getState().add(name.trim(), kind));
+        setName('');
+      } catch (caught) {
+        setError(messageOf(caught));
+      }
+    });
+  };
+  return (
+    <form className="card add-person" onSubmit={submit} aria-label="Add a person">
+      <label className={`field grow${error ? ' has-error' : ''}`}>
+        <span className="field-label">Name</span>
+        <input value={name} onChange={(event) => setName(event.target.value)} placeholder="Dana" />
+        {error && <span className="field-error">{error}</span>}
+      </label>
+      <label className="field">
+        <span className="field-label">Kind</span>
+        <select value={kind} onChange={(event) => setKind(event.target.value as 'member' | 'owner')}>
+          <option value="member">Member</option>
+          <option value="owner">Owner</option>
+        </select>
+      </label>
+      <button type="submit" className="btn btn-primary" disabled={busy}>
+        Add person
+      </button>
+    </form>
+  );
+}
+
+// ------------------------------------------------------------------ roles
+
+function describeAgent(role: Role): string {
+  const a = role.agent;
+  switch (a.adapter) {
+    case 'command':
+      return a.command.join(' ');
+    case 'claude-code':
+    case 'codex':
+      return [a.command ?? (a.adapter === 'codex' ? 'codex' : 'claude'), a.model].filter(Boolean).join(' · ');
+    case 'openai-compatible':
+      return `${a.model} at ${a.baseUrl}`;
+    default:
+      return 'Built-in rules';
+  }
+}
+
+function RolesPane() {
+  const roles = useRoles(selectRoles);
+  const error = useRoles(selectRolesError);
+  const load = useRoles((s) => s.load);
+  const isOwner = useSession(selectIsOwner);
+  const [editing, setEditing] = useState<Role | 'new' | null>(null);
+  const [removing, setRemoving] = useState<Role | null>(null);
+  const [token, setToken] = useState<{ role: string; token: string } | null>(null);
+  const [, run] = useAction();
+  useEffect(() => {
+    void load();
+  }, [load]);
+  return (
+    <section aria-label="Roles">
+      <PaneHeader
+        title="Roles"
+        description="The agents of this installation. Each has its own agent, settings and instructions."
+        actions={
+          isOwner && (
+            <button type="button" className="btn btn-primary" onClick={() => setEditing('new')}>
+              <PlusIcon size={16} />
+              New role
+            </button>
+          )
+        }
+      />
+      {token && (
+        <div className="callout" role="status">
+          <p>
+            A role token for <strong>{token.role}</strong>: scripts read its agent conversations with it; it can never
+            send. Shown only now.
+          </p>
+          <CopyField label="Role token" value={token.token} copyLabel="Copy token" />
+          <button type="button" className="btn btn-ghost btn-sm" onClick={() => setToken(null)}>
+            Done
+          </button>
+        </div>
+      )}
+      {error && !roles && <ErrorNote onRetry={() => void load()}>{error}</ErrorNote>}
+      {!roles && !error && <Loading />}
+      {roles?.length === 0 && (
+        <EmptyState icon={<RobotIcon size={28} />} title="No roles yet">
+          {isOwner ? 'Make the first one: an assistant, a researcher…' : 'An owner of this installation makes roles.'}
+        </EmptyState>
+      )}
+      <ul className="role-list">
+        {roles?.map((role) => (
+          <li key={role.id} className="card role-card" aria-label={`Role ${role.name}`}>
+            <Avatar name={role.name} square />
+            <div className="role-text">
+              <div className="role-title">
+                <h3>{role.name}</h3>
+                <Badge tone="accent">{adapterLabel[role.agent.adapter]}</Badge>
+              </div>
+              {role.description && <p>{role.description}</p>}
+              <p className="muted small mono">{describeAgent(role)}</p>
+            </div>
+            {isOwner && (
+              <div className="role-actions">
+                <button type="button" className="btn btn-secondary btn-sm" onClick={() => setEditing(role)}>
+                  Edit
+                </button>
+                <button
+                  type="button"
+                  className="btn btn-ghost btn-sm"
+                  onClick={() =>
+                    void run(async () => setToken({ role: role.name, token: await useRoles.getState().token(role.id) }))
+                  }
+                >
+                  Role token
+                </button>
+                <button
+                  type="button"
+                  className="btn btn-ghost btn-sm btn-danger-text"
+                  onClick={() => setRemoving(role)}
+                >
+                  Remove
+                </button>
+              </div>
+            )}
+          </li>
+        ))}
+      </ul>
+      {editing && <RoleEditor role={editing === 'new' ? null : editing} onClose={() => setEditing(null)} />}
+      {removing && (
+        <ConfirmDialog
+          title={`Remove the role ${removing.name}?`}
+          body={<p>Its agents are stopped, and its conversations and tasks are deleted with it.</p>}
+          confirm="Remove"
+          onConfirm={() => useRoles.getState().remove(removing.id)}
+          onClose={() => setRemoving(null)}
+        />
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,460 @@
+// Tasks as a tree with subtasks; the selected task's brief, log and comment box, with
+// the agent conversations its role held for it.
+import { useEffect, useId, useMemo, useState, type CSSProperties, type FormEvent, type KeyboardEvent } from 'react';
+import type { Task, TaskLogEntry } from '../../shared/domain';
+import { BackIcon, PlusIcon, TasksIcon } from '../components/icons';
+import { WithThreads } from '../components/layout';
+import { Markdown } from '../components/markdown';
+import { ThreadList } from '../components/threads';
+import {
+  Avatar,
+  Badge,
+  ConfirmDialog,
+  Dialog,
+  EmptyState,
+  ErrorNote,
+  isActive,
+  Loading,
+  RunStateBadge,
+  StopButton,
+  useAction,
+  useMediaQuery,
+} from '../components/ui';
+import { fullTime, shortTime } from '../format';
+import { messageOf } from '../store/client';
+import { selectPersonName, usePeople } from '../store/people';
+import { selectRoles, useRoles } from '../store/roles';
+import { selectPerson, useSession } from '../store/session';
+import { selectTask, selectTaskDetail, selectTaskError, selectTasks, taskTree, useTasks } from '../store/tasks';
+import { useUi } from '../store/ui';
+
+export function TasksView({ id }: { id: number | null }) {
+  const tasks = useTasks(selectTasks);
+  const error = useTasks((s) => s.error);
+  const load = useTasks((s) => s.load);
+  const navigate = useUi((s) => s.navigate);
+  const roomy = useMediaQuery('(min-width: 1000px)');
+  const [creating, setCreating] = useState(false);
+  const tree = useMemo(() => (tasks ? taskTree(tasks) : []), [tasks]);
+  const headingId = useId();
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const showTree = roomy || id === null;
+  const showDetail = roomy || id !== null;
+  return (
+    <div className="view tasks-view">
+      {showTree && (
+        <section className="task-tree-pane" aria-labelledby={headingId}>
+          <header className="pane-header">
+            <h1 id={headingId}>Tasks</h1>
+            <button type="button" className="btn btn-primary btn-sm" onClick={() => setCreating(true)}>
+              <PlusIcon size={14} />
+              New task
+            </button>
+          </header>
+          {error && !tasks && <ErrorNote onRetry={() => void load()}>{error}</ErrorNote>}
+          {!tasks && !error && <Loading />}
+          {tasks?.length === 0 && (
+            <EmptyState icon={<TasksIcon size={28} />} title="No tasks yet">
+              Give a role something to work on; it can split the work into subtasks and ask peers along the way.
+            </EmptyState>
+          )}
+          <ul className="task-tree" aria-label="Task tree">
+            {tree.map(({ task, depth, children }) => {
+              const current = task.id === id;
+              return (
+                <li key={task.id}>
+                  <button
+                    type="button"
+                    className={`task-item task-${task.status}${current ? ' is-current' : ''}`}
+                    style={{ '--depth': depth } as CSSProperties}
+                    aria-current={current ? 'page' : undefined}
+                    onClick={() => navigate({ kind: 'tasks', id: task.id })}
+                  >
+                    <span className={`task-check task-check-${task.status}`} aria-hidden="true" />
+                    <span className="task-item-text">
+                      <span className="task-item-title">{task.title}</span>
+                      <span className="task-item-meta">
+                        {task.roleName}
+                        {children > 0 ? ` · ${children} subtask${children === 1 ? '' : 's'}` : ''}
+                        {task.status === 'finished' ? ' · finished' : ''}
+                      </span>
+                    </span>
+                    {task.run.state !== 'idle' && <span className={`live-dot run-${task.run.state}`} title="Working" />}
+                  </button>
+                </li>
+              );
+            })}
+          </ul>
+        </section>
+      )}
+      {showDetail && (
+        <div className="task-main">
+          {id === null ? (
+            <div className="view-center">
+              <EmptyState icon={<TasksIcon size={28} />} title="Pick a task">
+                Its brief, its log and the agent conversations its role held for it show here.
+              </EmptyState>
+            </div>
+          ) : (
+            <TaskDetailView key={id} id={id} showBack={!roomy} />
+          )}
+        </div>
+      )}
+      {creating && <NewTaskDialog parent={null} onClose={() => setCreating(false)} />}
+    </div>
+  );
+}
+
+function TaskDetailView({ id, showBack }: { id: number; showBack: boolean }) {
+  const task = useTasks(selectTask(id));
+  const detail = useTasks(selectTaskDetail(id));
+  const error = useTasks(selectTaskError(id));
+  const parent = useTasks(selectTask(task?.parentId ?? null));
+  const loadDetail = useTasks((s) => s.loadDetail);
+  const stop = useTasks((s) => s.stop);
+  const finish = useTasks((s) => s.finish);
+  const me = useSession(selectPerson);
+  const creator = usePeople(selectPersonName(task?.createdBy));
+  const navigate = useUi((s) => s.navigate);
+  const [dialog, setDialog] = useState<'subtask' | 'delete' | null>(null);
+  const [finishing, runFinish] = useAction();
+
+  useEffect(() => {
+    void loadDetail(id);
+  }, [id, loadDetail]);
+
+  if (!task || (!detail && error))
+    return (
+      <div className="view-center">
+        {error ? (
+          <EmptyState title={error}>
+            <button type="button" className="btn btn-secondary" onClick={() => navigate({ kind: 'tasks', id: null })}>
+              Back to tasks
+            </button>
+          </EmptyState>
+        ) : (
+          <Loading />
+        )}
+      </div>
+    );
+  const canManage = me?.kind === 'owner' || (task.createdBy !== null && task.createdBy === me?.id);
+  const subtasks = detail?.subtasks ?? [];
+
+  return (
+    <div className="task-detail">
+      <header className="view-header task-header">
+        {showBack && (
+          <button
+            type="button"
+            className="btn btn-ghost btn-icon"
+            aria-label="Back to tasks"
+            onClick={() => navigate({ kind: 'tasks', id: null })}
+          >
+            <BackIcon />
+          </button>
+        )}
+        <div className="view-title">
+          {parent && (
+            <button type="button" className="crumb" onClick={() => navigate({ kind: 'tasks', id: parent.id })}>
+              {parent.title} /
+            </button>
+          )}
+          <h1>{task.title}</h1>
+          <p className="muted small">
+            for <strong>{task.roleName}</strong>
+            {creator ? ` · by ${creator}` : ''} ·{' '}
+            <time dateTime={task.createdAt} title={fullTime(task.createdAt)}>
+              {shortTime(task.createdAt)}
+            </time>
+          </p>
+        </div>
+        <div className="view-actions">
+          <Badge tone={task.status === 'open' ? 'good' : 'neutral'}>
+            {task.status === 'open' ? 'Open' : 'Finished'}
+          </Badge>
+          <RunStateBadge run={task.run} />
+          {isActive(task.run) && <StopButton onStop={() => stop(id)} disabled={task.run.state === 'stopping'} />}
+        </div>
+      </header>
+      <div className="task-toolbar">
+        <button type="button" className="btn btn-secondary btn-sm" onClick={() => setDialog('subtask')}>
+          <PlusIcon size={14} />
+          Add subtask
+        </button>
+        {canManage && task.status === 'open' && (
+          <button
+            type="button"
+            className="btn btn-secondary btn-sm"
+            disabled={finishing}
+            onClick={() => void runFinish(() => finish(id))}
+          >
+            Finish
+          </button>
+        )}
+        {canManage && (
+          <button type="button" className="btn btn-ghost btn-sm btn-danger-text" onClick={() => setDialog('delete')}>
+            Delete
+          </button>
+        )}
+      </div>
+      <WithThreads
+        listKey={`task:${id}`}
+        mainLabel="Task"
+        main={
+          <div className="task-body">
+            {task.body.trim() && (
+              <section className="card brief" aria-label="Brief">
+                <Markdown text={task.body} />
+              </section>
+            )}
+            {subtasks.length > 0 && (
+              <section className="subtasks" aria-label="Subtasks">
+                <h2 className="section-title">Subtasks</h2>
+                <ul>
+                  {subtasks.map((sub) => (
+                    <li key={sub.id}>
+                      <button
+                        type="button"
+                        className="subtask-link"
+                        onClick={() => navigate({ kind: 'tasks', id: sub.id })}
+                      >
+                        <span className={`task-check task-check-${sub.status}`} aria-hidden="true" />
+                        <span>{sub.title}</span>
+                        <span className="muted small">{sub.roleName}</span>
+                        <RunStateBadge run={sub.run} hideIdle />
+                      </button>
+                    </li>
+                  ))}
+                </ul>
+              </section>
+            )}
+            <section className="activity" aria-label="Activity">
+              <h2 className="section-title">Activity</h2>
+              {!detail ? (
+                <Loading />
+              ) : detail.log.length === 0 ? (
+                <p className="muted small">Nothing yet: {task.roleName} gets the brief in its first turn.</p>
+              ) : (
+                <ol className="log">
+                  {detail.log.map((entry) => (
+                    <LogEntry key={entry.id} entry={entry} />
+                  ))}
+                </ol>
+              )}
+            </section>
+            <CommentBox task={task} />
+          </div>
+        }
+        threads={
+          <ThreadList
+            listKey={`task:${id}`}
+            description={`What ${task.roleName} asked the roles of your connections for this task.`}
+            empty={
+              <EmptyState title="No agent conversations for this task">
+                When {task.roleName} asks a peer&rsquo;s role while working on it, the exchange shows up here.
+              </EmptyState>
+            }
+          />
+        }
+      />
+      {dialog === 'subtask' && <NewTaskDialog parent={task} onClose={() => setDialog(null)} />}
+      {dialog === 'delete' && (
+        <ConfirmDialog
+          title={`Delete “${task.title}”?`}
+          body={
+            <>
+              <p>
+                The task
+                {subtasks.length > 0
+                  ? ` and its ${subtasks.length} subtask${subtasks.length === 1 ? '' : 's'}`
+                  : ''}{' '}
+                and their logs are deleted, and their agents stopped.
+              </p>
+              <p className="muted">Their agent conversations close; owners can still read them.</p>
+            </>
+          }
+          confirm="Delete"
+          onConfirm={async () => {
+            await useTasks.getState().remove(id);
+            navigate({ kind: 'tasks', id: task.parentId });
+          }}
+          onClose={() => setDialog(null)}
+        />
+      )}
+    </div>
+  );
+}
+
+const logLabel: Record<TaskLogEntry['kind'], string> = {
+  comment: 'commented',
+  output: 'worked on it',
+  report: 'reported',
+  notice: '',
+  status: '',
+};
+
+function LogEntry({ entry }: { entry: TaskLogEntry }) {
+  const time = (
+    <time dateTime={entry.createdAt} title={fullTime(entry.createdAt)}>
+      {shortTime(entry.createdAt)}
+    </time>
+  );
+  if (entry.kind === 'notice' || entry.kind === 'status')
+    return (
+      <li className={`log-entry log-${entry.kind}`}>
+        <span className="log-line">
+          {entry.kind === 'status' && <strong>{entry.author.name} </strong>}
+          {entry.body}
+        </span>
+        {time}
+      </li>
+    );
+  return (
+    <li className={`log-entry log-${entry.kind}`}>
+      <Avatar name={entry.author.name} size="sm" square={entry.author.kind === 'role'} />
+      <div className="log-content">
+        <div className="message-meta">
+          <strong>{entry.author.name}</strong>
+          <span className="muted">{logLabel[entry.kind]}</span>
+          {time}
+        </div>
+        {entry.author.kind === 'person' ? <p className="message-text">{entry.body}</p> : <Markdown text={entry.body} />}
+      </div>
+    </li>
+  );
+}
+
+function CommentBox({ task }: { task: Task }) {
+  const comment = useTasks((s) => s.comment);
+  const [text, setText] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, run] = useAction();
+  const submit = (event?: FormEvent) => {
+    event?.preventDefault();
+    const body = text.trim();
+    if (!body || busy) return;
+    setError(null);
+    void run(async () => {
+      try {
+        await comment(task.id, body);
+        setText('');
+      } catch (caught) {
+        setError(messageOf(caught));
+      }
+    });
+  };
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      submit();
+    }
+  };
+  return (
+    <form className="composer composer-inline" onSubmit={submit}>
+      <div className="composer-box">
+        <textarea
+          aria-label="Comment"
+          placeholder={`Comment for ${task.roleName}`}
+          rows={1}
+          value={text}
+          onChange={(event) => setText(event.target.value)}
+          onKeyDown={onKeyDown}
+        />
+        <button type="submit" className="btn btn-primary" disabled={busy || text.trim() === ''}>
+          Comment
+        </button>
+      </div>
+      {error && (
+        <p className="composer-error" role="alert">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
+
+export function NewTaskDialog({ parent, onClose }: { parent: Task | null; onClose: () => void }) {
+  const roles = useRoles(selectRoles);
+  const create = useTasks((s) => s.create);
+  const navigate = useUi((s) => s.navigate);
+  const [roleId, setRoleId] = useState<number | null>(parent?.roleId ?? null);
+  const [title, setTitle] = useState('');
+  const [body, setBody] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, run] = useAction();
+  const formId = useId();
+  const chosenRole = roleId ?? roles?.[0]?.id ?? null;
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (chosenRole === null) return setError('Choose a role.');
+    if (!title.trim()) return setError('Give the task a title.');
+    setError(null);
+    void run(async () => {
+      try {
+        const task = await create({
+          roleId: chosenRole,
+          title: title.trim(),
+          ...(body.trim() ? { body } : {}),
+          ...(parent ? { parentId: parent.id } : {}),
+        });
+        onClose();
+        navigate({ kind: 'tasks', id: task.id });
+      } catch (caught) {
+        setError(messageOf(caught));
+      }
+    });
+  };
+
+  return (
+    <Dialog
+      title={parent ? 'New subtask' : 'New task'}
+      description={
+        parent ? <>A subtask of “{parent.title}”, a topic of its own.</> : 'A role works on it in its own run.'
+      }
+      onClose={onClose}
+      footer={
+        <>
+          <button type="button" className="btn btn-ghost" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
+            {parent ? 'Create subtask' : 'Create task'}
+          </button>
+        </>
+      }
+    >
+      <form id={formId} className="form" onSubmit={submit}>
+        <label className="field">
+          <span className="field-label">Role</span>
+          <select value={chosenRole ?? ''} onChange={(event) => setRoleId(Number(event.target.value))}>
+            {roles?.map((role) => (
+              <option key={role.id} value={role.id}>
+                {role.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="field">
+          <span className="field-label">Title</span>
+          <input value={title} onChange={(event) => setTitle(event.target.value)} maxLength={200} autoFocus />
+        </label>
+        <label className="field">
+          <span className="field-label">
+            Details <span className="muted">(optional, Markdown)</span>
+          </span>
+          <textarea value={body} onChange={(event) => setBody(event.target.value)} rows={5} />
+        </label>
+        {error && (
+          <p className="field-error" role="alert">
+            {error}
+          </p>
+        )}
+      </form>
+    </Dialog>
+  );
+}
