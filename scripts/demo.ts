@@ -133,7 +133,9 @@ class Watcher {
   ) {}
 
   start(): void {
-    this.off = this.client.onEvent((event: AppEvent) => this.schedule(event.kind, event.id));
+    this.off = this.client.onEvent((event: AppEvent) => {
+      if (event.type === 'changed') this.schedule(event.kind, event.id);
+    });
   }
 
   stop(): void {

@@ -43,6 +43,10 @@ const roleName = z
 const text = z.string().trim().min(1, 'must not be empty').max(100_000, 'is too long');
 const none = z.strictObject({});
 const byId = z.strictObject({ id });
+const page = {
+  offset: z.number().int().min(0).max(10_000_000).optional(),
+  limit: z.number().int().min(1).max(500).optional(),
+};
 
 export interface ConversationDetail {
   conversation: Conversation;
@@ -120,7 +124,7 @@ export const methods = {
   'conversations.open': method<Conversation>()(z.strictObject({ roleId: id }), 'Open a conversation'),
   /** A conversation with its messages and recent turns. */
   'conversations.get': method<ConversationDetail>()(
-    z.strictObject({ id, limit: z.number().int().min(1).max(1000).optional() }),
+    z.strictObject({ id, limit: z.number().int().min(1).max(1000).optional(), before: id.optional() }),
     'Get a conversation',
   ),
   /** Send a message to the role; it is committed before this returns. */
@@ -162,8 +166,24 @@ export const methods = {
     ]),
     'List agent conversations',
   ),
-  /** One agent conversation with its texts, turns and run log. */
-  'threads.get': method<ThreadDetail>()(byId, 'Get an agent conversation'),
+  /** The same lists a page at a time: working first, then open, then closed, latest activity first. */
+  'threads.page': method<{ total: number; threads: ThreadSummary[] }>()(
+    z.union([
+      z.strictObject({ root: z.strictObject({ kind: z.enum(['conversation', 'task', 'thread']), id }), ...page }),
+      z.strictObject({ peerStarted: z.literal(true), ...page }),
+      z.strictObject({ orphaned: z.literal(true), ...page }),
+    ]),
+    'Page through agent conversations',
+  ),
+  /** One agent conversation with its texts (the latest `textsLimit`, before `textsBefore`), turns and run log. */
+  'threads.get': method<ThreadDetail>()(
+    z.strictObject({
+      id,
+      textsLimit: z.number().int().min(0).max(1000).optional(),
+      textsBefore: id.optional(),
+    }),
+    'Get an agent conversation',
+  ),
   /** Stop the agent of an agent conversation; what it was given counts as handled. */
   'threads.stop': method<StopResult>()(byId, 'Stop the agent'),
 
@@ -245,6 +265,12 @@ export class ApiError extends Error implements ApiErrorShape {
   }
 }
 
+/** A parley:// invitation link the desktop app received: the UI opens Accept with it. */
+export interface InvitationLinkEvent {
+  type: 'invitation';
+  link: string;
+}
+
 export type ChangedKind = 'person' | 'role' | 'conversation' | 'task' | 'run' | 'thread' | 'connection';
 
 /** Pushed to signed-in clients; they refetch what they show. */
@@ -253,7 +279,7 @@ export interface ChangedEvent {
   kind: ChangedKind;
   id: number;
 }
-export type AppEvent = ChangedEvent;
+export type AppEvent = ChangedEvent | InvitationLinkEvent;
 
 /** What the preload exposes as `window.parley`, and what the browser client implements. */
 export interface ParleyBridge {

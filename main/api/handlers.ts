@@ -21,6 +21,7 @@ import { getConnectionRow, listConnectionRows } from '../store/queries/connectio
 import {
   getThread,
   orphanedThreads,
+  pageThreads,
   peerStartedThreads,
   threadsByRoot,
   type ThreadRow,
@@ -217,12 +218,12 @@ const handlers: HandlerTable = {
     services.events.emit({ type: 'changed', kind: 'conversation', id: row.id }, { personId: person.id });
     return conversationView(services, row);
   },
-  'conversations.get': ({ services, person }, { id, limit }) => {
+  'conversations.get': ({ services, person }, { id, limit, before }) => {
     const row = requireOwnConversation(person, getConversationRow(services.db, id), id);
     const run = findRun(services.db, { kind: 'conversation', id });
     return {
       conversation: conversationView(services, row),
-      messages: listMessages(services.db, id, limit ?? 200),
+      messages: listMessages(services.db, id, limit ?? 200, before),
       turns: run ? recentTurns(services.db, run.id) : [],
     };
   },
@@ -342,13 +343,28 @@ const handlers: HandlerTable = {
     }
     return rows.filter((row) => canReadThread(db, person, row)).map((row) => engine.threadSummary(row));
   },
-  'threads.get': ({ services, person }, { id }) => {
+  'threads.page': ({ services, person }, params) => {
+    const { db, engine } = services;
+    const { offset, limit, ...filter } = params;
+    if ('root' in filter) {
+      const { kind, id } = filter.root;
+      if (kind === 'conversation') requireOwnConversation(person, getConversationRow(db, id), id);
+      else if (kind === 'task') requireTask(getTaskRow(db, id), id);
+      else requireReadableThread(db, person, getThread(db, id), id);
+    } else if ('orphaned' in filter) {
+      requireOwner(person, 'see agent conversations whose topic was deleted');
+    }
+    // Every thread of these lists is readable by whoever may ask for the list (DESIGN §7).
+    const page = pageThreads(db, filter, offset ?? 0, limit ?? 100);
+    return { total: page.total, threads: page.rows.map((row) => engine.threadSummary(row)) };
+  },
+  'threads.get': ({ services, person }, { id, textsLimit, textsBefore }) => {
     const { db, engine, runs } = services;
     const thread = requireReadableThread(db, person, getThread(db, id), id);
     const run = findRun(db, { kind: 'thread', id });
     return {
       thread: engine.threadSummary(thread),
-      texts: engine.texts(id),
+      texts: engine.texts(id, textsLimit ?? 500, textsBefore),
       turns: run ? recentTurns(db, run.id) : [],
       live: run ? runs.liveOutput(run.id) : [],
       runLog: run ? runLog(db, run.id) : [],

@@ -13,23 +13,13 @@ export const INVOKE_CHANNEL = 'parley:invoke';
 export const EVENT_CHANNEL = 'parley:event';
 export const LISTENING_CHANNEL = 'parley:listening';
 
-/**
- * The shell's own event for the page: open the accept dialog with this parley:// link.
- * It travels with the app API's events; shared/api-contract.ts's AppEvent does not list
- * it yet (proposed there as `InvitationLinkEvent`).
- */
-export interface InvitationLinkEvent {
-  type: 'invitation';
-  link: string;
-}
-
 export interface WireOptions {
   /** The page subscribed to events (after every load). */
   onRendererListening?: () => void;
 }
 
 /** Sends an event to the window's page. */
-export function sendToRenderer(win: BrowserWindow, event: AppEvent | InvitationLinkEvent): void {
+export function sendToRenderer(win: BrowserWindow, event: AppEvent): void {
   if (!win.isDestroyed()) win.webContents.send(EVENT_CHANNEL, event);
 }
 

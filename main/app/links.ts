@@ -4,7 +4,8 @@
 // channel once it listens for events, so a link that arrives while the window loads
 // is held until then.
 import type { BrowserWindow } from 'electron';
-import { sendToRenderer, type InvitationLinkEvent } from './ipc';
+import type { InvitationLinkEvent } from '../../shared/api-contract';
+import { sendToRenderer } from './ipc';
 
 const MAX_LINK_LENGTH = 4000;
 

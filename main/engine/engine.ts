@@ -62,7 +62,7 @@ import {
   type TextRow,
   type ThreadRow,
 } from '../store/queries/threads';
-import { all, get } from '../store/sql';
+import { all, get, run as runSql } from '../store/sql';
 import { hashToken } from '../tokens';
 import { GroupCommit } from './group-commit';
 import { WireCounters } from './wire-counters';
@@ -438,7 +438,9 @@ export class ConnectionEngine implements PeerGateway {
         return;
       case 'ack':
         this.batch
-          .run((after) => this.receiveAck(link, connectionId, frame.thread, frame.seq, after))
+          // An ack's bookkeeping need not survive a power failure (the text would be sent
+          // again and the repeat acked, not processed): no fsync of its own (issue 3).
+          .run((after) => this.receiveAck(link, connectionId, frame.thread, frame.seq, after), { durable: false })
           .catch(frameFailed);
         return;
       case 'reject':
@@ -459,7 +461,8 @@ export class ConnectionEngine implements PeerGateway {
   ): void {
     const reply = (response: Frame) => after(() => link.send(response));
     const reject = (reason: RejectReason) => reply({ type: 'reject', thread: frame.thread, seq: frame.seq, reason });
-    const connection = getConnectionRow(this.db, connectionId)!;
+    // Looked up once per group commit, not per text (issue 3).
+    const connection = this.batch.memo(`connection ${connectionId}`, () => getConnectionRow(this.db, connectionId))!;
     const thread = threadByWireId(this.db, connectionId, frame.thread);
     // A repeat of a text already committed is acked again and not processed twice.
     if (thread && frame.seq <= thread.in_seq) return reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
@@ -467,12 +470,13 @@ export class ConnectionEngine implements PeerGateway {
     if (connection.status === 'paused') return reject('paused');
     if (thread?.status === 'closed') return reject('thread');
     if (thread && (thread.peer_role !== frame.from || thread.local_role !== frame.to)) return reject('roles');
-    const role = getRoleByName(this.db, frame.to);
+    const role = this.batch.memo(`role ${frame.to}`, () => getRoleByName(this.db, frame.to));
     if (!role || (thread && thread.local_role_id !== role.id)) return reject('role');
     // Exposure limits what a peer may address; an answer in an agent conversation we
     // started is not addressing, it is the conversation going on.
     const answering = thread?.started_by === 'local';
-    if (!answering && !exposedRoleNames(this.db, connectionId).includes(role.name)) return reject('role');
+    const exposed = this.batch.memo(`exposed ${connectionId}`, () => exposedRoleNames(this.db, connectionId));
+    if (!answering && !exposed.includes(role.name)) return reject('role');
     if (this.counters.incomingFull(connectionId, connection.queue_limit)) return reject('queue');
     const row =
       thread ??
@@ -510,10 +514,15 @@ export class ConnectionEngine implements PeerGateway {
   ): void {
     const thread = threadByWireId(this.db, connectionId, wireId);
     if (!thread) return;
-    const text = outText(this.db, thread.id, seq);
-    if (text && (text.state === 'sent' || text.state === 'queued')) setTextState(this.db, text.id, 'acked');
+    // One statement, not a read and a write (issue 3).
+    runSql(
+      this.db,
+      "UPDATE texts SET state = 'acked', reason = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE thread_id = ? AND direction = 'out' AND seq = ? AND state IN ('sent', 'queued')",
+      thread.id,
+      seq,
+    );
     if (link.inFlight.get(thread.id) === seq) link.inFlight.delete(thread.id);
-    this.claimNext(link, thread.id, after);
+    this.claimNext(link, thread.id, after, thread);
     this.threadChangedAfter(thread, after);
     after(() => this.connectionChanged(connectionId));
   }
@@ -555,11 +564,17 @@ export class ConnectionEngine implements PeerGateway {
   // ---------------------------------------------------------------- frames out
 
   /** Inside a transaction: puts the thread's next undelivered text on the wire after commit. */
-  private claimNext(link: PeerLink, threadRowId: number, after: (action: () => void) => void): void {
+  private claimNext(
+    link: PeerLink,
+    threadRowId: number,
+    after: (action: () => void) => void,
+    /** The thread's row when the caller has it (only its unchanging fields are used). */
+    known?: ThreadRow,
+  ): void {
     if (link.state !== 'open' || link.inFlight.has(threadRowId)) return;
     const text = this.counters.nextUndelivered(threadRowId);
     if (!text) return;
-    const thread = getThread(this.db, threadRowId)!;
+    const thread = known ?? getThread(this.db, threadRowId)!;
     if (text.state === 'queued') setTextState(this.db, text.id, 'sent');
     link.inFlight.set(threadRowId, text.seq);
     const frame: Frame = {
@@ -623,7 +638,8 @@ export class ConnectionEngine implements PeerGateway {
         thread = own;
       thread ??= openLocalThread(this.db, connection.id, root.kind, root.id, role.id, peerRole);
       // Starting or continuing our own agent conversation addresses the peer's role: it must be exposed to us.
-      if (thread?.started_by !== 'peer' && !peerRoles(this.db, connection.id).some((r) => r.name === peerRole))
+      const exposedToUs = this.batch.memo(`peer roles ${connection.id}`, () => peerRoles(this.db, connection.id));
+      if (thread?.started_by !== 'peer' && !exposedToUs.some((r) => r.name === peerRole))
         throw new RoleApiError('not_exposed', `${peerName} does not let you address a role named "${peerRole}"`);
       thread ??= insertThread(this.db, {
         connectionId: connection.id,
@@ -705,7 +721,7 @@ export class ConnectionEngine implements PeerGateway {
   }
 
   private usableConnection(name: string): ConnectionRow {
-    const connection = connectionByName(this.db, name);
+    const connection = this.batch.memo(`connection named ${name}`, () => connectionByName(this.db, name));
     if (!connection) throw new RoleApiError('not_found', `no connection named "${name}"`);
     if (connection.status === 'revoked') throw new RoleApiError('revoked', `the connection to ${name} was revoked`);
     if (connection.status === 'paused')
@@ -734,7 +750,7 @@ export class ConnectionEngine implements PeerGateway {
     insertText(this.db, thread.id, 'out', seq, body, 'queued');
     this.counters.addedOutgoing(connection.id, thread.id);
     const link = this.links.get(connection.id);
-    if (link) this.claimNext(link, thread.id, after);
+    if (link) this.claimNext(link, thread.id, after, thread);
     this.threadChangedAfter(thread, after);
     after(() => this.connectionChanged(connection.id));
     return { thread: thread.thread_id, threadId: thread.id, seq, to: `${connection.name}/${thread.peer_role}` };
@@ -908,8 +924,8 @@ export class ConnectionEngine implements PeerGateway {
     };
   }
 
-  texts(threadRowId: number): TextView[] {
-    return listTexts(this.db, threadRowId).map(textView);
+  texts(threadRowId: number, limit?: number, before?: number): TextView[] {
+    return listTexts(this.db, threadRowId, limit, before).map(textView);
   }
 
   /** What a run in an agent conversation is told about where it is and whom it answers for. */

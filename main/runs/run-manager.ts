@@ -76,9 +76,11 @@ interface ActiveTurn {
   timer: NodeJS.Timeout | null;
   session: string | null;
   live: string[];
+  liveTimer: NodeJS.Timeout | null;
 }
 
 const LIVE_LINES = 200;
+const LIVE_EVENT_MS = 500;
 
 export class RunManager {
   private readonly db: Db;
@@ -273,6 +275,7 @@ export class RunManager {
       timer: null,
       session: run.session,
       live: [],
+      liveTimer: null,
     };
     this.active.set(turnId, active);
     active.settled = this.runProcess(active, launch).then((result) => {
@@ -360,6 +363,14 @@ export class RunManager {
     if (update.live !== undefined) {
       active.live.push(update.live);
       if (active.live.length > LIVE_LINES) active.live.shift();
+      // People watching see live output at most twice a second, not once per line.
+      if (!active.liveTimer) {
+        active.liveTimer = setTimeout(() => {
+          active.liveTimer = null;
+          if (this.active.has(active.turnId)) this.changed(active.run);
+        }, LIVE_EVENT_MS);
+        active.liveTimer.unref();
+      }
     }
   }
 

@@ -148,7 +148,7 @@ describe('BrowserTransport', () => {
     await expect.poll(() => server.requests.filter((r) => r.method === 'session.signIn').length).toBe(2);
     await expect.poll(() => server.sockets.size).toBe(1);
     server.broadcast({ type: 'changed', kind: 'person', id: 1 });
-    await expect.poll(() => events.map((e) => e.kind)).toEqual(['role', 'person']);
+    await expect.poll(() => events.map((e) => (e.type === 'changed' ? e.kind : e.type))).toEqual(['role', 'person']);
     transport.disconnect();
   });
 

@@ -277,18 +277,13 @@ function ThreadDetailView({ id }: { id: number }) {
   const detail = useThreads(selectThreadDetail(id));
   const error = useThreads(selectThreadError(id));
   const loadDetail = useThreads((s) => s.loadDetail);
-  const working = thread ? isActive(thread.run) : false;
 
   useEffect(() => watchThread(id), [id]);
   useEffect(() => {
     void loadDetail(id);
   }, [id, loadDetail]);
-  // Live output is not pushed: read it again every second while the agent works.
-  useEffect(() => {
-    if (!working) return;
-    const timer = setInterval(() => void loadDetail(id), 1000);
-    return () => clearInterval(timer);
-  }, [id, working, loadDetail]);
+  // Live output arrives as `changed thread` events (at most twice a second), which
+  // refresh watched threads; nothing to poll.
 
   if (!thread) return null;
   if (!detail) return error ? <ErrorNote>{error}</ErrorNote> : <Loading label="Loading texts…" />;

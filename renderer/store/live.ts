@@ -14,12 +14,6 @@ import { useUi } from './ui';
 
 const DEBOUNCE_MS = 60;
 
-/** The Electron shell's nudge to open the accept dialog for a parley:// link (see main/app/links.ts). */
-interface InvitationLinkEvent {
-  type: 'invitation';
-  link: string;
-}
-
 function refresh(kind: ChangedKind, id: number): Promise<unknown> | void {
   switch (kind) {
     case 'conversation':
@@ -56,7 +50,7 @@ export function startLiveUpdates(): () => void {
       }, DEBOUNCE_MS),
     );
   };
-  const off = apiClient().onEvent((event: AppEvent | InvitationLinkEvent) => {
+  const off = apiClient().onEvent((event: AppEvent) => {
     if (event.type === 'invitation') {
       if (typeof event.link === 'string') useUi.getState().offerInvitation(event.link);
       return;

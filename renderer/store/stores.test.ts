@@ -111,7 +111,10 @@ describe('threads store', () => {
     let current = thread(2);
     let gone = false;
     const { client } = fakeClient({
-      'threads.list': (params) => ('root' in (params as object) ? [thread(1)] : []),
+      'threads.page': (params) => {
+        const threads = 'root' in (params as object) ? [thread(1)] : [];
+        return { total: threads.length, threads };
+      },
       'threads.get': () => {
         if (gone) throw new ApiError('not_found', 'no agent conversation 2');
         return { thread: current, texts: [], turns: [], live: [], runLog: [] };

@@ -10,6 +10,10 @@ import type { ParamsOf, ThreadDetail } from '../../shared/api-contract';
 import type { ThreadSummary } from '../../shared/domain';
 import { call, isNotFound, messageOf } from './client';
 
+/** Summaries in the first page of a list, and in each later one. */
+const FIRST_PAGE = 60;
+const NEXT_PAGES = 500;
+
 export type ThreadListKey = `conversation:${number}` | `task:${number}` | `thread:${number}` | 'peer' | 'orphaned';
 
 export interface ThreadList {
@@ -83,14 +87,32 @@ export const useThreads = create<ThreadsState>()((set, get) => {
     async loadList(key) {
       setList(key, { loading: true });
       try {
-        // The API returns the whole list; see renderer/README.md on paging large roots.
-        const threads = await call('threads.list', listParams(key));
+        // A first page paints at once; the rest follows in the background, in the
+        // server's order (working, open, closed; latest activity first).
+        const first = await call('threads.page', { ...listParams(key), limit: FIRST_PAGE });
         // For the UI benchmark: when the list arrived, apart from when it painted.
-        performance.mark('parley:threads-arrived', { detail: { key, count: threads.length } });
+        performance.mark('parley:threads-arrived', { detail: { key, count: first.threads.length } });
         const { summaries } = get();
-        for (const thread of threads) summaries.set(thread.id, thread);
+        for (const thread of first.threads) summaries.set(thread.id, thread);
+        const ids = first.threads.map((t) => t.id);
         set((s) => ({ version: s.version + 1 }));
-        setList(key, { ids: orderThreads(threads), error: null, loading: false });
+        setList(key, { ids: [...ids], error: null, loading: ids.length < first.total });
+        const seen = new Set(ids);
+        while (seen.size < first.total) {
+          const next = await call('threads.page', { ...listParams(key), offset: seen.size, limit: NEXT_PAGES });
+          if (next.threads.length === 0) break;
+          for (const thread of next.threads) {
+            summaries.set(thread.id, thread);
+            if (!seen.has(thread.id)) {
+              seen.add(thread.id);
+              ids.push(thread.id);
+            }
+          }
+          set((s) => ({ version: s.version + 1 }));
+          // Threads that arrived by event meanwhile stay in the list.
+          const current = get().lists[key]?.ids ?? [];
+          setList(key, { ids: [...current.filter((id) => !seen.has(id)), ...ids], loading: seen.size < next.total });
+        }
       } catch (error) {
         setList(key, { error: messageOf(error), loading: false });
       }

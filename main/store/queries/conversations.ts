@@ -78,11 +78,17 @@ export function insertMessage(db: Db, conversationId: number, author: Author, bo
 }
 
 /** The latest `limit` messages, oldest first. */
-export function listMessages(db: Db, conversationId: number, limit: number): Message[] {
+export function listMessages(
+  db: Db,
+  conversationId: number,
+  limit: number,
+  before = Number.MAX_SAFE_INTEGER,
+): Message[] {
   return all<MessageRow>(
     db,
-    'SELECT * FROM messages WHERE conversation_id = ? ORDER BY id DESC LIMIT ?',
+    'SELECT * FROM messages WHERE conversation_id = ? AND id < ? ORDER BY id DESC LIMIT ?',
     conversationId,
+    before,
     limit,
   )
     .reverse()

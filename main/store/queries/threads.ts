@@ -242,13 +242,51 @@ export function sentInLastHour(db: Db, threadRowId: number): number {
   )!.n;
 }
 
-export function listTexts(db: Db, threadRowId: number, limit = 500): TextRow[] {
+export function listTexts(db: Db, threadRowId: number, limit = 500, before = Number.MAX_SAFE_INTEGER): TextRow[] {
   return all<TextRow>(
     db,
-    'SELECT * FROM texts WHERE thread_id = ? ORDER BY id DESC LIMIT ?',
+    'SELECT * FROM texts WHERE thread_id = ? AND id < ? ORDER BY id DESC LIMIT ?',
     threadRowId,
+    before,
     limit,
   ).reverse();
+}
+
+export type ThreadFilter = { root: { kind: ContextKind; id: number } } | { peerStarted: true } | { orphaned: true };
+
+function filterSql(filter: ThreadFilter): { where: string; params: Array<string | number> } {
+  if ('root' in filter) return { where: 'root_kind = ? AND root_id = ?', params: [filter.root.kind, filter.root.id] };
+  if ('peerStarted' in filter) return { where: "started_by = 'peer'", params: [] };
+  return { where: 'root_gone = 1', params: [] };
+}
+
+/**
+ * One page of a thread list, ordered as people read it: threads whose agent is working
+ * first, then open ones, then closed; the latest activity first within each.
+ */
+export function pageThreads(
+  db: Db,
+  filter: ThreadFilter,
+  offset: number,
+  limit: number,
+): { total: number; rows: ThreadRow[] } {
+  const { where, params } = filterSql(filter);
+  const total = get<{ n: number }>(db, `SELECT count(*) AS n FROM threads WHERE ${where}`, ...params)!.n;
+  const rows = all<ThreadRow>(
+    db,
+    `SELECT threads.* FROM threads
+     LEFT JOIN runs ON runs.context_kind = 'thread' AND runs.context_id = threads.id
+     WHERE ${where}
+     ORDER BY EXISTS (SELECT 1 FROM turns WHERE turns.run_id = runs.id AND turns.status = 'running') DESC,
+              threads.status = 'open' DESC,
+              coalesce((SELECT max(texts.id) FROM texts WHERE texts.thread_id = threads.id), 0) DESC,
+              threads.id DESC
+     LIMIT ? OFFSET ?`,
+    ...params,
+    limit,
+    offset,
+  );
+  return { total, rows };
 }
 
 export interface HistoryRow extends TextRow {
