@@ -4,6 +4,12 @@
 //  turn-overhead  input committed → the agent process has its input, against a bare
 //                 `spawn('node', [same script])` + stdin write (interleaved, medians).
 //  stop-latency   `conversations.stop` → the agent's process tree is gone.
+//  wire           texts between two installations in separate processes through the
+//                 engine's send path, 1/100/1000 agent conversations, against raw ws
+//                 stop-and-wait between two processes (bench/wire.ts).
+//
+// `node dist/bench/run.js wire [--threads 1,100] [--profile DIR]` runs the wire part alone
+// (with --profile, CPU profiles of both installations per measurement go to DIR).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -13,6 +19,7 @@ import { openInstallation, type Installation } from '../main/installation';
 import { log } from '../main/log';
 import { groupAlive } from '../main/runs/process-tree';
 import { SignalServer, writeAgentScripts, type AgentScripts } from './agents';
+import { baselineClient, baselineServer, wireBench } from './wire';
 
 const WARMUP = 3;
 const ITERATIONS = 30;
@@ -241,6 +248,20 @@ async function stopLatency(inst: Installation, owner: Person, signals: SignalSer
 async function main(): Promise<void> {
   log.setQuiet(true);
   const started = Date.now();
+  const [mode, ...rest] = process.argv.slice(2);
+  // The raw ws baseline's two processes are this script in another mode.
+  if (mode === 'ws-baseline-server') {
+    await baselineServer(rest[0]!, rest[1]!);
+    return new Promise<never>(() => {}); // serves until the bench kills it
+  }
+  if (mode === 'ws-baseline-client') return baselineClient(Number(rest[0]), rest[1]!, Number(rest[2]), Number(rest[3]));
+  if (mode === 'wire') {
+    const flag = (name: string) => (rest.includes(name) ? rest[rest.indexOf(name) + 1] : undefined);
+    const threads = flag('--threads')?.split(',').map(Number);
+    await wireBench(emit, progress, { threads, profileDir: flag('--profile') });
+    progress(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return;
+  }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-data-'));
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
   const scripts = writeAgentScripts(scratch);
@@ -258,6 +279,7 @@ async function main(): Promise<void> {
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(scratch, { recursive: true, force: true });
   }
+  await wireBench(emit, progress);
   progress(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 

@@ -23,6 +23,8 @@ await Promise.all([
       'openai-worker': 'main/agents/openai-worker.ts',
       'bench/run': 'bench/run.ts',
       demo: 'scripts/demo.ts',
+      // The wire peer driver: the wire benchmark's two installations, and fault tests'.
+      'testing/wire-peer': 'main/testing/wire-peer.ts',
       'electron/main': 'main/app/electron-main.ts',
     },
     outdir: 'dist',

@@ -1,0 +1,324 @@
+// The wire benchmark (issue 3): two installations in separate processes (the wire peer
+// driver, main/testing/wire-peer.ts), texts sent through the engine's real send path
+// (`ConnectionEngine.sendAs`, what `parley send` runs) from N agent conversations at
+// once, each committed by the receiving engine before its ack — against raw `ws`
+// stop-and-wait between two processes on the same machine, in the same run.
+//
+// Parley: alice's role `source` has N tasks (N roots, so N agent conversations) and
+// sends to bob/sink. Each agent conversation sends its next text when the previous one
+// is acked (the text row committed as `acked` at alice): one text in flight per agent
+// conversation, like the baseline. Latency is sendAs called → the ack committed. bob
+// runs with turns disabled: its inputs commit and wait, no agent starts. Both
+// databases synchronous=FULL (the store's setting), WAL, on the same disk.
+//
+// Baseline: a `ws` server process answering each message with an ack, and a client
+// process keeping one message in flight per "thread" over one connection (Parley keeps
+// one connection per peer), frames of the same JSON shape and size, no database. The
+// ratio's baseline is `wss` (TLS 1.3, self-signed: Parley's own transport), which here is
+// also the faster of the two — Node's TLS layer coalesces small writes, plain `ws` makes
+// one syscall per message; the plain figure is reported alongside as baselinePlainPerSec.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import WebSocket, { WebSocketServer } from 'ws';
+import { loadOrCreateIdentity } from '../main/engine/identity';
+import { startWirePeer, type WirePeer } from '../main/testing/wire-peer';
+
+export const WIRE_THREADS = [1, 100, 1000];
+/** Each measurement: send for this long, after a warm-up that opens the agent conversations. */
+const MEASURE_MS = 3_000;
+const WARMUP_MS = 600;
+const BASELINE_MS = 1_500;
+const BODY_BYTES = 64;
+/** The receiver's queue limit (the largest allowed): bob's agent never takes its texts. */
+const QUEUE_LIMIT = 100_000;
+/** bob is drained between measurements; one measurement must stay under the limit. */
+const MAX_TEXTS_PER_MEASUREMENT = 90_000;
+
+export interface WireStats {
+  sent: number;
+  acked: number;
+  failed: number;
+  errors: Record<string, number>;
+  elapsedMs: number;
+  textsPerSec: number;
+  p50Ms: number | null;
+  p90Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+  cpuMs: number;
+}
+
+export interface BaselineStats {
+  threads: number;
+  tls: boolean;
+  msgsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+const round = (value: number) => Math.round(value * 100) / 100;
+
+/** Two wire peers, paired: alice sends to bob/sink. */
+export async function openWirePair(): Promise<{
+  alice: WirePeer;
+  bob: WirePeer;
+  close(): Promise<void>;
+}> {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-wire-'));
+  const env = { PARLEY_LOG: 'silent' };
+  const [alice, bob] = await Promise.all([
+    startWirePeer({ dataDir: path.join(root, 'alice'), name: 'alice', env }),
+    startWirePeer({ dataDir: path.join(root, 'bob'), name: 'bob', env }),
+  ]);
+  const close = async () => {
+    await Promise.all([alice.exit(), bob.exit()]);
+    rmSync(root, { recursive: true, force: true });
+  };
+  try {
+    const { code } = await bob.request<{ code: string }>('invite', { roles: ['sink'] });
+    await alice.request('accept', { code, roles: [] });
+    await bob.request('waitOnline', {});
+    await alice.request('limit', { limit: QUEUE_LIMIT });
+    await bob.request('limit', { limit: QUEUE_LIMIT });
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { alice, bob, close };
+}
+
+/** One Parley measurement at `threads` agent conversations (prepared beforehand). */
+export async function measureWire(
+  alice: WirePeer,
+  bob: WirePeer,
+  threads: number,
+  durationMs = MEASURE_MS,
+): Promise<WireStats & { receiverCpuMs: number }> {
+  // Opens every agent conversation (the first text of each makes it on both sides).
+  await alice.request('send', { threads, perThread: Number.MAX_SAFE_INTEGER, durationMs: WARMUP_MS });
+  await bob.request('drain');
+  const perThread = Math.max(1, Math.floor(MAX_TEXTS_PER_MEASUREMENT / threads));
+  // perThread counts what each agent conversation has committed so far: add the warm-up's.
+  const before = await alice.request<{ threads: Array<{ committed: number }> }>('sent');
+  const most = Math.max(0, ...before.threads.map((t) => t.committed));
+  const cpuBefore = (await bob.request<{ cpuMs: number }>('stats')).cpuMs;
+  const stats = await alice.request<WireStats>('send', {
+    threads,
+    perThread: most + perThread,
+    durationMs,
+    bodyBytes: BODY_BYTES,
+  });
+  const receiverCpuMs = (await bob.request<{ cpuMs: number }>('stats')).cpuMs - cpuBefore;
+  await bob.request('drain');
+  return { ...stats, receiverCpuMs };
+}
+
+// ── raw ws baseline ───────────────────────────────────────────────────────────
+
+/** The baseline's two processes are this same script (dist/bench/run.js) in another mode. */
+const benchScript = () => process.argv[1]!;
+
+/** Runs the baseline server and client as two processes; resolves with the client's figures. */
+export async function measureBaseline(threads: number, tls: boolean, durationMs = BASELINE_MS): Promise<BaselineStats> {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-ws-'));
+  const server = spawn(process.execPath, [benchScript(), 'ws-baseline-server', scratch, tls ? 'tls' : 'plain'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      readline.createInterface({ input: server.stdout }).once('line', (line) => resolve(Number(line)));
+      server.once('exit', (code) => reject(new Error(`the baseline server exited (${code})`)));
+    });
+    const client = spawn(
+      process.execPath,
+      [benchScript(), 'ws-baseline-client', String(port), tls ? 'tls' : 'plain', String(threads), String(durationMs)],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    client.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    const code = await new Promise<number | null>((resolve) => client.once('exit', resolve));
+    if (code !== 0) throw new Error(`the baseline client failed (${code})`);
+    return JSON.parse(out) as BaselineStats;
+  } finally {
+    server.kill('SIGKILL');
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** A text frame like Parley's: the same JSON shape and sizes. */
+function textFrame(thread: string, seq: number): string {
+  const body = `0:${seq}|`.padEnd(BODY_BYTES, 'x');
+  return JSON.stringify({ type: 'text', thread, seq, from: 'source', to: 'sink', body });
+}
+
+/** `bench/run.js ws-baseline-server DIR tls|plain`: acks every text; prints its port. */
+export async function baselineServer(dir: string, mode: string): Promise<void> {
+  const onConnection = (ws: WebSocket) => {
+    ws.on('message', (data: Buffer) => {
+      const frame = JSON.parse(data.toString()) as { thread: string; seq: number };
+      ws.send(JSON.stringify({ type: 'ack', thread: frame.thread, seq: frame.seq }));
+    });
+  };
+  if (mode === 'tls') {
+    const identity = await loadOrCreateIdentity(dir, 'baseline');
+    const server = https.createServer({ key: identity.key, cert: identity.cert, minVersion: 'TLSv1.3' });
+    new WebSocketServer({ server }).on('connection', onConnection);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    process.stdout.write(`${(server.address() as { port: number }).port}\n`);
+  } else {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((resolve) => wss.once('listening', resolve));
+    wss.on('connection', onConnection);
+    process.stdout.write(`${(wss.address() as { port: number }).port}\n`);
+  }
+}
+
+/** `bench/run.js ws-baseline-client PORT tls|plain THREADS MS`: stop-and-wait per thread over one socket. */
+export async function baselineClient(port: number, mode: string, threads: number, durationMs: number): Promise<void> {
+  const ws = new WebSocket(`${mode === 'tls' ? 'wss' : 'ws'}://127.0.0.1:${port}/`, {
+    rejectUnauthorized: false,
+    perMessageDeflate: false,
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  const ids = Array.from({ length: threads }, (_, i) => `baseline-thread-${String(i).padStart(6, '0')}`);
+  const index = new Map(ids.map((id, i) => [id, i]));
+  const sentAt = new Float64Array(threads);
+  const seqs = new Array<number>(threads).fill(0);
+  const latencies: number[] = [];
+  let acked = 0;
+  let stopping = false;
+  let inFlight = 0;
+  let start = 0;
+  let last = 0;
+  const sendNext = (i: number) => {
+    seqs[i]!++;
+    sentAt[i] = performance.now();
+    inFlight++;
+    ws.send(textFrame(ids[i]!, seqs[i]!));
+  };
+  const done = new Promise<void>((resolve) => {
+    ws.on('message', (data: Buffer) => {
+      const at = performance.now();
+      const ack = JSON.parse(data.toString()) as { thread: string; seq: number };
+      const i = index.get(ack.thread)!;
+      inFlight--;
+      if (at >= start) {
+        latencies.push(at - sentAt[i]!);
+        acked++;
+        last = at;
+      }
+      if (!stopping) sendNext(i);
+      else if (inFlight === 0) resolve();
+    });
+  });
+  // A short warm-up, then the measured run.
+  start = Infinity;
+  for (let i = 0; i < threads; i++) sendNext(i);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  start = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, durationMs));
+  stopping = true;
+  await done;
+  ws.close();
+  latencies.sort((a, b) => a - b);
+  const pct = (q: number) => round(latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)]!);
+  const result: BaselineStats = {
+    threads,
+    tls: mode === 'tls',
+    msgsPerSec: Math.round((acked / (last - start)) * 1000),
+    p50Ms: pct(0.5),
+    p99Ms: pct(0.99),
+  };
+  process.stdout.write(JSON.stringify(result));
+}
+
+// ── the benchmark ─────────────────────────────────────────────────────────────
+
+export interface WireLine {
+  name: 'wire';
+  threads: number;
+  textsPerSec: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  baselinePerSec: number;
+  ratio: number;
+  [extra: string]: unknown;
+}
+
+/** Every thread count: Parley, then the two baselines; one line each, via `emit`. */
+export async function wireBench(
+  emit: (line: WireLine) => void,
+  progress: (message: string) => void,
+  options: { threads?: number[]; profileDir?: string } = {},
+): Promise<void> {
+  const counts = options.threads ?? WIRE_THREADS;
+  const pair = await openWirePair();
+  try {
+    const { alice, bob } = pair;
+    await alice.request('prepare', { threads: Math.max(...counts), to: 'bob/sink', role: 'source' });
+    for (const threads of counts) {
+      if (options.profileDir) {
+        await alice.request('profile', { action: 'start' });
+        await bob.request('profile', { action: 'start' });
+      }
+      const parley = await measureWire(alice, bob, threads);
+      if (options.profileDir) {
+        for (const [who, peer] of [
+          ['alice', alice],
+          ['bob', bob],
+        ] as const)
+          await peer.request('profile', {
+            action: 'stop',
+            file: path.join(options.profileDir, `wire-${threads}-${who}.cpuprofile`),
+          });
+      }
+      if (parley.failed > 0 || Object.keys(parley.errors).length > 0)
+        throw new Error(`wire ${threads}: ${parley.failed} failed, errors ${JSON.stringify(parley.errors)}`);
+      const plain = await measureBaseline(threads, false);
+      const tls = await measureBaseline(threads, true);
+      progress(
+        `wire ${threads}: parley ${parley.textsPerSec}/s p50 ${parley.p50Ms} p99 ${parley.p99Ms} ms (${parley.acked} texts, ` +
+          `sender cpu ${parley.cpuMs} ms); ws ${plain.msgsPerSec}/s p50 ${plain.p50Ms} p99 ${plain.p99Ms}; wss ${tls.msgsPerSec}/s`,
+      );
+      emit({
+        name: 'wire',
+        threads,
+        textsPerSec: parley.textsPerSec,
+        p50Ms: parley.p50Ms,
+        p99Ms: parley.p99Ms,
+        baselinePerSec: tls.msgsPerSec,
+        ratio: round(parley.textsPerSec / tls.msgsPerSec),
+        baseline: 'wss (TLS 1.3), stop-and-wait per thread, one connection',
+        baselineP50Ms: tls.p50Ms,
+        baselineP99Ms: tls.p99Ms,
+        baselinePlainPerSec: plain.msgsPerSec,
+        ratioPlain: round(parley.textsPerSec / plain.msgsPerSec),
+        texts: parley.acked,
+        senderCpuUsPerText: parley.acked ? Math.round((parley.cpuMs * 1000) / parley.acked) : null,
+        receiverCpuUsPerText: parley.acked ? Math.round((parley.receiverCpuMs * 1000) / parley.acked) : null,
+        loadAverage: round(os.loadavg()[0]!),
+        ...(threads === 1 ? {} : goals(threads, parley, tls)),
+      });
+    }
+  } finally {
+    await pair.close();
+  }
+}
+
+function goals(threads: number, parley: WireStats, baseline: BaselineStats): Record<string, unknown> {
+  const ratioMet = parley.textsPerSec / baseline.msgsPerSec >= 0.25;
+  if (threads === 100) {
+    return {
+      goal: 'ratio>=0.25 and p99<=15ms',
+      met: ratioMet && parley.p99Ms !== null && parley.p99Ms <= 15,
+    };
+  }
+  return { goal: 'ratio>=0.25', met: ratioMet };
+}
