@@ -22,6 +22,7 @@ await Promise.all([
       'scripted-agent': 'main/agents/scripted-agent.ts',
       'openai-worker': 'main/agents/openai-worker.ts',
       'bench/run': 'bench/run.ts',
+      'bench/ui': 'bench/ui.ts',
       demo: 'scripts/demo.ts',
       // The wire peer driver: the wire benchmark's two installations, and fault tests'.
       'testing/wire-peer': 'main/testing/wire-peer.ts',
