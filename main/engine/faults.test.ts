@@ -94,7 +94,15 @@ describe('faults on the wire', () => {
     while (unacked() > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 30 + Math.random() * 250));
       if (proxy.cuts < 40) proxy.cut();
-      if (process.env.PARLEY_DEBUG) console.log(Date.now() % 100000, 'unacked', unacked(), 'cuts', proxy.cuts, alice.installation.engine.isOnline(connection.id));
+      if (process.env.PARLEY_DEBUG)
+        console.log(
+          Date.now() % 100000,
+          'unacked',
+          unacked(),
+          'cuts',
+          proxy.cuts,
+          alice.installation.engine.isOnline(connection.id),
+        );
     }
     await proxy.close();
     expect(unacked()).toBe(0);
