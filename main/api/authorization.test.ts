@@ -849,6 +849,54 @@ const rows: AnyRow[] = [
     },
   }),
   row({
+    method: 'threads.page',
+    about: 'rooted in a person’s conversation',
+    expect: itsPersonOnly,
+    setup: () => conversationThread(),
+    fixtures: 'shared',
+    params: (f) => ({ root: { kind: 'conversation', id: f.conversation.id }, limit: 10 }),
+    effect: (f, result) => {
+      expect(result.total).toBe(1);
+      expect(result.threads.map((t) => t.id)).toEqual([f.thread.id]);
+    },
+  }),
+  row({
+    method: 'threads.page',
+    about: 'rooted in a task',
+    expect: everyone,
+    setup: () => taskThread(),
+    fixtures: 'shared',
+    params: (f) => ({ root: { kind: 'task', id: f.task.id } }),
+    effect: (f, result) => {
+      expect(result).toMatchObject({ total: 1, threads: [{ id: f.thread.id }] });
+    },
+  }),
+  row({
+    method: 'threads.page',
+    about: 'started by the peer',
+    expect: everyone,
+    setup: () => peerStartedThread(),
+    fixtures: 'shared',
+    params: () => ({ peerStarted: true, offset: 0, limit: 500 }),
+    effect: (f, result) => {
+      expect(result.total).toBe(count("SELECT count(*) AS n FROM threads WHERE started_by = 'peer'"));
+      expect(result.threads.find((t) => t.id === f.thread.id)?.startedBy).toBe('peer');
+    },
+  }),
+  row({
+    method: 'threads.page',
+    about: 'whose root was deleted',
+    expect: ownersOnly,
+    setup: orphanedThread,
+    fixtures: 'shared',
+    params: () => ({ orphaned: true }),
+    effect: (f, result) => {
+      expect(result.total).toBe(count('SELECT count(*) AS n FROM threads WHERE root_gone = 1'));
+      for (const thread of result.threads) expect(thread.root.gone).toBe(true);
+      expect(result.threads.some((t) => t.id === f.thread.id)).toBe(true);
+    },
+  }),
+  row({
     method: 'threads.get',
     about: 'whose root was deleted',
     expect: ownersRead,
