@@ -34,7 +34,12 @@ async function cuttingProxy(targetPort: number) {
     get cuts() {
       return cuts;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    /** Stops listening and ends what it carries (server.close alone waits for open links). */
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of pairs) socket.destroy();
+      }),
   };
 }
 
