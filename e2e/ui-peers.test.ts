@@ -132,9 +132,16 @@ describe('the UI with three installations', () => {
       // Still one agent conversation: the same topic, the same peer role.
       expect(await threadCard(threadsRegion(page), 'bob', 'researcher').count()).toBe(1);
       const conversation = (await alice.api.call('conversations.list', {}))[0]!;
-      const listed = await alice.api.call('threads.list', { root: { kind: 'conversation', id: conversation.id } });
-      expect(listed).toHaveLength(1);
-      expect(listed[0]!.counts).toMatchObject({ acked: 2, handled: 2 });
+      // The answer is reported during the turn; its text counts as handled once that turn ends.
+      const listed = await alice.api.waitFor(
+        async () => {
+          const threads = await alice.api.call('threads.list', { root: { kind: 'conversation', id: conversation.id } });
+          return threads.length === 1 && threads[0]!.counts.handled === 2 ? threads : undefined;
+        },
+        30_000,
+        'the answer handled',
+      );
+      expect(listed[0]!.counts).toMatchObject({ acked: 2, handled: 2, failed: 0 });
 
       await page.getByRole('textbox', { name: 'Message' }).fill('Thanks! Could you **summarise** that?');
       await shootVariants(page, 'conversation', ['small', 'dark']);
