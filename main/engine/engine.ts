@@ -37,7 +37,7 @@ import {
 import { getConversationRow, insertMessage } from '../store/queries/conversations';
 import { getPerson } from '../store/queries/people';
 import { getRoleByName } from '../store/queries/roles';
-import { findRun, runSummary, type RunRow } from '../store/queries/runs';
+import { ensureRun, findRun, runSummary, type RunRow } from '../store/queries/runs';
 import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
 import {
   closeThread,
@@ -48,7 +48,6 @@ import {
   listTexts,
   markRootGone,
   nextOutSeq,
-  openLocalThread,
   outgoingWaiting,
   outText,
   queuedTexts,
@@ -64,8 +63,8 @@ import {
 } from '../store/queries/threads';
 import { all, get, run as runSql } from '../store/sql';
 import { hashToken } from '../tokens';
-import { GroupCommit } from './group-commit';
-import { WireCounters } from './wire-counters';
+import { GroupCommit, type Tx } from './group-commit';
+import { ThreadCache, WireCounters, type ThreadState } from './wire-counters';
 import type { Identity } from './identity';
 import { decodeInvite, encodeInvite, newInviteSecret } from './invitation';
 import { PeerLink } from './peer-link';
@@ -111,6 +110,8 @@ export class ConnectionEngine implements PeerGateway {
   private readonly batch: GroupCommit;
   /** Limit checks and the next text to send without scanning history (wire benchmark, issue 3). */
   private readonly counters: WireCounters;
+  /** Agent conversations in memory, so a text does not read its thread's row (issue 3). */
+  private readonly threads: ThreadCache;
   private readonly links = new Map<number, PeerLink>();
   private readonly handshakes = new Set<PeerLink>();
   private readonly dialers = new Map<number, { timer: NodeJS.Timeout | null; attempt: number; dialling: boolean }>();
@@ -125,6 +126,14 @@ export class ConnectionEngine implements PeerGateway {
     this.db = options.db;
     this.batch = new GroupCommit(options.db);
     this.counters = new WireCounters(options.db);
+    this.threads = new ThreadCache(options.db);
+    // Rolled-back writes, or writes from elsewhere: rows in memory may be wrong. Load them again.
+    this.batch.onStale((why) => {
+      this.threads.clear();
+      // Outgoing texts never go back to queued or sent, whoever writes: only work rolled
+      // back can make what the counters learnt wrong.
+      if (why === 'rollback') this.counters.forgetDelivered();
+    });
     this.budget = options.textBudgetPerHour ?? 50;
     this.backoff = options.reconnect ?? { minMs: 250, maxMs: 30_000 };
   }
@@ -434,18 +443,24 @@ export class ConnectionEngine implements PeerGateway {
         this.revokedByPeer(connectionId, link).catch(frameFailed);
         return;
       case 'text':
-        this.batch.run((after) => this.receiveText(link, connectionId, frame, after)).catch(frameFailed);
+        // Checks first, then writes: no savepoint of its own (issue 3; see GroupCommit).
+        this.batch
+          .run((after, tx) => this.receiveText(link, connectionId, frame, after, tx), { savepoint: false })
+          .catch(frameFailed);
         return;
       case 'ack':
         this.batch
           // An ack's bookkeeping need not survive a power failure (the text would be sent
           // again and the repeat acked, not processed): no fsync of its own (issue 3).
-          .run((after) => this.receiveAck(link, connectionId, frame.thread, frame.seq, after), { durable: false })
+          .run((after, tx) => this.receiveAck(link, connectionId, frame.thread, frame.seq, after, tx), {
+            durable: false,
+            savepoint: false,
+          })
           .catch(frameFailed);
         return;
       case 'reject':
         this.batch
-          .run((after) => this.receiveReject(link, connectionId, frame.thread, frame.seq, frame.reason, after))
+          .run((after, tx) => this.receiveReject(link, connectionId, frame.thread, frame.seq, frame.reason, after, tx))
           .catch(frameFailed);
         return;
       case 'hello':
@@ -458,12 +473,14 @@ export class ConnectionEngine implements PeerGateway {
     connectionId: number,
     frame: TextFrame,
     after: (action: () => void) => void,
+    tx: Tx,
   ): void {
     const reply = (response: Frame) => after(() => link.send(response));
     const reject = (reason: RejectReason) => reply({ type: 'reject', thread: frame.thread, seq: frame.seq, reason });
     // Looked up once per group commit, not per text (issue 3).
     const connection = this.batch.memo(`connection ${connectionId}`, () => getConnectionRow(this.db, connectionId))!;
-    const thread = threadByWireId(this.db, connectionId, frame.thread);
+    let state = this.threads.byWireId(connectionId, frame.thread);
+    let thread = state?.row;
     // A repeat of a text already committed is acked again and not processed twice.
     if (thread && frame.seq <= thread.in_seq) return reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
     if (connection.status === 'revoked') return reject('revoke');
@@ -471,6 +488,13 @@ export class ConnectionEngine implements PeerGateway {
     if (thread?.status === 'closed') return reject('thread');
     if (thread && (thread.peer_role !== frame.from || thread.local_role !== frame.to)) return reject('roles');
     const role = this.batch.memo(`role ${frame.to}`, () => getRoleByName(this.db, frame.to));
+    if (state && role && role.createdAt > state.row.created_at) {
+      // The role was made after the thread: the role the thread had may have been removed
+      // (its id set to null in the row) and its id reused. Read the row again.
+      this.threads.forget(state);
+      state = this.threads.byWireId(connectionId, frame.thread)!;
+      thread = state.row;
+    }
     if (!role || (thread && thread.local_role_id !== role.id)) return reject('role');
     // Exposure limits what a peer may address; an answer in an agent conversation we
     // started is not addressing, it is the conversation going on.
@@ -478,8 +502,9 @@ export class ConnectionEngine implements PeerGateway {
     const exposed = this.batch.memo(`exposed ${connectionId}`, () => exposedRoleNames(this.db, connectionId));
     if (!answering && !exposed.includes(role.name)) return reject('role');
     if (this.counters.incomingFull(connectionId, connection.queue_limit)) return reject('queue');
-    const row =
-      thread ??
+    // Every check passed: from here on it writes (a failure now rolls the batch back).
+    tx.writing();
+    state ??= this.threads.load(
       insertThread(this.db, {
         connectionId,
         threadId: frame.thread,
@@ -489,10 +514,15 @@ export class ConnectionEngine implements PeerGateway {
         rootKind: 'thread',
         rootId: null,
         startedBy: 'peer',
-      });
+      }),
+    )!;
+    const row = state.row;
     const textId = insertText(this.db, row.id, 'in', frame.seq, frame.body, 'received');
     this.counters.addedIncoming(connectionId);
     setInSeq(this.db, row.id, frame.seq);
+    // The thread's run, looked up once (issue 3): a thread's run goes only with its role,
+    // and a removed role is caught above.
+    state.runId ??= ensureRun(this.db, { kind: 'thread', id: row.id }, role.id).id;
     this.options.runs.addInput(
       { kind: 'thread', id: row.id },
       role.id,
@@ -500,7 +530,11 @@ export class ConnectionEngine implements PeerGateway {
       frame.body,
       `${connection.name}/${frame.from}`,
       textId,
+      true,
+      state.runId,
     );
+    // In memory only once written (a rollback drops the cache, see the constructor).
+    row.in_seq = Math.max(row.in_seq, frame.seq);
     reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
     this.threadChangedAfter(row, after);
   }
@@ -511,18 +545,25 @@ export class ConnectionEngine implements PeerGateway {
     wireId: string,
     seq: number,
     after: (action: () => void) => void,
+    tx: Tx,
   ): void {
-    const thread = threadByWireId(this.db, connectionId, wireId);
-    if (!thread) return;
+    const state = this.threads.byWireId(connectionId, wireId);
+    if (!state) return;
+    const thread = state.row;
+    tx.writing();
     // One statement, not a read and a write (issue 3).
-    runSql(
+    const { changes } = runSql(
       this.db,
       "UPDATE texts SET state = 'acked', reason = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE thread_id = ? AND direction = 'out' AND seq = ? AND state IN ('sent', 'queued')",
       thread.id,
       seq,
     );
-    if (link.inFlight.get(thread.id) === seq) link.inFlight.delete(thread.id);
-    this.claimNext(link, thread.id, after, thread);
+    if (state.undelivered !== undefined) state.undelivered -= changes;
+    if (link.inFlight.get(thread.id) === seq) {
+      link.inFlight.delete(thread.id);
+      tx.undo(() => link.inFlight.set(thread.id, seq));
+    }
+    this.claimNext(link, state, after, tx);
     this.threadChangedAfter(thread, after);
     after(() => this.connectionChanged(connectionId));
   }
@@ -534,13 +575,19 @@ export class ConnectionEngine implements PeerGateway {
     seq: number,
     reason: RejectReason,
     after: (action: () => void) => void,
+    tx: Tx,
   ): void {
+    // Rare: the row read afresh rather than trusted from the cache.
     const thread = threadByWireId(this.db, connectionId, wireId);
     if (!thread) return;
+    const cached = this.threads.byRowId(thread.id);
+    if (cached) this.threads.forget(cached);
+    const state = this.threads.load(thread)!;
     const connection = getConnectionRow(this.db, connectionId)!;
     const text = outText(this.db, thread.id, seq);
     if (text && (text.state === 'sent' || text.state === 'queued')) {
       setTextState(this.db, text.id, 'failed', reason);
+      if (state.undelivered !== undefined) state.undelivered--;
       const peer = `${connection.name}/${thread.peer_role}`;
       this.notify(
         thread,
@@ -548,13 +595,18 @@ export class ConnectionEngine implements PeerGateway {
         true,
       );
     }
-    if (link.inFlight.get(thread.id) === seq) link.inFlight.delete(thread.id);
+    if (link.inFlight.get(thread.id) === seq) {
+      link.inFlight.delete(thread.id);
+      tx.undo(() => link.inFlight.set(thread.id, seq));
+    }
     if (reason === 'thread') {
       // The peer closed its side: close ours, so the next send from this root starts anew.
       closeThread(this.db, thread.id, `closed by ${connection.name}`);
       for (const queued of queuedTextsOfThread(this.db, thread.id))
         setTextState(this.db, queued.id, 'failed', 'thread');
-    } else this.claimNext(link, thread.id, after);
+      // Its row and texts changed: read them again when next needed.
+      this.threads.forget(state);
+    } else this.claimNext(link, state, after, tx);
     after(() => {
       this.threadChanged(thread.id);
       this.connectionChanged(connectionId);
@@ -564,19 +616,22 @@ export class ConnectionEngine implements PeerGateway {
   // ---------------------------------------------------------------- frames out
 
   /** Inside a transaction: puts the thread's next undelivered text on the wire after commit. */
-  private claimNext(
-    link: PeerLink,
-    threadRowId: number,
-    after: (action: () => void) => void,
-    /** The thread's row when the caller has it (only its unchanging fields are used). */
-    known?: ThreadRow,
-  ): void {
+  private claimNext(link: PeerLink, state: ThreadState, after: (action: () => void) => void, tx: Tx): void {
+    const thread = state.row;
+    const threadRowId = thread.id;
     if (link.state !== 'open' || link.inFlight.has(threadRowId)) return;
+    // Known to have nothing waiting: no need to look (issue 3).
+    if (state.undelivered === 0) return;
     const text = this.counters.nextUndelivered(threadRowId);
-    if (!text) return;
-    const thread = known ?? getThread(this.db, threadRowId)!;
+    if (!text) {
+      state.undelivered = 0;
+      return;
+    }
     if (text.state === 'queued') setTextState(this.db, text.id, 'sent');
     link.inFlight.set(threadRowId, text.seq);
+    tx.undo(() => {
+      if (link.inFlight.get(threadRowId) === text.seq) link.inFlight.delete(threadRowId);
+    });
     const frame: Frame = {
       type: 'text',
       thread: thread.thread_id,
@@ -592,20 +647,36 @@ export class ConnectionEngine implements PeerGateway {
 
   /** After a (re)connect: every thread's oldest undelivered text goes out again. */
   private resendAll(link: PeerLink): Promise<void> {
-    return this.batch.run((after) => {
+    return this.batch.run((after, tx) => {
+      const before = [...link.inFlight];
       link.inFlight.clear();
-      for (const head of undeliveredHeads(this.db, link.connectionId!)) this.claimNext(link, head.thread_id, after);
+      tx.undo(() => {
+        link.inFlight.clear();
+        for (const [thread, seq] of before) link.inFlight.set(thread, seq);
+      });
+      for (const head of undeliveredHeads(this.db, link.connectionId!)) {
+        const state = this.threads.byRowId(head.thread_id);
+        if (!state) continue;
+        // The query says one waits: do not trust a count over it.
+        state.undelivered = undefined;
+        this.claimNext(link, state, after, tx);
+      }
     });
   }
 
   // ---------------------------------------------------------------- the role API
 
   /** The root of what a run works on (ADR 0035): never chosen by the agent. */
-  private rootOf(run: RunRow): { kind: ContextKind; id: number; thread: ThreadRow | null } {
-    if (run.context_kind !== 'thread') return { kind: run.context_kind, id: run.context_id, thread: null };
-    const thread = getThread(this.db, run.context_id);
+  private rootOf(
+    run: RunRow,
+    /** Inside a group commit: the thread from the cache. */
+    cached = false,
+  ): { kind: ContextKind; id: number; thread: ThreadRow | null; state: ThreadState | null } {
+    if (run.context_kind !== 'thread') return { kind: run.context_kind, id: run.context_id, thread: null, state: null };
+    const state = cached ? this.threads.byRowId(run.context_id) : undefined;
+    const thread = state?.row ?? getThread(this.db, run.context_id);
     if (!thread) throw new RoleApiError('closed', 'this agent conversation no longer exists');
-    return { kind: thread.root_kind, id: thread.root_id, thread };
+    return { kind: thread.root_kind, id: thread.root_id, thread, state: state ?? null };
   }
 
   send(caller: RunCaller, to: string, text: string): Promise<unknown> {
@@ -617,52 +688,62 @@ export class ConnectionEngine implements PeerGateway {
     const match = PEER_ROLE.exec(to);
     if (!match) return Promise.reject(new RoleApiError('invalid', `"${to}" must look like PEER/ROLE`));
     const [, peerName, peerRole] = match as unknown as [string, string, string];
-    return this.batch.run((after) => {
-      const connection = this.usableConnection(peerName);
-      const root = this.rootOf(run);
-      if (root.thread?.root_gone)
-        throw new RoleApiError(
-          'closed',
-          'the topic of this agent conversation was deleted; nothing more can be sent from it',
-        );
-      let thread: ThreadRow | undefined;
-      // A run in an agent conversation with the same peer and roles answers in it.
-      const own = root.thread;
-      if (
-        own &&
-        own.status === 'open' &&
-        own.connection_id === connection.id &&
-        own.local_role_id === role.id &&
-        own.peer_role === peerRole
-      )
-        thread = own;
-      thread ??= openLocalThread(this.db, connection.id, root.kind, root.id, role.id, peerRole);
-      // Starting or continuing our own agent conversation addresses the peer's role: it must be exposed to us.
-      const exposedToUs = this.batch.memo(`peer roles ${connection.id}`, () => peerRoles(this.db, connection.id));
-      if (thread?.started_by !== 'peer' && !exposedToUs.some((r) => r.name === peerRole))
-        throw new RoleApiError('not_exposed', `${peerName} does not let you address a role named "${peerRole}"`);
-      thread ??= insertThread(this.db, {
-        connectionId: connection.id,
-        threadId: randomBytes(16).toString('base64url'),
-        localRoleId: role.id,
-        localRole: role.name,
-        peerRole,
-        rootKind: root.kind,
-        rootId: root.id,
-        startedBy: 'local',
-      });
-      return this.enqueue(connection, thread, text, after);
-    });
+    // Checks first, then writes: no savepoint of its own (issue 3; see GroupCommit).
+    return this.batch.run(
+      (after, tx) => {
+        const connection = this.usableConnection(peerName);
+        const root = this.rootOf(run, true);
+        if (root.thread?.root_gone)
+          throw new RoleApiError(
+            'closed',
+            'the topic of this agent conversation was deleted; nothing more can be sent from it',
+          );
+        let state: ThreadState | undefined;
+        // A run in an agent conversation with the same peer and roles answers in it.
+        const own = root.state;
+        if (
+          own &&
+          own.row.status === 'open' &&
+          own.row.connection_id === connection.id &&
+          own.row.local_role_id === role.id &&
+          own.row.peer_role === peerRole
+        )
+          state = own;
+        state ??= this.threads.openLocal(connection.id, root.kind, root.id, role.id, peerRole);
+        // Starting or continuing our own agent conversation addresses the peer's role: it must be exposed to us.
+        const exposedToUs = this.batch.memo(`peer roles ${connection.id}`, () => peerRoles(this.db, connection.id));
+        if (state?.row.started_by !== 'peer' && !exposedToUs.some((r) => r.name === peerRole))
+          throw new RoleApiError('not_exposed', `${peerName} does not let you address a role named "${peerRole}"`);
+        this.checkLimits(connection, state?.row.id);
+        tx.writing();
+        state ??= this.threads.load(
+          insertThread(this.db, {
+            connectionId: connection.id,
+            threadId: randomBytes(16).toString('base64url'),
+            localRoleId: role.id,
+            localRole: role.name,
+            peerRole,
+            rootKind: root.kind,
+            rootId: root.id,
+            startedBy: 'local',
+          }),
+        )!;
+        return this.enqueue(connection, state, text, after, tx);
+      },
+      { savepoint: false },
+    );
   }
 
   reply(caller: RunCaller, text: string): Promise<unknown> {
-    return this.batch.run((after) => {
-      const thread = getThread(this.db, caller.run.context_id);
-      if (!thread) throw new RoleApiError('closed', 'this agent conversation no longer exists');
+    return this.batch.run((after, tx) => {
+      const state = this.threads.byRowId(caller.run.context_id);
+      if (!state) throw new RoleApiError('closed', 'this agent conversation no longer exists');
+      const thread = state.row;
       if (thread.status === 'closed')
         throw new RoleApiError('closed', `this agent conversation is closed (${thread.close_reason})`);
       const connection = this.usableConnection(getConnectionRow(this.db, thread.connection_id)!.name);
-      return this.enqueue(connection, thread, text, after);
+      this.checkLimits(connection, thread.id);
+      return this.enqueue(connection, state, text, after, tx);
     });
   }
 
@@ -690,12 +771,13 @@ export class ConnectionEngine implements PeerGateway {
       return { reported: 'task', id: task.id, logId: entry.id };
     }
     // The root is an agent conversation a peer started: report there, to that peer.
-    return this.batch.run((after) => {
-      const thread = getThread(this.db, root.id);
-      if (!thread || thread.status === 'closed')
+    return this.batch.run((after, tx) => {
+      const state = this.threads.byRowId(root.id);
+      if (!state || state.row.status === 'closed')
         throw new RoleApiError('closed', 'the agent conversation this answers for is closed');
-      const connection = this.usableConnection(getConnectionRow(this.db, thread.connection_id)!.name);
-      return { reported: 'thread', ...this.enqueue(connection, thread, text, after) };
+      const connection = this.usableConnection(getConnectionRow(this.db, state.row.connection_id)!.name);
+      this.checkLimits(connection, state.row.id);
+      return { reported: 'thread', ...this.enqueue(connection, state, text, after, tx) };
     });
   }
 
@@ -729,14 +811,9 @@ export class ConnectionEngine implements PeerGateway {
     return connection;
   }
 
-  /** Inside a transaction: commits an outgoing text and, if the thread is free, claims the wire for it. */
-  private enqueue(
-    connection: ConnectionRow,
-    thread: ThreadRow,
-    body: string,
-    after: (action: () => void) => void,
-  ): SendResult {
-    if (this.counters.overBudget(thread.id, this.budget))
+  /** The budget and the queue limit, checked before a send writes anything. */
+  private checkLimits(connection: ConnectionRow, threadRowId: number | undefined): void {
+    if (threadRowId === undefined ? this.budget <= 0 : this.counters.overBudget(threadRowId, this.budget))
       throw new RoleApiError(
         'budget',
         `this agent conversation has sent ${this.budget} texts in the last hour, its limit; wait, or tell a person what you need`,
@@ -746,11 +823,52 @@ export class ConnectionEngine implements PeerGateway {
         'queue_full',
         `${connection.name}'s queue is full (${connection.queue_limit} texts waiting to be delivered); try again later`,
       );
+  }
+
+  /**
+   * Inside a transaction, after checkLimits: commits an outgoing text and, if the thread
+   * is free, claims the wire for it.
+   */
+  private enqueue(
+    connection: ConnectionRow,
+    state: ThreadState,
+    body: string,
+    after: (action: () => void) => void,
+    tx: Tx,
+  ): SendResult {
+    tx.writing();
+    const thread = state.row;
     const seq = nextOutSeq(this.db, thread.id);
-    insertText(this.db, thread.id, 'out', seq, body, 'queued');
-    this.counters.addedOutgoing(connection.id, thread.id);
     const link = this.links.get(connection.id);
-    if (link) this.claimNext(link, thread.id, after, thread);
+    // Nothing else waiting and nothing on the wire: this text goes now, written as sent
+    // at once rather than queued and then claimed (issue 3).
+    const goesNow =
+      link !== undefined &&
+      link.state === 'open' &&
+      !link.inFlight.has(thread.id) &&
+      this.threads.undelivered(state, this.counters) === 0;
+    insertText(this.db, thread.id, 'out', seq, body, goesNow ? 'sent' : 'queued');
+    thread.out_seq = seq;
+    if (state.undelivered !== undefined) state.undelivered++;
+    this.counters.addedOutgoing(connection.id, thread.id);
+    if (goesNow) {
+      link.inFlight.set(thread.id, seq);
+      tx.undo(() => {
+        if (link.inFlight.get(thread.id) === seq) link.inFlight.delete(thread.id);
+      });
+      this.counters.claimed(thread.id, seq);
+      const frame: Frame = {
+        type: 'text',
+        thread: thread.thread_id,
+        seq,
+        from: thread.local_role,
+        to: thread.peer_role,
+        body,
+      };
+      after(() => {
+        if (!link.send(frame)) link.inFlight.delete(thread.id);
+      });
+    } else if (link) this.claimNext(link, state, after, tx);
     this.threadChangedAfter(thread, after);
     after(() => this.connectionChanged(connection.id));
     return { thread: thread.thread_id, threadId: thread.id, seq, to: `${connection.name}/${thread.peer_role}` };
@@ -789,6 +907,8 @@ export class ConnectionEngine implements PeerGateway {
         );
       }
     });
+    // Texts changed state behind the thread cache: load it again.
+    this.threads.clear();
     await this.stopAgents(threadsOfConnection(this.db, connectionId), `${by} (paused the connection)`);
     this.connectionChanged(connectionId);
   }
@@ -826,6 +946,7 @@ export class ConnectionEngine implements PeerGateway {
           setTextState(this.db, text.id, 'failed', 'revoke');
       }
     });
+    this.threads.clear();
     const dialer = this.dialers.get(connectionId);
     if (dialer?.timer) clearTimeout(dialer.timer);
     this.dialers.delete(connectionId);
@@ -862,6 +983,7 @@ export class ConnectionEngine implements PeerGateway {
         for (const text of queuedTextsOfThread(this.db, thread.id)) setTextState(this.db, text.id, 'failed', 'closed');
       }
     });
+    this.threads.clear();
     await this.stopAgents(threads, by);
     for (const thread of threads) this.threadChanged(thread.id);
   }

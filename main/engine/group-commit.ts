@@ -2,15 +2,30 @@
 // Each piece runs in its own savepoint, so one refusal does not undo the others; its
 // promise settles only after the commit is on disk, and its after-commit actions
 // (frames to send, agents to wake) run only if the commit happened.
+//
+// A piece that checks everything before it writes (`savepoint: false`) runs without a
+// savepoint: it calls `tx.writing()` before its first write, and a refusal thrown
+// before that has nothing to undo. Should it fail after writing, the whole batch is
+// rolled back and run again with a savepoint per piece, as before (wire benchmark,
+// issue 3: SAVEPOINT and RELEASE were two of a text's ~13 statements per side).
 import { closeSync, existsSync, fdatasync, fdatasyncSync, openSync } from 'node:fs';
 import { log } from '../log';
 import type { Db } from '../store/database';
 
 type After = (action: () => void) => void;
 
+/** What a piece of a group commit can tell it. */
+export interface Tx {
+  /** Call before the piece's first write (pieces run with `savepoint: false` must). */
+  writing(): void;
+  /** Undoes a change the piece made in memory, should its writes be rolled back. */
+  undo(action: () => void): void;
+}
+
 interface Op {
-  fn: (after: After) => unknown;
+  fn: (after: After, tx: Tx) => unknown;
   durable: boolean;
+  savepoint: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -22,6 +37,11 @@ interface Op {
  */
 const MAX_BATCH = 128;
 
+type Outcome = { ok: true; value: unknown; after: Array<() => void> } | { ok: false; error: unknown };
+
+/** Thrown out of a batch's transaction to roll it back and run it again with savepoints. */
+class Redo extends Error {}
+
 export class GroupCommit {
   private ops: Op[] = [];
   private scheduled = false;
@@ -31,7 +51,18 @@ export class GroupCommit {
    * One op in its own savepoint. Made once: better-sqlite3 builds a new wrapper on every
    * db.transaction() call, which cost ~30 µs per text (wire benchmark, issue 3).
    */
-  private readonly savepoint: (op: Op, after: After) => unknown;
+  private readonly savepoint: (op: Op, after: After, tx: Tx) => unknown;
+
+  /**
+   * Called when what callers keep in memory about rows may be stale: written work was
+   * rolled back (a piece's savepoint, or a whole batch), or something other than a group
+   * commit wrote to the database since the last one.
+   */
+  private readonly staleListeners: Array<(why: 'rollback' | 'outside') => void> = [];
+  private readonly totalChanges: { get(): unknown };
+  private readonly dataVersion: { get(): unknown };
+  /** total_changes() and data_version at the end of the last group commit. */
+  private lastSeen: { changes: unknown; version: unknown } | null = null;
 
   /** The connection's synchronous level (FULL), restored after each group commit. */
   private readonly synchronous: number;
@@ -53,7 +84,9 @@ export class GroupCommit {
   private syncing = false;
 
   constructor(private readonly db: Db) {
-    this.savepoint = db.transaction((op: Op, after: After) => op.fn(after));
+    this.savepoint = db.transaction((op: Op, after: After, tx: Tx) => op.fn(after, tx));
+    this.totalChanges = db.prepare('SELECT total_changes()').pluck();
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.synchronous = db.pragma('synchronous', { simple: true }) as number;
     const wal = !db.memory && String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
     this.walPath = wal && this.synchronous > 1 ? `${db.name}-wal` : null;
@@ -68,10 +101,16 @@ export class GroupCommit {
    * nothing either way). Added for the wire benchmark, issue 3: it takes one fsync out of
    * every text's round trip.
    */
-  run<T>(fn: (after: After) => T, options: { durable?: boolean } = {}): Promise<T> {
+  run<T>(fn: (after: After, tx: Tx) => T, options: { durable?: boolean; savepoint?: boolean } = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('shutting down'));
     return new Promise<T>((resolve, reject) => {
-      this.ops.push({ fn, durable: options.durable ?? true, resolve: resolve as (value: unknown) => void, reject });
+      this.ops.push({
+        fn,
+        durable: options.durable ?? true,
+        savepoint: options.savepoint ?? true,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -80,6 +119,31 @@ export class GroupCommit {
   }
 
   private memos: Map<string, unknown> | null = null;
+
+  /**
+   * `listener` runs, inside a group commit, whenever state kept in memory about rows may
+   * be wrong: written work was rolled back, or the database was written outside group
+   * commits (by this connection: any other code; by another: data_version) since the
+   * last one. The engine drops its caches then.
+   */
+  onStale(listener: (why: 'rollback' | 'outside') => void): void {
+    this.staleListeners.push(listener);
+  }
+
+  private stale(why: 'rollback' | 'outside'): void {
+    for (const listener of this.staleListeners) listener(why);
+  }
+
+  private rolledBack(undos: Array<() => void>): void {
+    for (let i = undos.length - 1; i >= 0; i--) {
+      try {
+        undos[i]!();
+      } catch (error) {
+        log.error('undoing a rolled-back change failed', { error: String(error) });
+      }
+    }
+    this.stale('rollback');
+  }
 
   /**
    * Inside a group commit: `compute()` once per commit for `key`, shared by its pieces;
@@ -167,6 +231,60 @@ export class GroupCommit {
     }
   }
 
+  /** One try at committing `ops` in one transaction; with `savepoints`, every piece gets one. */
+  private attempt(ops: Op[], savepoints: boolean): Outcome[] {
+    const outcomes: Outcome[] = [];
+    /** Undo actions of the pieces that succeeded, for a rollback of the whole batch. */
+    const undos: Array<() => void> = [];
+    this.memos = new Map();
+    try {
+      this.db
+        .transaction(() => {
+          const seen = this.lastSeen;
+          if (!seen || seen.changes !== this.totalChanges.get() || seen.version !== this.dataVersion.get())
+            this.stale('outside');
+          for (const op of ops) {
+            const after: Array<() => void> = [];
+            const own: Array<() => void> = [];
+            let wrote = false;
+            const tx: Tx = {
+              writing: () => {
+                wrote = true;
+              },
+              undo: (action) => {
+                own.push(action);
+              },
+            };
+            const guarded = savepoints || op.savepoint;
+            try {
+              const value = guarded
+                ? this.savepoint(op, (action) => after.push(action), tx)
+                : op.fn((action) => after.push(action), tx);
+              outcomes.push({ ok: true, value, after });
+              undos.push(...own);
+            } catch (error) {
+              if (!guarded && wrote) {
+                undos.push(...own);
+                throw new Redo();
+              }
+              if (own.length > 0 || guarded) this.rolledBack(own);
+              outcomes.push({ ok: false, error });
+            }
+          }
+          this.lastSeen = { changes: this.totalChanges.get(), version: this.dataVersion.get() };
+        })
+        .immediate();
+    } catch (error) {
+      this.rolledBack(undos);
+      // Its own rolled-back writes count in total_changes(): not a write from elsewhere.
+      this.lastSeen = { changes: this.totalChanges.get(), version: this.dataVersion.get() };
+      throw error;
+    } finally {
+      this.memos = null;
+    }
+    return outcomes;
+  }
+
   private flush(): void {
     this.scheduled = false;
     if (this.ops.length === 0) return;
@@ -177,33 +295,26 @@ export class GroupCommit {
       this.scheduled = true;
       setImmediate(() => this.flush());
     }
-    const outcomes: Array<{ ok: true; value: unknown; after: Array<() => void> } | { ok: false; error: unknown }> = [];
     const durable = ops.some((op) => op.durable);
     // NORMAL: COMMIT writes the WAL without flushing it; startSync flushes it off the event
     // loop (or, with no WAL to flush, a durable commit keeps FULL).
     const relaxed = this.synchronous > 1 && (!durable || this.walPath !== null);
     if (relaxed) this.db.pragma('synchronous = NORMAL');
-    this.memos = new Map();
+    let outcomes: Outcome[];
     try {
-      this.db
-        .transaction(() => {
-          for (const op of ops) {
-            const after: Array<() => void> = [];
-            try {
-              const value = this.savepoint(op, (action) => after.push(action));
-              outcomes.push({ ok: true, value, after });
-            } catch (error) {
-              outcomes.push({ ok: false, error });
-            }
-          }
-        })
-        .immediate();
+      try {
+        outcomes = this.attempt(ops, false);
+      } catch (error) {
+        if (!(error instanceof Redo)) throw error;
+        // A piece without a savepoint failed after writing: the batch was rolled back; run
+        // it again with a savepoint for every piece.
+        outcomes = this.attempt(ops, true);
+      }
     } catch (error) {
       log.error('group commit failed', { error: String(error) });
       for (const op of ops) op.reject(error);
       return;
     } finally {
-      this.memos = null;
       if (relaxed) this.db.pragma(`synchronous = ${this.synchronous}`);
     }
     const complete = () =>

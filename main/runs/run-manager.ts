@@ -120,9 +120,10 @@ export class RunManager {
     from: string,
     textId: number | null = null,
     wakes = kind !== 'notice',
+    /** The context's run when the caller already knows it (the engine's hot path, issue 3). */
+    runId?: number,
   ): number {
-    const run = ensureRun(this.db, context, roleId);
-    const id = insertInput(this.db, run.id, kind, body, from, wakes, textId);
+    const id = insertInput(this.db, runId ?? ensureRun(this.db, context, roleId).id, kind, body, from, wakes, textId);
     if (wakes) this.schedule();
     return id;
   }
