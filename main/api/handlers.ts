@@ -24,6 +24,7 @@ import {
   pageThreads,
   peerStartedThreads,
   threadsByRoot,
+  type ThreadFilter,
   type ThreadRow,
 } from '../store/queries/threads';
 import { log } from '../log';
@@ -315,7 +316,11 @@ const handlers: HandlerTable = {
     const row = requireTask(getTaskRow(services.db, id), id);
     requireTaskManager(person, row, 'delete');
     const subtree = taskSubtreeIds(services.db, id);
-    for (const taskId of subtree) await services.engine.closeRoot('task', taskId, person.name);
+    await closeRoots(
+      services,
+      subtree.map((taskId): ContextRef => ({ kind: 'task', id: taskId })),
+      person.name,
+    );
     await services.runs.stopAll(
       subtree.map((taskId): ContextRef => ({ kind: 'task', id: taskId })),
       person.name,
@@ -328,32 +333,17 @@ const handlers: HandlerTable = {
 
   'threads.list': ({ services, person }, params) => {
     const { db, engine } = services;
+    requireThreadListAccess(db, person, params);
     let rows: ThreadRow[];
-    if ('root' in params) {
-      const { kind, id } = params.root;
-      if (kind === 'conversation') requireOwnConversation(person, getConversationRow(db, id), id);
-      else if (kind === 'task') requireTask(getTaskRow(db, id), id);
-      else requireReadableThread(db, person, getThread(db, id), id);
-      rows = threadsByRoot(db, kind, id);
-    } else if ('peerStarted' in params) {
-      rows = peerStartedThreads(db);
-    } else {
-      requireOwner(person, 'see agent conversations whose topic was deleted');
-      rows = orphanedThreads(db);
-    }
+    if ('root' in params) rows = threadsByRoot(db, params.root.kind, params.root.id);
+    else if ('peerStarted' in params) rows = peerStartedThreads(db);
+    else rows = orphanedThreads(db);
     return rows.filter((row) => canReadThread(db, person, row)).map((row) => engine.threadSummary(row));
   },
   'threads.page': ({ services, person }, params) => {
     const { db, engine } = services;
     const { offset, limit, ...filter } = params;
-    if ('root' in filter) {
-      const { kind, id } = filter.root;
-      if (kind === 'conversation') requireOwnConversation(person, getConversationRow(db, id), id);
-      else if (kind === 'task') requireTask(getTaskRow(db, id), id);
-      else requireReadableThread(db, person, getThread(db, id), id);
-    } else if ('orphaned' in filter) {
-      requireOwner(person, 'see agent conversations whose topic was deleted');
-    }
+    requireThreadListAccess(db, person, filter);
     // Every thread of these lists is readable by whoever may ask for the list (DESIGN §7).
     const page = pageThreads(db, filter, offset ?? 0, limit ?? 100);
     return { total: page.total, threads: page.rows.map((row) => engine.threadSummary(row)) };
@@ -447,6 +437,18 @@ function canReadThread(db: Db, person: Person, thread: ThreadRow): boolean {
   if (thread.root_gone) return person.kind === 'owner';
   if (thread.root_kind === 'conversation') return getConversationRow(db, thread.root_id)?.person_id === person.id;
   return true;
+}
+
+/** Who may ask for a list of agent conversations: whoever can read its root; owners for the orphaned. */
+function requireThreadListAccess(db: Db, person: Person, filter: ThreadFilter): void {
+  if ('root' in filter) {
+    const { kind, id } = filter.root;
+    if (kind === 'conversation') requireOwnConversation(person, getConversationRow(db, id), id);
+    else if (kind === 'task') requireTask(getTaskRow(db, id), id);
+    else requireReadableThread(db, person, getThread(db, id), id);
+  } else if ('orphaned' in filter) {
+    requireOwner(person, 'see agent conversations whose topic was deleted');
+  }
 }
 
 function requireReadableThread(db: Db, person: Person, thread: ThreadRow | undefined, id: number): ThreadRow {

@@ -37,7 +37,7 @@ import {
 import { getConversationRow, insertMessage } from '../store/queries/conversations';
 import { getPerson } from '../store/queries/people';
 import { getRoleByName } from '../store/queries/roles';
-import { ensureRun, findRun, runSummary, type RunRow } from '../store/queries/runs';
+import { ensureRun, runSummary, type RunRow } from '../store/queries/runs';
 import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
 import {
   closeThread,
@@ -1132,11 +1132,6 @@ export class ConnectionEngine implements PeerGateway {
 
   private connectionChanged(connectionId: number): void {
     this.options.events.emit({ type: 'changed', kind: 'connection', id: connectionId }, 'everyone');
-  }
-
-  /** For tests and the benchmark: the run of an agent conversation. */
-  runOf(threadRowId: number): RunRow | undefined {
-    return findRun(this.db, { kind: 'thread', id: threadRowId });
   }
 }
 

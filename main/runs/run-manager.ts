@@ -18,7 +18,6 @@ import { getRole } from '../store/queries/roles';
 import {
   endTurn,
   getRun,
-  getTurn,
   insertInput,
   insertTurn,
   pendingInputs,
@@ -520,11 +519,6 @@ export class RunManager {
     } else {
       this.threadHooks?.changed(run.context_id);
     }
-  }
-
-  /** For tests and the benchmark: the turn's row once it has ended. */
-  turn(turnId: number): TurnRow | undefined {
-    return getTurn(this.db, turnId);
   }
 }
 

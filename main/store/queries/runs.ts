@@ -180,10 +180,6 @@ export function dropPendingInputs(db: Db, runId: number): number {
     .changes;
 }
 
-export function getTurn(db: Db, id: number): TurnRow | undefined {
-  return get<TurnRow>(db, 'SELECT * FROM turns WHERE id = ?', id);
-}
-
 export function runningTurns(db: Db): TurnRow[] {
   return all<TurnRow>(db, "SELECT * FROM turns WHERE status = 'running' ORDER BY id");
 }

@@ -153,10 +153,6 @@ export function insertText(
   );
 }
 
-export function getText(db: Db, id: number): TextRow | undefined {
-  return get<TextRow>(db, 'SELECT * FROM texts WHERE id = ?', id);
-}
-
 export function outText(db: Db, threadRowId: number, seq: number): TextRow | undefined {
   return get<TextRow>(
     db,
@@ -220,16 +216,6 @@ export function outgoingWaiting(db: Db, connectionId: number): number {
     db,
     `SELECT count(*) AS n FROM texts JOIN threads ON threads.id = texts.thread_id
      WHERE threads.connection_id = ? AND texts.direction = 'out' AND texts.state IN ('queued', 'sent')`,
-    connectionId,
-  )!.n;
-}
-
-/** Incoming texts not yet handled by an agent, across a connection. */
-export function incomingWaiting(db: Db, connectionId: number): number {
-  return get<{ n: number }>(
-    db,
-    `SELECT count(*) AS n FROM texts JOIN threads ON threads.id = texts.thread_id
-     WHERE threads.connection_id = ? AND texts.direction = 'in' AND texts.state = 'received'`,
     connectionId,
   )!.n;
 }
