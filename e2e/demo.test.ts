@@ -66,7 +66,8 @@ it('plays the demo story on three installations and exits 0 with --exit', { time
 
   // 4. The pause, its rejection with a notice to alice's assistant, and the unpause.
   expect(stdout).toMatch(/bob +connection alice \| paused, online/);
-  expect(stdout).toMatch(/out #\d+ now failed \(paused\)/);
+  // The watcher prints a failure as a transition, or with the text if it first sees it already failed.
+  expect(stdout).toMatch(/out #\d+ (now failed|"[^\n]*" \[failed) \(paused\)/);
   expect(stdout).toMatch(/assistant's output: notice: Your text #\d+ to bob\/researcher was rejected \(paused\)/);
   expect(stdout).toContain('ok unpaused: nothing restarted, nothing resent');
 
@@ -75,7 +76,9 @@ it('plays the demo story on three installations and exits 0 with --exit', { time
     `alice    thread ${thread} assistant <-> bob/researcher | closed (root deleted), its root is gone`,
   );
   expect(stdout).toMatch(
-    new RegExp(`bob +thread ${thread} researcher <-> alice/assistant \\| out #\\d+ now failed \\(thread\\)`),
+    new RegExp(
+      `bob +thread ${thread} researcher <-> alice/assistant \\| out #\\d+ (now failed|"[^\\n]*" \\[failed) \\(thread\\)`,
+    ),
   );
   expect(stdout).toContain(`bob      thread ${thread} researcher <-> alice/assistant | closed (closed by alice)`);
   const fresh = /ok bob's next send from root (\S{6}) started thread (\S{6})/.exec(stdout);
