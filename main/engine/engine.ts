@@ -47,12 +47,10 @@ import {
   insertThread,
   listTexts,
   markRootGone,
-  nextOutSeq,
   outgoingWaiting,
   outText,
   queuedTexts,
   queuedTextsOfThread,
-  setInSeq,
   setTextState,
   threadByWireId,
   threadsByRoot,
@@ -482,7 +480,8 @@ export class ConnectionEngine implements PeerGateway {
     let state = this.threads.byWireId(connectionId, frame.thread);
     let thread = state?.row;
     // A repeat of a text already committed is acked again and not processed twice.
-    if (thread && frame.seq <= thread.in_seq) return reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
+    if (state && frame.seq <= this.threads.lastSeq(state, 'in'))
+      return reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
     if (connection.status === 'revoked') return reject('revoke');
     if (connection.status === 'paused') return reject('paused');
     if (thread?.status === 'closed') return reject('thread');
@@ -519,7 +518,6 @@ export class ConnectionEngine implements PeerGateway {
     const row = state.row;
     const textId = insertText(this.db, row.id, 'in', frame.seq, frame.body, 'received');
     this.counters.addedIncoming(connectionId);
-    setInSeq(this.db, row.id, frame.seq);
     // The thread's run, looked up once (issue 3): a thread's run goes only with its role,
     // and a removed role is caught above.
     state.runId ??= ensureRun(this.db, { kind: 'thread', id: row.id }, role.id).id;
@@ -534,7 +532,7 @@ export class ConnectionEngine implements PeerGateway {
       state.runId,
     );
     // In memory only once written (a rollback drops the cache, see the constructor).
-    row.in_seq = Math.max(row.in_seq, frame.seq);
+    state.inSeq = Math.max(this.threads.lastSeq(state, 'in'), frame.seq);
     reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
     this.threadChangedAfter(row, after);
   }
@@ -838,7 +836,7 @@ export class ConnectionEngine implements PeerGateway {
   ): SendResult {
     tx.writing();
     const thread = state.row;
-    const seq = nextOutSeq(this.db, thread.id);
+    const seq = this.threads.lastSeq(state, 'out') + 1;
     const link = this.links.get(connection.id);
     // Nothing else waiting and nothing on the wire: this text goes now, written as sent
     // at once rather than queued and then claimed (issue 3).
@@ -848,7 +846,7 @@ export class ConnectionEngine implements PeerGateway {
       !link.inFlight.has(thread.id) &&
       this.threads.undelivered(state, this.counters) === 0;
     insertText(this.db, thread.id, 'out', seq, body, goesNow ? 'sent' : 'queued');
-    thread.out_seq = seq;
+    state.outSeq = seq;
     if (state.undelivered !== undefined) state.undelivered++;
     this.counters.addedOutgoing(connection.id, thread.id);
     if (goesNow) {

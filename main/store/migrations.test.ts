@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from './database';
 import { latestVersion, migrate, NewerDatabaseError, schemaVersion } from './migrate';
 import { migrations } from './migrations';
+import { lastSeq } from './queries/threads';
 
 const dirs: string[] = [];
 function tempFile(): string {
@@ -75,6 +76,14 @@ const seeds: Record<number, (db: Db) => void> = {
       "INSERT INTO inputs (run_id, kind, body, author_name, text_id) VALUES (1, 'text', 'x', 'carol/analyst', 1)",
     ).run();
   },
+  9: (db) => {
+    db.prepare(
+      "INSERT INTO threads (id, connection_id, thread_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (2, 1, 'T2', 1, 'assistant', 'analyst', 'thread', 2, 'peer')",
+    ).run();
+    db.prepare(
+      "INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (2, 'in', 1, 'a', 'handled'), (2, 'in', 2, 'b', 'received')",
+    ).run();
+  },
 };
 
 /** What must still be true after each later migration, for the data of each version. */
@@ -109,10 +118,23 @@ const checks: Record<number, (db: Db) => void> = {
     expect(db.prepare('SELECT count(*) AS n FROM exposed_roles').get()).toEqual({ n: 1 });
   },
   8: (db) => {
-    expect(db.prepare('SELECT thread_id, status, started_by FROM threads').all()).toEqual([
+    expect(db.prepare('SELECT thread_id, status, started_by FROM threads WHERE id = 1').all()).toEqual([
       { thread_id: 'T1', status: 'open', started_by: 'local' },
     ]);
-    expect(db.prepare('SELECT body, state FROM texts').all()).toEqual([{ body: 'numbers?', state: 'acked' }]);
+    expect(db.prepare('SELECT body, state FROM texts WHERE thread_id = 1').all()).toEqual([
+      { body: 'numbers?', state: 'acked' },
+    ]);
+  },
+  9: (db) => {
+    // The seqs are read from the texts now; the threads keep everything else.
+    expect(lastSeq(db, 1, 'out')).toBe(1);
+    expect(lastSeq(db, 1, 'in')).toBe(0);
+    expect(lastSeq(db, 2, 'in')).toBe(2);
+    expect(db.prepare('SELECT thread_id, started_by FROM threads ORDER BY id').all()).toEqual([
+      { thread_id: 'T1', started_by: 'local' },
+      { thread_id: 'T2', started_by: 'peer' },
+    ]);
+    expect(Object.keys(db.prepare('SELECT * FROM threads').get() as object)).not.toContain('out_seq');
   },
 };
 

@@ -61,8 +61,8 @@ export function seedThreads(options: SeedThreadsOptions): SeedThreadsResult {
         );
       const insertThread = db.prepare(
         `INSERT INTO threads (connection_id, thread_id, local_role_id, local_role, peer_role, root_kind, root_id,
-                              started_by, status, close_reason, out_seq, in_seq, closed_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'local', ?, ?, 1, 1, ?)`,
+                              started_by, status, close_reason, closed_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'local', ?, ?, ?)`,
       );
       const insertText = db.prepare(
         'INSERT INTO texts (thread_id, direction, seq, body, state, reason) VALUES (?, ?, ?, ?, ?, ?)',

@@ -7,6 +7,7 @@ import { createTasks } from './0005-create-tasks';
 import { createRuns } from './0006-create-runs';
 import { createConnections } from './0007-create-connections';
 import { createAgentConversations } from './0008-create-agent-conversations';
+import { dropThreadSeqs } from './0009-drop-thread-seqs';
 
 export interface Migration {
   version: number;
@@ -24,4 +25,5 @@ export const migrations: readonly Migration[] = [
   { version: 6, name: 'create-runs', up: createRuns },
   { version: 7, name: 'create-connections', up: createConnections },
   { version: 8, name: 'create-agent-conversations', up: createAgentConversations },
+  { version: 9, name: 'drop-thread-seqs', up: dropThreadSeqs },
 ];

@@ -15,8 +15,6 @@ export interface ThreadRow {
   started_by: 'local' | 'peer';
   status: 'open' | 'closed';
   close_reason: string | null;
-  out_seq: number;
-  in_seq: number;
   created_at: string;
   closed_at: string | null;
 }
@@ -122,16 +120,16 @@ export function orphanedThreads(db: Db): ThreadRow[] {
   return all<ThreadRow>(db, 'SELECT * FROM threads WHERE root_gone = 1 ORDER BY id DESC');
 }
 
-export function nextOutSeq(db: Db, threadRowId: number): number {
-  return get<{ out_seq: number }>(
-    db,
-    'UPDATE threads SET out_seq = out_seq + 1 WHERE id = ? RETURNING out_seq',
-    threadRowId,
-  )!.out_seq;
-}
-
-export function setInSeq(db: Db, threadRowId: number, seq: number): void {
-  run(db, 'UPDATE threads SET in_seq = max(in_seq, ?) WHERE id = ?', seq, threadRowId);
+/** The highest seq of a thread's texts one way (0 before the first): the next one out is this + 1. */
+export function lastSeq(db: Db, threadRowId: number, direction: 'out' | 'in'): number {
+  return (
+    get<{ seq: number | null }>(
+      db,
+      'SELECT max(seq) AS seq FROM texts WHERE thread_id = ? AND direction = ?',
+      threadRowId,
+      direction,
+    )!.seq ?? 0
+  );
 }
 
 export function insertText(
