@@ -69,7 +69,7 @@ async function main(): Promise<void> {
     record('3 newToken+hashToken', t);
     t = now();
     const { turnId, inputs } = transaction(db, () => {
-      const pending = pendingInputs(db, row.id);
+      const pending = pendingInputs(db, row);
       const turnId = insertTurn(db, row.id, 0, hash);
       takeInputs(
         db,

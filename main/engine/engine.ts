@@ -516,22 +516,13 @@ export class ConnectionEngine implements PeerGateway {
       }),
     )!;
     const row = state.row;
-    const textId = insertText(this.db, row.id, 'in', frame.seq, frame.body, 'received');
+    insertText(this.db, row.id, 'in', frame.seq, frame.body, 'received');
     this.counters.addedIncoming(connectionId);
-    // The thread's run, looked up once (issue 3): a thread's run goes only with its role,
-    // and a removed role is caught above.
+    // The thread's run, made once per thread (issue 3): the text waits in it as it is,
+    // received, until a turn takes it. A thread's run goes only with its role, and a
+    // removed role is caught above.
     state.runId ??= ensureRun(this.db, { kind: 'thread', id: row.id }, role.id).id;
-    this.options.runs.addInput(
-      { kind: 'thread', id: row.id },
-      role.id,
-      'text',
-      frame.body,
-      `${connection.name}/${frame.from}`,
-      textId,
-      true,
-      state.runId,
-    );
-    // In memory only once written (a rollback drops the cache, see the constructor).
+    after(() => this.options.runs.wake());
     state.inSeq = Math.max(this.threads.lastSeq(state, 'in'), frame.seq);
     reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
     this.threadChangedAfter(row, after);

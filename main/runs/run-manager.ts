@@ -127,6 +127,14 @@ export class RunManager {
     return id;
   }
 
+  /**
+   * New work was committed outside `addInput`: texts received in an agent conversation
+   * wait as texts until a turn takes them (see `runnableRuns`).
+   */
+  wake(): void {
+    this.schedule();
+  }
+
   /** The connection engine describes agent conversations and knows who may see them. */
   setThreadHooks(hooks: ThreadHooks): void {
     this.threadHooks = hooks;
@@ -153,7 +161,7 @@ export class RunManager {
     const active = [...this.active.values()].find((turn) => turn.run.id === run.id);
     // Signal first (stopTurn signals before its first await), then drop the waiting work.
     const stopping = active ? this.stopTurn(active, `Stopped by ${stoppedBy}`) : null;
-    const dropped = transaction(this.db, () => dropPendingInputs(this.db, run.id));
+    const dropped = transaction(this.db, () => dropPendingInputs(this.db, run));
     if (stopping) {
       await stopping;
       return { stopped: true };
@@ -226,7 +234,7 @@ export class RunManager {
     if (!run) return;
     const token = newToken('prt');
     const { turnId, inputs, attempt } = transaction(this.db, () => {
-      const pending = pendingInputs(this.db, run.id);
+      const pending = pendingInputs(this.db, run);
       // A re-run after a crash takes back the inputs of the interrupted turn.
       const attempt = pending.some((input) => input.turn_id !== null) ? 1 : 0;
       const turnId = insertTurn(this.db, run.id, attempt, hashToken(token));

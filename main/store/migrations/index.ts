@@ -8,6 +8,7 @@ import { createRuns } from './0006-create-runs';
 import { createConnections } from './0007-create-connections';
 import { createAgentConversations } from './0008-create-agent-conversations';
 import { dropThreadSeqs } from './0009-drop-thread-seqs';
+import { indexInputsByText } from './0010-index-inputs-by-text';
 
 export interface Migration {
   version: number;
@@ -26,4 +27,5 @@ export const migrations: readonly Migration[] = [
   { version: 7, name: 'create-connections', up: createConnections },
   { version: 8, name: 'create-agent-conversations', up: createAgentConversations },
   { version: 9, name: 'drop-thread-seqs', up: dropThreadSeqs },
+  { version: 10, name: 'index-inputs-by-text', up: indexInputsByText },
 ];

@@ -96,20 +96,54 @@ export function insertInput(
   );
 }
 
+/**
+ * An agent conversation's incoming texts wait where they were committed, as `received`
+ * texts, rather than being copied into inputs on arrival: the copy cost the receiver a
+ * second row and a page of the pending index per text (wire benchmark, issue 3). A text
+ * becomes an input of its thread's run when a turn takes it (or a stop drops it); until
+ * then "received and no input row" is what counts as waiting.
+ */
+const WAITING_TEXT = `texts.state = 'received' AND NOT EXISTS (SELECT 1 FROM inputs WHERE inputs.text_id = texts.id)`;
+
 /** Runs with work that wakes them and no turn in progress, oldest request first. */
 export function runnableRuns(db: Db, limit: number): number[] {
   return all<{ run_id: number }>(
     db,
-    `SELECT run_id FROM inputs
-     WHERE state = 'pending' AND wakes = 1
-       AND run_id NOT IN (SELECT run_id FROM turns WHERE status = 'running')
-     GROUP BY run_id ORDER BY min(id) LIMIT ?`,
+    `SELECT run_id FROM (
+       SELECT run_id, min(created_at) AS at, min(id) AS first FROM inputs
+       WHERE state = 'pending' AND wakes = 1 GROUP BY run_id
+       UNION ALL
+       SELECT runs.id, min(texts.created_at), min(texts.id) FROM texts
+       JOIN runs ON runs.context_kind = 'thread' AND runs.context_id = texts.thread_id
+       WHERE ${WAITING_TEXT} GROUP BY texts.thread_id
+     )
+     WHERE run_id NOT IN (SELECT run_id FROM turns WHERE status = 'running')
+     GROUP BY run_id ORDER BY min(at), min(first) LIMIT ?`,
     limit,
   ).map((row) => row.run_id);
 }
 
-export function pendingInputs(db: Db, runId: number): InputRow[] {
-  return all<InputRow>(db, "SELECT * FROM inputs WHERE run_id = ? AND state = 'pending' ORDER BY id", runId);
+/** Gives the texts waiting in an agent conversation's run their input rows (pending), in seq order. */
+export function adoptWaitingTexts(db: Db, runRow: RunRow): void {
+  if (runRow.context_kind !== 'thread') return;
+  run(
+    db,
+    `INSERT INTO inputs (run_id, kind, body, author_name, wakes, text_id, created_at)
+     SELECT ?, 'text', texts.body, connections.name || '/' || threads.peer_role, 1, texts.id, texts.created_at
+     FROM texts
+     JOIN threads ON threads.id = texts.thread_id
+     JOIN connections ON connections.id = threads.connection_id
+     WHERE texts.thread_id = ? AND texts.direction = 'in' AND ${WAITING_TEXT}
+     ORDER BY texts.seq`,
+    runRow.id,
+    runRow.context_id,
+  );
+}
+
+/** The run's waiting work, oldest first (texts waiting in an agent conversation adopted first). */
+export function pendingInputs(db: Db, runRow: RunRow): InputRow[] {
+  adoptWaitingTexts(db, runRow);
+  return all<InputRow>(db, "SELECT * FROM inputs WHERE run_id = ? AND state = 'pending' ORDER BY id", runRow.id);
 }
 
 export function turnInputs(db: Db, turnId: number): InputRow[] {
@@ -170,13 +204,14 @@ export function requeueInterrupted(db: Db, turnId: number, reason: string): void
 }
 
 /** Drops work that was waiting for a turn (a Stop cancels it along with the turn). */
-export function dropPendingInputs(db: Db, runId: number): number {
+export function dropPendingInputs(db: Db, runRow: RunRow): number {
+  adoptWaitingTexts(db, runRow);
   run(
     db,
     "UPDATE texts SET state = 'handled', updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id IN (SELECT text_id FROM inputs WHERE run_id = ? AND state = 'pending' AND text_id IS NOT NULL)",
-    runId,
+    runRow.id,
   );
-  return run(db, "UPDATE inputs SET state = 'handled' WHERE run_id = ? AND state = 'pending' AND wakes = 1", runId)
+  return run(db, "UPDATE inputs SET state = 'handled' WHERE run_id = ? AND state = 'pending' AND wakes = 1", runRow.id)
     .changes;
 }
 
@@ -206,11 +241,17 @@ export function runSummary(db: Db, context: ContextRef, stopping: ReadonlySet<nu
   const row = findRun(db, context);
   if (!row) return { id: null, state: 'idle', pending: 0, session: null, lastTurn: null };
   const last = get<TurnRow>(db, 'SELECT * FROM turns WHERE run_id = ? ORDER BY id DESC LIMIT 1', row.id);
-  const pending = get<{ n: number }>(
+  let pending = get<{ n: number }>(
     db,
     "SELECT count(*) AS n FROM inputs WHERE run_id = ? AND state = 'pending' AND wakes = 1",
     row.id,
   )!.n;
+  if (row.context_kind === 'thread')
+    pending += get<{ n: number }>(
+      db,
+      `SELECT count(*) AS n FROM texts WHERE thread_id = ? AND direction = 'in' AND ${WAITING_TEXT}`,
+      row.context_id,
+    )!.n;
   let state: RunState = 'idle';
   if (last?.status === 'running') state = stopping.has(last.id) ? 'stopping' : 'running';
   else if (pending > 0) state = 'queued';
