@@ -5,6 +5,7 @@
 // wire and before they are acked; per agent conversation one text is on the wire at
 // a time, and agent conversations never wait for each other.
 import { randomBytes } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
 import type WebSocket from 'ws';
 import type { ContextKind, ConnectionSummary, TextState, TextView, ThreadSummary } from '../../shared/domain';
 import type { AgentContext } from '../agents/types';
@@ -140,7 +141,9 @@ export class ConnectionEngine implements PeerGateway {
 
   /** Listens for peers on host:port (0 picks a free port); returns the address peers dial. */
   async listen(host: string, port: number): Promise<string> {
-    this.listener = await listenForPeers(this.options.identity, host, port, (ws, peer) => this.accepted(ws, peer));
+    this.listener = await listenForPeers(this.options.identity, host, port, (ws, peer, socket) =>
+      this.accepted(ws, peer, socket),
+    );
     const { port: bound } = this.listener.address;
     this.ourAddress = `${host.includes(':') ? `[${host}]` : host}:${bound}`;
     return this.ourAddress;
@@ -216,7 +219,7 @@ export class ConnectionEngine implements PeerGateway {
     if (existing) throw new RoleApiError('invalid', `you are already connected to ${existing.name}`);
     for (const role of roles)
       if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
-    let dialled: { ws: WebSocket; peer: PeerCertificate };
+    let dialled: Awaited<ReturnType<typeof dialPeer>>;
     try {
       dialled = await dialPeer(this.options.identity, invite.address, invite.fingerprint);
     } catch (error) {
@@ -225,7 +228,7 @@ export class ConnectionEngine implements PeerGateway {
         `could not reach ${invite.name} at ${invite.address}: ${(error as Error).message}`,
       );
     }
-    const link = new PeerLink(dialled.ws, dialled.peer, this.options.identity.fingerprint, null);
+    const link = new PeerLink(dialled.ws, dialled.socket, dialled.peer, this.options.identity.fingerprint, null);
     this.handshakes.add(link);
     link.onClose(() => this.handshakes.delete(link));
     link.send({
@@ -267,7 +270,7 @@ export class ConnectionEngine implements PeerGateway {
 
   // ---------------------------------------------------------------- links
 
-  private accepted(ws: WebSocket, peer: PeerCertificate): void {
+  private accepted(ws: WebSocket, peer: PeerCertificate, socket: TLSSocket): void {
     if (this.closed) {
       ws.close(CloseCode.shuttingDown, 'shutting down');
       return;
@@ -277,7 +280,7 @@ export class ConnectionEngine implements PeerGateway {
       ws.close(CloseCode.revoked, 'this connection was revoked');
       return;
     }
-    const link = new PeerLink(ws, peer, peer.fingerprint, known?.id ?? null);
+    const link = new PeerLink(ws, socket, peer, peer.fingerprint, known?.id ?? null);
     this.handshakes.add(link);
     link.onClose(() => this.handshakes.delete(link));
     link
@@ -400,8 +403,8 @@ export class ConnectionEngine implements PeerGateway {
     if (!connection || connection.status === 'revoked' || !connection.address) return;
     dialer.dialling = true;
     try {
-      const { ws, peer } = await dialPeer(this.options.identity, connection.address, connection.fingerprint);
-      const link = new PeerLink(ws, peer, this.options.identity.fingerprint, connectionId);
+      const { ws, peer, socket } = await dialPeer(this.options.identity, connection.address, connection.fingerprint);
+      const link = new PeerLink(ws, socket, peer, this.options.identity.fingerprint, connectionId);
       this.handshakes.add(link);
       link.onClose(() => this.handshakes.delete(link));
       link.send({ type: 'hello', protocol: PROTOCOL_VERSION, name: this.options.name(), address: this.ourAddress });

@@ -41,7 +41,8 @@ export async function listenForPeers(
   identity: Identity,
   host: string,
   port: number,
-  onPeer: (ws: WebSocket, peer: PeerCertificate) => void,
+  /** `socket` is the TLS socket under `ws` (the link corks it to send a burst of frames at once). */
+  onPeer: (ws: WebSocket, peer: PeerCertificate, socket: tls.TLSSocket) => void,
 ): Promise<PeerListener> {
   const server = https.createServer({
     key: identity.key,
@@ -61,7 +62,7 @@ export async function listenForPeers(
       socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n');
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => onPeer(ws, peer));
+    wss.handleUpgrade(req, socket, head, (ws) => onPeer(ws, peer, socket as tls.TLSSocket));
   });
   // Handshake failures from strangers are theirs to worry about.
   server.on('tlsClientError', () => {});
@@ -89,9 +90,10 @@ export function dialPeer(
   address: string,
   expectedFingerprint: string,
   timeoutMs = 10_000,
-): Promise<{ ws: WebSocket; peer: PeerCertificate }> {
+): Promise<{ ws: WebSocket; peer: PeerCertificate; socket: tls.TLSSocket }> {
   return new Promise((resolve, reject) => {
     let peer: PeerCertificate | null = null;
+    let tlsSocket: tls.TLSSocket | null = null;
     const ws = new WebSocket(`wss://${address}${WS_PATH}`, {
       key: identity.key,
       cert: identity.cert,
@@ -102,6 +104,7 @@ export function dialPeer(
       perMessageDeflate: false,
       createConnection: (options: tls.ConnectionOptions) => {
         const socket = tls.connect(options);
+        tlsSocket = socket;
         socket.once('secureConnect', () => {
           peer = certificateOf(socket);
           if (!peer || peer.fingerprint !== expectedFingerprint) {
@@ -112,7 +115,7 @@ export function dialPeer(
       },
     } as WebSocket.ClientOptions);
     ws.once('open', () => {
-      if (peer && peer.fingerprint === expectedFingerprint) resolve({ ws, peer });
+      if (peer && tlsSocket && peer.fingerprint === expectedFingerprint) resolve({ ws, peer, socket: tlsSocket });
       else {
         ws.terminate();
         reject(new FingerprintMismatch(expectedFingerprint, peer?.fingerprint ?? 'none'));
