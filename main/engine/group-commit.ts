@@ -37,6 +37,9 @@ interface Op {
  */
 const MAX_BATCH = 128;
 
+/** At most this many WAL flushes run at once (libuv's pool has four threads). */
+const MAX_SYNCS = 3;
+
 type Outcome = { ok: true; value: unknown; after: Array<() => void> } | { ok: false; error: unknown };
 
 /** Thrown out of a batch's transaction to roll it back and run it again with savepoints. */
@@ -81,7 +84,9 @@ export class GroupCommit {
   private readonly waiting: Array<{ commit: number; durable: boolean; complete: () => void }> = [];
   private commits = 0;
   private syncedThrough = 0;
-  private syncing = false;
+  /** Flushes running in the pool, and the last commit the newest of them covers. */
+  private syncing = 0;
+  private syncRequested = 0;
 
   constructor(private readonly db: Db) {
     this.savepoint = db.transaction((op: Op, after: After, tx: Tx) => op.fn(after, tx));
@@ -170,7 +175,7 @@ export class GroupCommit {
       this.drain();
     }
     // A flush still running in the pool closes the file when it ends.
-    if (this.walFd !== null && !this.syncing) {
+    if (this.walFd !== null && this.syncing === 0) {
       closeSync(this.walFd);
       this.walFd = null;
     }
@@ -191,11 +196,17 @@ export class GroupCommit {
       log.error('could not flush the database log to disk', { error: String(error) });
     }
     this.syncedThrough = this.commits;
+    this.syncRequested = Math.max(this.syncRequested, this.commits);
   }
 
-  /** Flushes the WAL in the thread pool, then completes the batches it covers. */
+  /**
+   * Flushes the WAL in the thread pool, then completes the batches it covers. A commit
+   * made while a flush runs starts its own at once (up to MAX_SYNCS): waiting for the
+   * running one first cost a batch up to two flushes (wire benchmark, issue 3). A flush
+   * covers every commit made before it started, whichever order the flushes end in.
+   */
   private startSync(): void {
-    if (this.syncing) return;
+    if (this.syncing >= MAX_SYNCS || this.syncRequested >= this.commits) return;
     const fd = this.wal();
     const target = this.commits;
     if (fd === null) {
@@ -203,21 +214,23 @@ export class GroupCommit {
       this.drain();
       return;
     }
-    this.syncing = true;
+    this.syncing++;
+    this.syncRequested = target;
     fdatasync(fd, (error) => {
-      this.syncing = false;
+      this.syncing--;
       if (error) {
         log.error('could not flush the database log to disk; trying again', { error: error.message });
         this.syncNow();
       } else this.syncedThrough = Math.max(this.syncedThrough, target);
-      if (this.closed && this.walFd !== null) {
-        this.drain();
-        closeSync(this.walFd);
-        this.walFd = null;
+      this.drain();
+      if (this.closed) {
+        if (this.syncing === 0 && this.walFd !== null) {
+          closeSync(this.walFd);
+          this.walFd = null;
+        }
         return;
       }
-      this.drain();
-      if (this.waiting.some((entry) => entry.durable)) this.startSync();
+      if (this.waiting.some((entry) => entry.durable && entry.commit > this.syncRequested)) this.startSync();
     });
   }
 
