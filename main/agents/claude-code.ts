@@ -8,9 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
-import { requireFolder } from './command';
-import { agentEnv } from './environment';
-import { runnerEvent, runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
+import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
+import { runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
 import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcome, TurnRequest } from './types';
 
 /** What Claude Code says when `--resume` finds nothing to resume. */
@@ -45,12 +44,6 @@ type ClaudeContent =
   | { type: 'tool_result'; content?: unknown; is_error?: boolean }
   | { type: string };
 
-/** A line for people watching the run: one line, not too long. */
-export function preview(text: string, max = 300): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
 function toolResultText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content))
@@ -60,37 +53,26 @@ function toolResultText(content: unknown): string {
   return '';
 }
 
+const CLAUDE_CODE: CliProduct = {
+  name: 'Claude Code',
+  sessionWord: 'session',
+  program: 'claude',
+  install: 'Install it (`npm install -g @anthropic-ai/claude-code`), run `claude` once to log in',
+};
+
 /** Reads Claude Code's stream-json: the session, live lines, the final result. */
-export class ClaudeStream {
-  session: string | null;
+export class ClaudeStream extends CliStream<ClaudeEvent> {
   result: Extract<ClaudeEvent, { type: 'result' }> | null = null;
-  /** Set when the runner fell back to a fresh session: why. */
-  fellBack: string | null = null;
-  spawnError: { code: string; message: string } | null = null;
 
   constructor(session: string | null) {
-    this.session = session;
+    super(session, CLAUDE_CODE);
   }
 
-  line(line: string): StreamUpdate | undefined {
-    const runner = runnerEvent(line);
-    if (runner) {
-      if (runner.event === 'spawn_error') {
-        this.spawnError = runner;
-        return undefined;
-      }
-      // What the failed attempt said is not this turn's result.
-      this.result = null;
-      this.fellBack = runner.reason || 'the session was not found';
-      return { live: `Parley: could not resume the session (${this.fellBack}); starting a fresh one` };
-    }
-    let event: ClaudeEvent;
-    try {
-      event = JSON.parse(line) as ClaudeEvent;
-    } catch {
-      return line.trim() ? { live: preview(line) } : undefined;
-    }
-    if (!event || typeof event !== 'object') return undefined;
+  protected forgetAttempt(): void {
+    this.result = null;
+  }
+
+  protected event(event: ClaudeEvent): StreamUpdate | undefined {
     switch (event.type) {
       case 'system': {
         if (event.subtype === 'init') {
@@ -141,7 +123,8 @@ export class ClaudeStream {
     const resumeNote = this.fellBack
       ? `(Parley could not resume the earlier Claude Code session — ${this.fellBack} — so this answer comes from a fresh session that does not remember earlier turns.)`
       : null;
-    if (this.spawnError) return { ok: false, error: notStarted(this.spawnError, command, commandIsSetting) };
+    const notStarted = this.notStarted(command, commandIsSetting);
+    if (notStarted) return { ok: false, error: notStarted };
     const result = this.result;
     if (result && !result.is_error) {
       const output = result.result ?? '';
@@ -170,15 +153,6 @@ export class ClaudeStream {
   }
 }
 
-function notStarted(error: { code: string; message: string }, command: string, commandIsSetting: boolean): string {
-  if (error.code === 'ENOENT') {
-    return commandIsSetting
-      ? `Claude Code was not found at \`${command}\` (the role’s command setting). Check the path, or clear the setting to use \`claude\` from PATH.`
-      : 'Claude Code is not installed here: there is no `claude` program on PATH. Install it (`npm install -g @anthropic-ai/claude-code`), run `claude` once to log in, or set the full path of `claude` in the role’s command setting.';
-  }
-  return `could not start Claude Code (\`${command}\`): ${error.message}`;
-}
-
 /** The per-turn MCP config: `parley mcp` with the turn's token, in a folder only this user can read. */
 function writeMcpConfig(request: TurnRequest): { dir: string; file: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-turn-'));
@@ -197,11 +171,7 @@ export const claudeCodeAdapter: AgentAdapter = {
   prepare(request): AgentLaunch {
     const agent = request.role.agent;
     if (agent.adapter !== 'claude-code') throw new Error('claude-code adapter given another adapter’s settings');
-    const command = agent.command ?? 'claude';
-    const cwd = agent.cwd ?? request.defaultCwd;
-    requireFolder(cwd, agent.cwd ? 'the role’s working folder' : 'the installation’s work folder');
-    // The inherited minimum, the role's env, then the turn's PARLEY_* and PATH (docs/agents.md).
-    const env = agentEnv(agent.env, request.env);
+    const { command, cwd, env } = cliTurn(request, agent, 'claude');
     const mcp = writeMcpConfig(request);
     const common = [
       '-p',

@@ -4,10 +4,8 @@
 // an MCP server with `-c mcp_servers.parley…`, and it inherits the turn's token through
 // `env_vars`, so the token never appears on a command line.
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
-import { preview } from './claude-code';
-import { requireFolder } from './command';
-import { agentEnv } from './environment';
-import { runnerEvent, runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
+import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
+import { runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
 import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcome, TurnRequest } from './types';
 
 /** What Codex says when `exec resume` finds no thread to resume. */
@@ -47,41 +45,32 @@ export type CodexEvent =
 /** A TOML string for a `-c key=value` override (JSON's escapes are TOML's). */
 const toml = (value: string) => JSON.stringify(value);
 
+const CODEX: CliProduct = {
+  name: 'Codex',
+  sessionWord: 'thread',
+  program: 'codex',
+  install: 'Install it (`npm install -g @openai/codex`), run `codex login` once',
+};
+
 /** Reads Codex's JSONL: the thread ID, live lines, the final agent message. */
-export class CodexStream {
-  session: string | null;
+export class CodexStream extends CliStream<CodexEvent> {
   message: string | null = null;
   completed = false;
   failure: string | null = null;
   lastError: string | null = null;
-  fellBack: string | null = null;
-  spawnError: { code: string; message: string } | null = null;
 
   constructor(session: string | null) {
-    this.session = session;
+    super(session, CODEX);
   }
 
-  line(line: string): StreamUpdate | undefined {
-    const runner = runnerEvent(line);
-    if (runner) {
-      if (runner.event === 'spawn_error') {
-        this.spawnError = runner;
-        return undefined;
-      }
-      this.message = null;
-      this.completed = false;
-      this.failure = null;
-      this.lastError = null;
-      this.fellBack = runner.reason || 'the thread was not found';
-      return { live: `Parley: could not resume the thread (${this.fellBack}); starting a fresh one` };
-    }
-    let event: CodexEvent;
-    try {
-      event = JSON.parse(line) as CodexEvent;
-    } catch {
-      return line.trim() ? { live: preview(line) } : undefined;
-    }
-    if (!event || typeof event !== 'object') return undefined;
+  protected forgetAttempt(): void {
+    this.message = null;
+    this.completed = false;
+    this.failure = null;
+    this.lastError = null;
+  }
+
+  protected event(event: CodexEvent): StreamUpdate | undefined {
     switch (event.type) {
       case 'thread.started':
         this.session = event.thread_id;
@@ -139,7 +128,8 @@ export class CodexStream {
   }
 
   finish(process: ProcessResult, command: string, commandIsSetting: boolean): TurnOutcome {
-    if (this.spawnError) return { ok: false, error: notStarted(this.spawnError, command, commandIsSetting) };
+    const notStarted = this.notStarted(command, commandIsSetting);
+    if (notStarted) return { ok: false, error: notStarted };
     const after = this.fellBack ? ' (after the earlier thread could not be resumed)' : '';
     if (!this.failure && (this.completed || (process.code === 0 && this.message !== null))) {
       const output = this.message ?? '';
@@ -165,15 +155,6 @@ export class CodexStream {
       };
     return { ok: false, error: `Codex failed: ${message}${after}` };
   }
-}
-
-function notStarted(error: { code: string; message: string }, command: string, commandIsSetting: boolean): string {
-  if (error.code === 'ENOENT') {
-    return commandIsSetting
-      ? `Codex was not found at \`${command}\` (the role’s command setting). Check the path, or clear the setting to use \`codex\` from PATH.`
-      : 'Codex is not installed here: there is no `codex` program on PATH. Install it (`npm install -g @openai/codex`), run `codex login` once, or set the full path of `codex` in the role’s command setting.';
-  }
-  return `could not start Codex (\`${command}\`): ${error.message}`;
 }
 
 /** The `-c` overrides and flags every Codex turn gets. */
@@ -205,11 +186,7 @@ export const codexAdapter: AgentAdapter = {
   prepare(request): AgentLaunch {
     const agent = request.role.agent;
     if (agent.adapter !== 'codex') throw new Error('codex adapter given another adapter’s settings');
-    const command = agent.command ?? 'codex';
-    const cwd = agent.cwd ?? request.defaultCwd;
-    requireFolder(cwd, agent.cwd ? 'the role’s working folder' : 'the installation’s work folder');
-    // The inherited minimum, the role's env, then the turn's PARLEY_* and PATH (docs/agents.md).
-    const env = agentEnv(agent.env, request.env);
+    const { command, cwd, env } = cliTurn(request, agent, 'codex');
     const options = codexOptions(request);
     const attempts: RunnerPlan['attempts'] = [];
     if (request.session && SESSION_UUID.test(request.session)) {
