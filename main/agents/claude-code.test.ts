@@ -10,25 +10,18 @@ import { openTestInstallation, type TestInstallation } from '../testing/installa
 import { ClaudeStream, FRESH_SESSION_NOTICE } from './claude-code';
 import {
   conversations,
+  exited,
   feed,
   installFake,
   invocations,
   lastMessage,
   realCli,
   transcript,
+  UUID,
   type FakeInvocation,
 } from './cli-test-kit';
-import type { ProcessResult } from './types';
 
 const SESSION = '6f1c2b7e-3d4a-4c5b-9e8f-0a1b2c3d4e5f';
-const exited = (code: number, stderr = ''): ProcessResult => ({
-  code,
-  signal: null,
-  stdout: '',
-  stderr,
-  truncated: false,
-});
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('ClaudeStream', () => {
   it('reads the session from init, live lines from assistant and tool events, and the output from result', () => {

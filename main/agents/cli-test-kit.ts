@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import path from 'node:path';
 import type { AgentSettings } from '../../shared/domain';
 import type { TestInstallation } from '../testing/installation';
-import type { StreamUpdate } from './types';
+import type { ProcessResult, StreamUpdate } from './types';
 
 export const fixtures = path.join(import.meta.dirname, 'fixtures');
 
@@ -141,3 +141,15 @@ export function processTree(root: number): { pid: number; pgid: number; cmdline:
   }
   return found;
 }
+
+/** How a CLI process ended, for a stream's `finish`. */
+export const exited = (code: number, stderr = ''): ProcessResult => ({
+  code,
+  signal: null,
+  stdout: '',
+  stderr,
+  truncated: false,
+});
+
+/** A fresh session's ID. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

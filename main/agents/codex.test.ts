@@ -9,6 +9,7 @@ import { findRun, runningTurns, setRunSession } from '../store/queries/runs';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
 import {
   conversations,
+  exited,
   feed,
   installFake,
   invocations,
@@ -16,20 +17,13 @@ import {
   processTree,
   realCli,
   transcript,
+  UUID,
   type FakeInvocation,
 } from './cli-test-kit';
 import { CodexStream, codexOptions, FRESH_THREAD_NOTICE } from './codex';
-import type { ProcessResult, TurnRequest } from './types';
+import type { TurnRequest } from './types';
 
 const THREAD = '019a22b5-1ed1-7532-b5a6-ced8f1338d28';
-const exited = (code: number, stderr = ''): ProcessResult => ({
-  code,
-  signal: null,
-  stdout: '',
-  stderr,
-  truncated: false,
-});
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('CodexStream', () => {
   it('reads the thread ID from thread.started, live lines from items, and the output from the agent message', () => {
