@@ -331,6 +331,39 @@ describe('wire protocol 2', () => {
     }
   });
 
+  it('takes a peer’s hello and the frames after it even when they arrive in one read', async () => {
+    // A peer that batches its writes sends its hello and its roles together; bob, which
+    // dialled, must not take the roles for a second, out-of-place frame.
+    const [connection] = await bob.owner('connections.list', {});
+    const [host, port] = connection!.address!.split(':') as [string, string];
+    const fake = await listenForPeers(malloryIdentity, host, Number(port), (ws, _peer, socket) => {
+      ws.once('message', () => {
+        socket.cork();
+        ws.send(JSON.stringify({ type: 'hello', protocol: 2, name: 'mallory', address: null }));
+        ws.send(
+          JSON.stringify({
+            type: 'roles',
+            roles: [
+              { name: 'assistant', description: '' },
+              { name: 'scribe', description: 'takes notes' },
+            ],
+          }),
+        );
+        socket.uncork();
+      });
+    });
+    try {
+      const seen = await bob.waitFor(async () => {
+        const [c] = await bob.owner('connections.list', {});
+        return c?.online && c.peerRoles.length === 2 ? c : undefined;
+      }, 'bob to see mallory online with both her roles');
+      expect(seen.peerRoles.map((role) => role.name)).toEqual(['assistant', 'scribe']);
+      expect(seen.lastError).toBeNull();
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('survives 10,000 fuzzed frames: the process stays up and the database passes integrity_check', async () => {
     const random = (n: number) => Math.floor(Math.random() * n);
     const pick = <T>(xs: T[]): T => xs[random(xs.length)]!;
