@@ -18,6 +18,7 @@ import { log } from './log';
 import { distPaths } from './paths';
 import { RoleApiServer } from './role-api/server';
 import { agentEnvironment, RunManager } from './runs/run-manager';
+import { Checkpointer } from './store/checkpointer';
 import { openDatabase, transaction, type Db } from './store/database';
 import { getInstallation, saveInstallation } from './store/queries/installation';
 import { deleteSignInTokensByLabel, firstOwner, insertPerson, insertSignInToken } from './store/queries/people';
@@ -99,7 +100,10 @@ export async function openInstallation(options: InstallationOptions): Promise<In
   const dataDir = path.resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(path.join(dataDir, 'parley.db'), { nativeBinding: options.nativeBinding });
+  let started: Checkpointer | null = null;
   try {
+    const checkpointer = new Checkpointer(db, options.nativeBinding);
+    started = checkpointer;
     const previous = getInstallation(db);
     const name = options.name ?? previous?.name ?? os.userInfo().username;
     const identity = await loadOrCreateIdentity(dataDir, name);
@@ -137,6 +141,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       runs,
       textBudgetPerHour: options.textBudgetPerHour,
       reconnect: options.reconnect,
+      afterCommit: () => checkpointer.wrote(),
     });
     runs.setThreadHooks({ describe: (run) => engine.describeThread(run), changed: (id) => engine.threadChanged(id) });
     const roleApi = new RoleApiServer({ db, runs, events, socketPath: roleApiSocket, peers: engine });
@@ -178,10 +183,12 @@ export async function openInstallation(options: InstallationOptions): Promise<In
         await engine.close();
         await runs.close();
         await roleApi.close();
+        await checkpointer.close();
         db.close();
       },
     };
   } catch (error) {
+    await started?.close();
     if (db.open) db.close();
     throw error;
   }

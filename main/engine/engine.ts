@@ -79,6 +79,8 @@ export interface EngineOptions {
   /** Texts one agent conversation may send per hour. */
   textBudgetPerHour?: number;
   reconnect?: { minMs: number; maxMs: number };
+  /** Called after each of the engine's commits: the installation checkpoints the log in the background. */
+  afterCommit?: () => void;
 }
 
 type RunCaller = Extract<Caller, { kind: 'run' }>;
@@ -123,7 +125,7 @@ export class ConnectionEngine implements PeerGateway {
 
   constructor(private readonly options: EngineOptions) {
     this.db = options.db;
-    this.batch = new GroupCommit(options.db);
+    this.batch = new GroupCommit(options.db, options.afterCommit);
     this.counters = new WireCounters(options.db);
     this.threads = new ThreadCache(options.db);
     // Rolled-back writes, or writes from elsewhere: rows in memory may be wrong. Load them again.

@@ -88,7 +88,11 @@ export class GroupCommit {
   private syncing = 0;
   private syncRequested = 0;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    /** Called after every commit (the installation's background checkpointer). */
+    private readonly afterCommit: () => void = () => {},
+  ) {
     this.savepoint = db.transaction((op: Op, after: After, tx: Tx) => op.fn(after, tx));
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
@@ -347,6 +351,7 @@ export class GroupCommit {
         op.resolve(outcome.value);
       });
     const commit = ++this.commits;
+    this.afterCommit();
     const needsSync = durable && relaxed;
     if (!needsSync && this.waiting.length === 0) {
       complete();
