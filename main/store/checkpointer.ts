@@ -54,7 +54,10 @@ export class Checkpointer {
   private readonly exited: Promise<void>;
 
   constructor(db: Db, nativeBinding?: string) {
-    const module = createRequire(import.meta.url).resolve('better-sqlite3');
+    // Packaged, better-sqlite3 lies outside the app archive (electron-builder.yml): load it from there.
+    const module = createRequire(import.meta.url)
+      .resolve('better-sqlite3')
+      .replace(/app\.asar(?=$|[\\/])/, 'app.asar.unpacked');
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module, file: db.name, nativeBinding } });
     // A checkpoint never keeps the process alive.
     this.worker.unref();
