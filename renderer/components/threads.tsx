@@ -17,6 +17,7 @@ import {
 import { selectExpandedThreads, useUi } from '../store/ui';
 import { ArrowInIcon, ArrowOutIcon, ChevronIcon } from './icons';
 import { Markdown } from './markdown';
+import { VirtualRows } from './virtual-rows';
 import {
   Avatar,
   Badge,
@@ -162,26 +163,15 @@ function VirtualThreads({
   });
   return (
     <div ref={scrollRef} className={`thread-scroll${fill ? '' : ' thread-scroll-bounded'}`} data-testid="thread-scroll">
-      <div className="virtual-space" style={{ height: virtualizer.getTotalSize() }}>
-        {virtualizer.getVirtualItems().map((row) => {
-          const item = items[row.index]!;
-          return (
-            <div
-              key={row.key}
-              ref={virtualizer.measureElement}
-              data-index={row.index}
-              className="virtual-row"
-              style={{ transform: `translateY(${row.start}px)` }}
-            >
-              {item.kind === 'header' ? (
-                <h3 className="thread-group">{item.label}</h3>
-              ) : (
-                <ThreadCard id={item.id} expanded={expanded.has(item.id)} onToggle={onToggle} />
-              )}
-            </div>
-          );
-        })}
-      </div>
+      <VirtualRows virtualizer={virtualizer} items={items}>
+        {(item) =>
+          item.kind === 'header' ? (
+            <h3 className="thread-group">{item.label}</h3>
+          ) : (
+            <ThreadCard id={item.id} expanded={expanded.has(item.id)} onToggle={onToggle} />
+          )
+        }
+      </VirtualRows>
     </div>
   );
 }

@@ -8,6 +8,7 @@ import { WithThreads } from '../components/layout';
 import { Markdown } from '../components/markdown';
 import { SendIcon, TrashIcon, AlertIcon } from '../components/icons';
 import { ThreadList } from '../components/threads';
+import { VirtualRows } from '../components/virtual-rows';
 import {
   Avatar,
   ConfirmDialog,
@@ -201,39 +202,28 @@ function MessageList({ messages, run, roleName }: { messages: Message[]; run: Ru
         atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 120;
       }}
     >
-      <div className="virtual-space" style={{ height: virtualizer.getTotalSize() }}>
-        {virtualizer.getVirtualItems().map((item) => {
-          const row = rows[item.index]!;
-          return (
-            <div
-              key={item.key}
-              ref={virtualizer.measureElement}
-              data-index={item.index}
-              className="virtual-row"
-              style={{ transform: `translateY(${item.start}px)` }}
-            >
-              {row.kind === 'message' ? (
-                <MessageItem
-                  message={row.message}
-                  mine={row.message.author.kind === 'person' && row.message.author.id === me?.id}
-                />
-              ) : (
-                <div className="message message-working" role="status">
-                  <Avatar name={roleName} size="sm" square />
-                  <span className="typing" aria-hidden="true">
-                    <i />
-                    <i />
-                    <i />
-                  </span>
-                  <span className="muted">
-                    {run.state === 'queued' ? `${roleName} will start shortly` : `${roleName} is working…`}
-                  </span>
-                </div>
-              )}
+      <VirtualRows virtualizer={virtualizer} items={rows}>
+        {(row) =>
+          row.kind === 'message' ? (
+            <MessageItem
+              message={row.message}
+              mine={row.message.author.kind === 'person' && row.message.author.id === me?.id}
+            />
+          ) : (
+            <div className="message message-working" role="status">
+              <Avatar name={roleName} size="sm" square />
+              <span className="typing" aria-hidden="true">
+                <i />
+                <i />
+                <i />
+              </span>
+              <span className="muted">
+                {run.state === 'queued' ? `${roleName} will start shortly` : `${roleName} is working…`}
+              </span>
             </div>
-          );
-        })}
-      </div>
+          )
+        }
+      </VirtualRows>
     </div>
   );
 }
