@@ -530,7 +530,7 @@ export class ConnectionEngine implements PeerGateway {
     after(() => this.options.runs.wake());
     state.inSeq = Math.max(this.threads.lastSeq(state, 'in'), frame.seq);
     reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
-    this.threadChangedAfter(row, after);
+    this.threadChangedAfter(row, tx);
   }
 
   private receiveAck(
@@ -558,8 +558,8 @@ export class ConnectionEngine implements PeerGateway {
       tx.undo(() => link.inFlight.set(thread.id, seq));
     }
     this.claimNext(link, state, after, tx);
-    this.threadChangedAfter(thread, after);
-    after(() => this.connectionChanged(connectionId));
+    this.threadChangedAfter(thread, tx);
+    tx.afterOnce(`connection ${connectionId}`, () => this.connectionChanged(connectionId));
   }
 
   private receiveReject(
@@ -863,8 +863,8 @@ export class ConnectionEngine implements PeerGateway {
         if (!link.send(frame)) link.inFlight.delete(thread.id);
       });
     } else if (link) this.claimNext(link, state, after, tx);
-    this.threadChangedAfter(thread, after);
-    after(() => this.connectionChanged(connection.id));
+    this.threadChangedAfter(thread, tx);
+    tx.afterOnce(`connection ${connection.id}`, () => this.connectionChanged(connection.id));
     return { thread: thread.thread_id, threadId: thread.id, seq, to: `${connection.name}/${thread.peer_role}` };
   }
 
@@ -1119,9 +1119,11 @@ export class ConnectionEngine implements PeerGateway {
    * runs on its own and takes SQLite's WAL locks anew, ~40 µs per text on the hot
    * paths (wire benchmark, issue 3).
    */
-  private threadChangedAfter(thread: ThreadRow, after: (action: () => void) => void): void {
-    const audience = this.threadAudience(thread);
-    after(() => this.options.events.emit({ type: 'changed', kind: 'thread', id: thread.id }, audience));
+  /** After the commit, once however many of its texts the thread had in it. */
+  private threadChangedAfter(thread: ThreadRow, tx: Tx): void {
+    tx.afterOnce(`thread ${thread.id}`, () => {
+      this.options.events.emit({ type: 'changed', kind: 'thread', id: thread.id }, this.threadAudience(thread));
+    });
   }
 
   private connectionChanged(connectionId: number): void {

@@ -20,6 +20,11 @@ export interface Tx {
   writing(): void;
   /** Undoes a change the piece made in memory, should its writes be rolled back. */
   undo(action: () => void): void;
+  /**
+   * After the commit, like `after`, but once per commit for `key`: a change event that
+   * every text of a batch would send alike (a connection's counts) goes out once.
+   */
+  afterOnce(key: string, action: () => void): void;
 }
 
 interface Op {
@@ -254,6 +259,8 @@ export class GroupCommit {
     /** Undo actions of the pieces that succeeded, for a rollback of the whole batch. */
     const undos: Array<() => void> = [];
     this.memos = new Map();
+    /** Keys of `afterOnce` actions already due after this commit. */
+    const once = new Set<string>();
     try {
       this.db
         .transaction(() => {
@@ -263,6 +270,7 @@ export class GroupCommit {
           for (const op of ops) {
             const after: Array<() => void> = [];
             const own: Array<() => void> = [];
+            const ownKeys: string[] = [];
             let wrote = false;
             const tx: Tx = {
               writing: () => {
@@ -270,6 +278,12 @@ export class GroupCommit {
               },
               undo: (action) => {
                 own.push(action);
+              },
+              afterOnce: (key, action) => {
+                if (once.has(key)) return;
+                once.add(key);
+                ownKeys.push(key);
+                after.push(action);
               },
             };
             const guarded = savepoints || op.savepoint;
@@ -280,6 +294,8 @@ export class GroupCommit {
               outcomes.push({ ok: true, value, after });
               undos.push(...own);
             } catch (error) {
+              // A failed piece's actions do not run: a later piece must be able to claim its keys.
+              for (const key of ownKeys) once.delete(key);
               if (!guarded && wrote) {
                 undos.push(...own);
                 throw new Redo();

@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../store/database';
+import { GroupCommit } from './group-commit';
+
+const open: Array<{ db: Db; batch: GroupCommit; dir: string }> = [];
+afterEach(() => {
+  for (const { db, batch, dir } of open.splice(0)) {
+    batch.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+function setup() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-group-commit-'));
+  const db = openDatabase(path.join(dir, 'parley.db'));
+  db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL UNIQUE)');
+  const batch = new GroupCommit(db);
+  open.push({ db, batch, dir });
+  return { db, batch };
+}
+
+describe('GroupCommit', () => {
+  it('commits the pieces queued in one tick together and runs an afterOnce action once per commit', async () => {
+    const { db, batch } = setup();
+    const events: string[] = [];
+    const piece = (body: string) =>
+      batch.run((after, tx) => {
+        tx.writing();
+        db.prepare('INSERT INTO notes (body) VALUES (?)').run(body);
+        after(() => events.push(`sent ${body}`));
+        tx.afterOnce('counts', () => events.push('counts changed'));
+      });
+    await Promise.all([piece('a'), piece('b'), piece('c')]);
+    expect(events).toEqual(['sent a', 'counts changed', 'sent b', 'sent c']);
+    // The next commit tells it again.
+    await piece('d');
+    expect(events.slice(4)).toEqual(['sent d', 'counts changed']);
+    expect(db.prepare('SELECT count(*) AS n FROM notes').get()).toEqual({ n: 4 });
+  });
+
+  it('hands a failed piece’s afterOnce key to the next piece, so the change is still told once', async () => {
+    const { db, batch } = setup();
+    db.prepare("INSERT INTO notes (body) VALUES ('taken')").run();
+    const events: string[] = [];
+    const piece = (body: string) =>
+      batch.run((after, tx) => {
+        tx.afterOnce('counts', () => events.push(`counts changed (by ${body})`));
+        tx.writing();
+        db.prepare('INSERT INTO notes (body) VALUES (?)').run(body);
+      });
+    const results = await Promise.allSettled([piece('taken'), piece('fresh')]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+    expect(events).toEqual(['counts changed (by fresh)']);
+    expect(db.prepare('SELECT body FROM notes ORDER BY id').all()).toEqual([{ body: 'taken' }, { body: 'fresh' }]);
+  });
+});
