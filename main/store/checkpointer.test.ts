@@ -58,4 +58,14 @@ describe('Checkpointer', () => {
     expect(again.prepare('SELECT length(body) AS n FROM notes').get()).toEqual({ n: 5000 });
     again.close();
   });
+
+  it('falls back to SQLite’s own checkpoints when its worker cannot run, and still closes', async () => {
+    const { db } = openFile();
+    const checkpointer = new Checkpointer(db, '/nonexistent/better_sqlite3.node');
+    await expect(checkpointer.checkpoint()).rejects.toThrow(/worker ended/);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    checkpointer.wrote();
+    await checkpointer.close();
+    db.close();
+  });
 });

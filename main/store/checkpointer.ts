@@ -34,8 +34,9 @@ parentPort.on('message', (message) => {
 });
 `;
 
-/** Log pages after which the main connection checkpoints by itself (SQLite's default is 1000). */
+/** Log pages after which the main connection checkpoints by itself, while the worker runs. */
 export const BACKSTOP_PAGES = 10_000;
+const SQLITE_DEFAULT_PAGES = 1000;
 
 /** Background checkpoints start at most this often while writes go on. */
 const MIN_INTERVAL_MS = 100;
@@ -52,6 +53,7 @@ export class Checkpointer {
   private last = -Infinity;
   private readonly replies: Array<(result: CheckpointResult | { error: string }) => void> = [];
   private readonly exited: Promise<void>;
+  private ended = false;
 
   constructor(db: Db, nativeBinding?: string) {
     // Packaged, better-sqlite3 lies outside the app archive (electron-builder.yml): load it from there.
@@ -63,7 +65,15 @@ export class Checkpointer {
     this.worker.unref();
     this.worker.on('message', (result: CheckpointResult | { error: string }) => this.replies.shift()?.(result));
     this.worker.on('error', (error) => log.error('the checkpoint worker failed', { error: String(error) }));
-    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
+    this.exited = new Promise((resolve) =>
+      this.worker.once('exit', () => {
+        this.ended = true;
+        for (const reply of this.replies.splice(0)) reply({ error: 'the checkpoint worker ended' });
+        // Without the worker (it could not start, or died), SQLite checkpoints as it would by default.
+        if (db.open) db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_PAGES}`);
+        resolve();
+      }),
+    );
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     // A burst may grow the log past that; once it restarts, its file is cut back to 64 MB.
     db.pragma('journal_size_limit = 67108864');
@@ -71,13 +81,14 @@ export class Checkpointer {
 
   /** After a commit: checkpoints in the background unless one runs or one started less than MIN_INTERVAL_MS ago. */
   wrote(): void {
-    if (this.running || performance.now() - this.last < MIN_INTERVAL_MS) return;
+    if (this.ended || this.running || performance.now() - this.last < MIN_INTERVAL_MS) return;
     this.checkpoint().catch((error: unknown) => log.warn('checkpoint failed', { error: String(error) }));
   }
 
   /** One checkpoint now (or the one running), in the worker. */
   checkpoint(): Promise<CheckpointResult> {
     if (this.running) return this.running;
+    if (this.ended) return Promise.reject(new Error('the checkpoint worker ended'));
     this.last = performance.now();
     const running = new Promise<CheckpointResult>((resolve, reject) => {
       this.replies.push((result) => ('error' in result ? reject(new Error(result.error)) : resolve(result)));
@@ -92,7 +103,7 @@ export class Checkpointer {
   /** Waits for a running checkpoint, then closes the worker's connection and ends it. */
   async close(): Promise<void> {
     await this.running?.catch(() => undefined);
-    this.worker.postMessage('close');
+    if (!this.ended) this.worker.postMessage('close');
     await this.exited;
   }
 }
