@@ -7,6 +7,8 @@ import {
   useState,
   useSyncExternalStore,
   type CSSProperties,
+  type FormEvent,
+  type KeyboardEvent,
   type ReactNode,
 } from 'react';
 import type { RunSummary, TextState } from '../../shared/domain';
@@ -89,6 +91,65 @@ export function StopButton({
       Stop
     </button>
   );
+}
+
+/** A dialog's Cancel and submit buttons; the submit button sends the form `formId`. */
+export function DialogButtons({
+  formId,
+  busy,
+  submitLabel,
+  onCancel,
+  cancelWhileBusy = true,
+}: {
+  formId: string;
+  busy: boolean;
+  submitLabel: ReactNode;
+  onCancel: () => void;
+  /** False: Cancel waits too while the action runs (it could not be undone halfway). */
+  cancelWhileBusy?: boolean;
+}) {
+  return (
+    <>
+      <button type="button" className="btn btn-ghost" onClick={onCancel} disabled={busy && !cancelWhileBusy}>
+        Cancel
+      </button>
+      <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
+        {submitLabel}
+      </button>
+    </>
+  );
+}
+
+/**
+ * A text box that sends its trimmed text: `submit` for the form, `enterSends` for the
+ * box (Enter sends, Shift+Enter breaks the line); `onSent` empties it; a failure shows
+ * in `error` rather than a toast, next to what the person typed.
+ */
+export function useSendText(text: string, send: (body: string) => Promise<unknown>, onSent: () => void) {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, run] = useAction();
+  const submit = (event?: FormEvent) => {
+    event?.preventDefault();
+    const body = text.trim();
+    if (!body || busy) return;
+    setError(null);
+    void run(async () => {
+      try {
+        await send(body);
+        onSent();
+      } catch (caught) {
+        setError(messageOf(caught));
+      }
+    });
+  };
+  /** True when the key was Enter and the text went. */
+  const enterSends = (event: KeyboardEvent<HTMLTextAreaElement>): boolean => {
+    if (event.key !== 'Enter' || event.shiftKey || event.nativeEvent.isComposing) return false;
+    event.preventDefault();
+    submit();
+    return true;
+  };
+  return { submit, enterSends, busy, error, setError };
 }
 
 /** Runs an action with a busy flag; failures become an error toast. */

@@ -2,7 +2,7 @@
 // role), the composer, the run's state with Stop, and the agent conversations the role
 // held with peers for it.
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useEffect, useLayoutEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { memo, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent } from 'react';
 import type { Message, RunSummary } from '../../shared/domain';
 import { WithThreads } from '../components/layout';
 import { Markdown } from '../components/markdown';
@@ -19,6 +19,7 @@ import {
   RunStateBadge,
   StopButton,
   useAction,
+  useSendText,
 } from '../components/ui';
 import { fullTime, shortTime } from '../format';
 import { messageOf } from '../store/client';
@@ -284,42 +285,34 @@ function Composer({
 }) {
   const send = useConversations((s) => s.send);
   const [text, setText] = useState(() => drafts.get(conversationId) ?? '');
-  const [error, setError] = useState<string | null>(null);
-  const [sending, run] = useAction();
   const [, stopRun] = useAction();
   const inputRef = useRef<HTMLTextAreaElement>(null);
-
-  useEffect(() => {
-    setText(drafts.get(conversationId) ?? '');
-    setError(null);
-    inputRef.current?.focus();
-  }, [conversationId]);
 
   const update = (value: string) => {
     setText(value);
     drafts.set(conversationId, value);
   };
+  const {
+    submit,
+    enterSends,
+    busy: sending,
+    error,
+    setError,
+  } = useSendText(
+    text,
+    (body) => send(conversationId, body),
+    () => update(''),
+  );
 
-  const submit = (event?: FormEvent) => {
-    event?.preventDefault();
-    const body = text.trim();
-    if (!body || sending) return;
+  useEffect(() => {
+    setText(drafts.get(conversationId) ?? '');
     setError(null);
-    void run(async () => {
-      try {
-        await send(conversationId, body);
-        update('');
-      } catch (caught) {
-        setError(messageOf(caught));
-      }
-    });
-  };
+    inputRef.current?.focus();
+  }, [conversationId, setError]);
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
-      event.preventDefault();
-      submit();
-    } else if (event.key === 'Escape' && active) {
+    if (enterSends(event)) return;
+    if (event.key === 'Escape' && active) {
       event.preventDefault();
       void stopRun(onStop);
     }

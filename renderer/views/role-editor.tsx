@@ -3,7 +3,7 @@
 import { useId, useState, type FormEvent, type ReactNode } from 'react';
 import { methods } from '../../shared/api-contract';
 import type { AdapterName, AgentSettings, Role } from '../../shared/domain';
-import { Dialog, useAction } from '../components/ui';
+import { Dialog, DialogButtons, useAction } from '../components/ui';
 import { messageOf } from '../store/client';
 import { useRoles } from '../store/roles';
 
@@ -293,14 +293,12 @@ export function RoleEditor({ role, onClose }: { role: Role | null; onClose: () =
       size="lg"
       onClose={onClose}
       footer={
-        <>
-          <button type="button" className="btn btn-ghost" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
-            {role ? 'Save role' : 'Create role'}
-          </button>
-        </>
+        <DialogButtons
+          formId={formId}
+          busy={busy}
+          submitLabel={role ? 'Save role' : 'Create role'}
+          onCancel={onClose}
+        />
       }
     >
       <form id={formId} className="form role-form" onSubmit={submit} noValidate>

@@ -20,6 +20,7 @@ import {
   ConfirmDialog,
   CopyField,
   Dialog,
+  DialogButtons,
   EmptyState,
   ErrorNote,
   Loading,
@@ -375,16 +376,7 @@ function QueueLimitDialog({ connection, onClose }: { connection: ConnectionSumma
       description="How many outgoing texts may wait to be sent or acknowledged on this connection; a send over it is refused."
       size="sm"
       onClose={onClose}
-      footer={
-        <>
-          <button type="button" className="btn btn-ghost" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
-            Save
-          </button>
-        </>
-      }
+      footer={<DialogButtons formId={formId} busy={busy} submitLabel="Save" onCancel={onClose} />}
     >
       <form id={formId} className="form" onSubmit={submit}>
         <label className={`field${error ? ' has-error' : ''}`}>
@@ -510,14 +502,13 @@ function AcceptDialog({ initial, onClose }: { initial: string; onClose: () => vo
       description="Paste the code or link another installation’s owner sent you."
       onClose={onClose}
       footer={
-        <>
-          <button type="button" className="btn btn-ghost" onClick={onClose} disabled={busy}>
-            Cancel
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
-            {busy ? 'Connecting…' : 'Accept'}
-          </button>
-        </>
+        <DialogButtons
+          formId={formId}
+          busy={busy}
+          submitLabel={busy ? 'Connecting…' : 'Accept'}
+          onCancel={onClose}
+          cancelWhileBusy={false}
+        />
       }
     >
       <form id={formId} className="form" onSubmit={submit}>

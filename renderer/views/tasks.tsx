@@ -1,6 +1,6 @@
 // Tasks as a tree with subtasks; the selected task's brief, log and comment box, with
 // the agent conversations its role held for it.
-import { useEffect, useId, useMemo, useState, type CSSProperties, type FormEvent, type KeyboardEvent } from 'react';
+import { useEffect, useId, useMemo, useState, type CSSProperties, type FormEvent } from 'react';
 import type { Task, TaskLogEntry } from '../../shared/domain';
 import { BackIcon, PlusIcon, TasksIcon } from '../components/icons';
 import { WithThreads } from '../components/layout';
@@ -11,6 +11,7 @@ import {
   Badge,
   ConfirmDialog,
   Dialog,
+  DialogButtons,
   EmptyState,
   ErrorNote,
   isActive,
@@ -19,6 +20,7 @@ import {
   StopButton,
   useAction,
   useMediaQuery,
+  useSendText,
 } from '../components/ui';
 import { fullTime, shortTime } from '../format';
 import { messageOf } from '../store/client';
@@ -331,28 +333,11 @@ function LogEntry({ entry }: { entry: TaskLogEntry }) {
 function CommentBox({ task }: { task: Task }) {
   const comment = useTasks((s) => s.comment);
   const [text, setText] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, run] = useAction();
-  const submit = (event?: FormEvent) => {
-    event?.preventDefault();
-    const body = text.trim();
-    if (!body || busy) return;
-    setError(null);
-    void run(async () => {
-      try {
-        await comment(task.id, body);
-        setText('');
-      } catch (caught) {
-        setError(messageOf(caught));
-      }
-    });
-  };
-  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
-      event.preventDefault();
-      submit();
-    }
-  };
+  const { submit, enterSends, busy, error } = useSendText(
+    text,
+    (body) => comment(task.id, body),
+    () => setText(''),
+  );
   return (
     <form className="composer composer-inline" onSubmit={submit}>
       <div className="composer-box">
@@ -362,7 +347,7 @@ function CommentBox({ task }: { task: Task }) {
           rows={1}
           value={text}
           onChange={(event) => setText(event.target.value)}
-          onKeyDown={onKeyDown}
+          onKeyDown={enterSends}
         />
         <button type="submit" className="btn btn-primary" disabled={busy || text.trim() === ''}>
           Comment
@@ -418,14 +403,12 @@ export function NewTaskDialog({ parent, onClose }: { parent: Task | null; onClos
       }
       onClose={onClose}
       footer={
-        <>
-          <button type="button" className="btn btn-ghost" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
-            {parent ? 'Create subtask' : 'Create task'}
-          </button>
-        </>
+        <DialogButtons
+          formId={formId}
+          busy={busy}
+          submitLabel={parent ? 'Create subtask' : 'Create task'}
+          onCancel={onClose}
+        />
       }
     >
       <form id={formId} className="form" onSubmit={submit}>
