@@ -3,10 +3,25 @@
 import type { TLSSocket } from 'node:tls';
 import type WebSocket from 'ws';
 import { log } from '../log';
-import { CloseCode, closeReason, decodeFrame, encodeFrame, ProtocolError, type Frame, type HelloFrame } from './wire';
+import {
+  CloseCode,
+  closeReason,
+  decodeFrame,
+  encodeFrame,
+  ProtocolError,
+  type AckFrame,
+  type Frame,
+  type HelloFrame,
+} from './wire';
 import type { PeerCertificate } from './transport';
 
 export type LinkState = 'handshake' | 'open' | 'closed';
+
+/** A text on the wire: its seq, and its row so its ack can update it by id. */
+export interface InFlight {
+  seq: number;
+  textId: number;
+}
 
 const HELLO_TIMEOUT_MS = 10_000;
 const PING_EVERY_MS = 15_000;
@@ -17,8 +32,13 @@ export class PeerLink {
   state: LinkState = 'handshake';
   /** Set once the connection row exists (at once for known peers, after pairing otherwise). */
   connectionId: number | null;
-  /** Per thread row id, the sequence number on the wire waiting for its ack. */
-  readonly inFlight = new Map<number, number>();
+  /** Per thread row id, the text on the wire waiting for its ack. */
+  readonly inFlight = new Map<number, InFlight>();
+  /**
+   * Acks read since the group commit that records them was queued; null once it ran or
+   * another frame came in after them (acks never pass a frame that came before them).
+   */
+  acks: AckFrame[] | null = null;
   private helloWaiter: { resolve: (hello: HelloFrame) => void; reject: (error: Error) => void } | null = null;
   private onFrame: ((frame: Frame) => void) | null = null;
   private readonly closeListeners: Array<(code: number, reason: string) => void> = [];

@@ -4,8 +4,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import type WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { getRoleByName } from '../store/queries/roles';
+import { ensureRun } from '../store/queries/runs';
 import type { TestInstallation } from '../testing/installation';
 import { openPeer, pair } from '../testing/network';
 import { loadOrCreateIdentity, type Identity } from './identity';
@@ -18,7 +21,10 @@ class RawPeer {
   closed: { code: number; reason: string } | null = null;
   private waiters: Array<() => void> = [];
 
-  constructor(readonly ws: WebSocket) {
+  constructor(
+    readonly ws: WebSocket,
+    private readonly socket: TLSSocket,
+  ) {
     ws.on('message', (data: Buffer) => {
       this.frames.push(JSON.parse(data.toString('utf8')) as Frame);
       this.wake();
@@ -35,6 +41,13 @@ class RawPeer {
 
   send(frame: object | string): void {
     this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  /** Sends the frames in one write, so the other side reads them at once. */
+  sendTogether(frames: object[]): void {
+    this.socket.cork();
+    for (const frame of frames) this.send(frame);
+    this.socket.uncork();
   }
 
   /** Resolves with the first frame (from `from` on) that matches. */
@@ -96,8 +109,12 @@ describe('wire protocol 2', () => {
     identity = malloryIdentity,
     hello: object = { type: 'hello', protocol: 2, name: 'mallory', address: null },
   ) {
-    const { ws } = await dialPeer(identity, bob.installation.peerAddress!, bob.installation.identity.fingerprint);
-    const raw = new RawPeer(ws);
+    const { ws, socket } = await dialPeer(
+      identity,
+      bob.installation.peerAddress!,
+      bob.installation.identity.fingerprint,
+    );
+    const raw = new RawPeer(ws, socket);
     peers.push(raw);
     raw.send(hello);
     return raw;
@@ -154,6 +171,49 @@ describe('wire protocol 2', () => {
       .prepare("SELECT count(*) AS n FROM inputs WHERE kind = 'text' AND body = 'first'")
       .get() as { n: number };
     expect(inputs.n).toBe(1);
+  });
+
+  it('records acks that arrive together, a repeat among them, and sends each agent conversation its next text', async () => {
+    const raw = await connected();
+    const db = bob.installation.db;
+    const researcher = getRoleByName(db, 'researcher')!;
+    const role = { id: researcher.id, name: researcher.name };
+    // Two tasks of bob's researcher, two texts each to mallory: the first of each goes out, the second waits.
+    const runs = [];
+    for (const title of ['left', 'right']) {
+      const task = await bob.owner('tasks.create', { roleId: role.id, title });
+      runs.push(ensureRun(db, { kind: 'task', id: task.id }, role.id));
+    }
+    for (const [i, run] of runs.entries())
+      for (const n of [1, 2])
+        await bob.installation.engine.sendAs(run, role, 'mallory/assistant', `task ${i} text ${n}`);
+    const firsts = [
+      await raw.next('text', (f) => f.body === 'task 0 text 1'),
+      await raw.next('text', (f) => f.body === 'task 1 text 1'),
+    ];
+    const state = (body: string) =>
+      (db.prepare("SELECT state FROM texts WHERE direction = 'out' AND body = ?").get(body) as { state: string }).state;
+    expect(state('task 0 text 2')).toBe('queued');
+    raw.sendTogether([
+      { type: 'ack', thread: firsts[0]!.thread, seq: 1 },
+      { type: 'ack', thread: firsts[1]!.thread, seq: 1 },
+      { type: 'ack', thread: firsts[0]!.thread, seq: 1 },
+    ]);
+    const seconds = [
+      await raw.next('text', (f) => f.body === 'task 0 text 2'),
+      await raw.next('text', (f) => f.body === 'task 1 text 2'),
+    ];
+    expect(seconds.map((f) => [f.thread, f.seq])).toEqual(firsts.map((f) => [f.thread, 2]));
+    expect(['task 0 text 1', 'task 1 text 1', 'task 0 text 2', 'task 1 text 2'].map(state)).toEqual([
+      'acked',
+      'acked',
+      'sent',
+      'sent',
+    ]);
+    raw.sendTogether(seconds.map((f) => ({ type: 'ack', thread: f.thread, seq: 2 })));
+    await bob.waitFor(() => state('task 1 text 2') === 'acked' && state('task 0 text 2') === 'acked', 'both acked');
+    // Nothing was sent twice.
+    expect(raw.frames.filter((f) => f.type === 'text' && f.body.startsWith('task ')).length).toBe(4);
   });
 
   it('rejects a text whose roles do not match its thread with `roles`', async () => {
@@ -264,12 +324,12 @@ describe('wire protocol 2', () => {
       ],
     ];
     for (const [frame, code] of cases) {
-      const { ws } = await dialPeer(
+      const { ws, socket } = await dialPeer(
         malloryIdentity,
         bob.installation.peerAddress!,
         bob.installation.identity.fingerprint,
       );
-      const raw = new RawPeer(ws);
+      const raw = new RawPeer(ws, socket);
       peers.push(raw);
       raw.send(frame);
       expect((await raw.closedWith()).code).toBe(code);

@@ -63,6 +63,7 @@ export const frameSchema = z.discriminatedUnion('type', [
 export type Frame = z.infer<typeof frameSchema>;
 export type HelloFrame = z.infer<typeof helloFrame>;
 export type TextFrame = Extract<Frame, { type: 'text' }>;
+export type AckFrame = Extract<Frame, { type: 'ack' }>;
 
 export class ProtocolError extends Error {
   constructor(
