@@ -57,4 +57,20 @@ describe('GroupCommit', () => {
     expect(events).toEqual(['counts changed (by fresh)']);
     expect(db.prepare('SELECT body FROM notes ORDER BY id').all()).toEqual([{ body: 'taken' }, { body: 'fresh' }]);
   });
+
+  it('flushes the log itself inside a group commit and leaves every other transaction at synchronous=FULL', async () => {
+    const { db, batch } = setup();
+    const FULL = 2;
+    const NORMAL = 1;
+    expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
+    for (const body of ['one', 'two']) {
+      const inside = await batch.run((_after, tx) => {
+        tx.writing();
+        db.prepare('INSERT INTO notes (body) VALUES (?)').run(body);
+        return db.pragma('synchronous', { simple: true });
+      });
+      expect(inside).toBe(NORMAL);
+      expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
+    }
+  });
 });

@@ -102,6 +102,7 @@ export class GroupCommit {
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.synchronous = db.pragma('synchronous', { simple: true }) as number;
+
     const wal = !db.memory && String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
     this.walPath = wal && this.synchronous > 1 ? `${db.name}-wal` : null;
   }
@@ -332,7 +333,9 @@ export class GroupCommit {
     // NORMAL: COMMIT writes the WAL without flushing it; startSync flushes it off the event
     // loop (or, with no WAL to flush, a durable commit keeps FULL).
     const relaxed = this.synchronous > 1 && (!durable || this.walPath !== null);
-    if (relaxed) this.db.pragma('synchronous = NORMAL');
+    // exec, not pragma(): a fifth of the cost. Not a prepared statement either: SQLite sets
+    // this pragma when it compiles the statement, so running one again changes nothing.
+    if (relaxed) this.db.exec('PRAGMA synchronous = NORMAL');
     let outcomes: Outcome[];
     try {
       try {
@@ -348,7 +351,7 @@ export class GroupCommit {
       for (const op of ops) op.reject(error);
       return;
     } finally {
-      if (relaxed) this.db.pragma(`synchronous = ${this.synchronous}`);
+      if (relaxed) this.db.exec(`PRAGMA synchronous = ${this.synchronous}`);
     }
     const complete = () =>
       ops.forEach((op, i) => {
