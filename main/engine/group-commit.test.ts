@@ -14,11 +14,11 @@ afterEach(() => {
   }
 });
 
-function setup() {
+function setup(afterCommit?: () => void) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-group-commit-'));
   const db = openDatabase(path.join(dir, 'parley.db'));
   db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL UNIQUE)');
-  const batch = new GroupCommit(db);
+  const batch = new GroupCommit(db, afterCommit);
   open.push({ db, batch, dir });
   return { db, batch };
 }
@@ -72,5 +72,29 @@ describe('GroupCommit', () => {
       expect(inside).toBe(NORMAL);
       expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
     }
+  });
+
+  it('commits a large burst in two halves while no commit waits for its flush, and a small one whole', async () => {
+    let commits = 0;
+    const { db, batch } = setup(() => commits++);
+    // Each piece notes how many commits came before the one it is in.
+    const burst = (size: number, tag: string) =>
+      Promise.all(
+        Array.from({ length: size }, (_, i) =>
+          batch.run((_after, tx) => {
+            tx.writing();
+            db.prepare('INSERT INTO notes (body) VALUES (?)').run(`${tag} ${i}`);
+            return commits;
+          }),
+        ),
+      );
+    const large = await burst(100, 'large');
+    expect(large.slice(0, 50).every((seen) => seen === 0)).toBe(true);
+    expect(large.slice(50).every((seen) => seen === 1)).toBe(true);
+    expect(commits).toBe(2);
+    const small = await burst(40, 'small');
+    expect(new Set(small)).toEqual(new Set([2]));
+    expect(commits).toBe(3);
+    expect(db.prepare('SELECT count(*) AS n FROM notes').get()).toEqual({ n: 140 });
   });
 });

@@ -42,6 +42,9 @@ interface Op {
  */
 const MAX_BATCH = 128;
 
+/** A burst of fewer than twice this is committed whole: a split would gain less than a commit costs. */
+const MIN_SPLIT = 32;
+
 /** At most this many WAL flushes run at once (libuv's pool has four threads). */
 const MAX_SYNCS = 3;
 
@@ -319,10 +322,23 @@ export class GroupCommit {
     return outcomes;
   }
 
+  /**
+   * How many of the queued pieces the next commit takes. While no commit waits for its
+   * flush, a burst (a peer's frames read at once) is cut in two: the first half's frames
+   * leave one commit and one flush sooner, and the peer works on them while the second
+   * half commits. While commits wait, batches form on their own and stay whole (wire
+   * benchmark, issue 3: 100 agent conversations ~+20%, 1000 unchanged).
+   */
+  private batchLimit(): number {
+    const idle = this.waiting.length === 0 && this.syncing === 0;
+    if (!idle || this.ops.length < 2 * MIN_SPLIT) return MAX_BATCH;
+    return Math.min(MAX_BATCH, Math.ceil(this.ops.length / 2));
+  }
+
   private flush(): void {
     this.scheduled = false;
     if (this.ops.length === 0) return;
-    const max = MAX_BATCH;
+    const max = this.batchLimit();
     const ops = this.ops.length > max ? this.ops.splice(0, max) : this.ops;
     if (ops === this.ops) this.ops = [];
     else if (!this.scheduled) {
