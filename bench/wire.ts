@@ -17,6 +17,8 @@
 // ratio's baseline is `wss` (TLS 1.3, self-signed: Parley's own transport), which here is
 // also the faster of the two — Node's TLS layer coalesces small writes, plain `ws` makes
 // one syscall per message; the plain figure is reported alongside as baselinePlainPerSec.
+// The machine's speed drifts from one second to the next (shared cores), so wss is measured
+// just before and just after Parley and the ratio uses their mean; both are reported.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
@@ -264,6 +266,7 @@ export async function wireBench(
     const { alice, bob } = pair;
     await alice.request('prepare', { threads: Math.max(...counts), to: 'bob/sink', role: 'source' });
     for (const threads of counts) {
+      const tlsBefore = await measureBaseline(threads, true);
       if (options.profileDir) {
         await alice.request('profile', { action: 'start' });
         await bob.request('profile', { action: 'start' });
@@ -282,10 +285,12 @@ export async function wireBench(
       if (parley.failed > 0 || Object.keys(parley.errors).length > 0)
         throw new Error(`wire ${threads}: ${parley.failed} failed, errors ${JSON.stringify(parley.errors)}`);
       const plain = await measureBaseline(threads, false);
-      const tls = await measureBaseline(threads, true);
+      const tlsAfter = await measureBaseline(threads, true);
+      const tls = meanOf(tlsBefore, tlsAfter);
       progress(
         `wire ${threads}: parley ${parley.textsPerSec}/s p50 ${parley.p50Ms} p99 ${parley.p99Ms} ms (${parley.acked} texts, ` +
-          `sender cpu ${parley.cpuMs} ms); ws ${plain.msgsPerSec}/s p50 ${plain.p50Ms} p99 ${plain.p99Ms}; wss ${tls.msgsPerSec}/s`,
+          `sender cpu ${parley.cpuMs} ms); ws ${plain.msgsPerSec}/s p50 ${plain.p50Ms} p99 ${plain.p99Ms}; ` +
+          `wss ${tlsBefore.msgsPerSec}/s before, ${tlsAfter.msgsPerSec}/s after`,
       );
       emit({
         name: 'wire',
@@ -298,6 +303,7 @@ export async function wireBench(
         baseline: 'wss (TLS 1.3), stop-and-wait per thread, one connection',
         baselineP50Ms: tls.p50Ms,
         baselineP99Ms: tls.p99Ms,
+        baselineBeforeAfterPerSec: [tlsBefore.msgsPerSec, tlsAfter.msgsPerSec],
         baselinePlainPerSec: plain.msgsPerSec,
         ratioPlain: round(parley.textsPerSec / plain.msgsPerSec),
         texts: parley.acked,
@@ -310,6 +316,17 @@ export async function wireBench(
   } finally {
     await pair.close();
   }
+}
+
+/** Two baseline runs as one: the mean of their rates and latencies. */
+function meanOf(a: BaselineStats, b: BaselineStats): BaselineStats {
+  return {
+    threads: a.threads,
+    tls: a.tls,
+    msgsPerSec: Math.round((a.msgsPerSec + b.msgsPerSec) / 2),
+    p50Ms: round((a.p50Ms + b.p50Ms) / 2),
+    p99Ms: round((a.p99Ms + b.p99Ms) / 2),
+  };
 }
 
 function goals(threads: number, parley: WireStats, baseline: BaselineStats): Record<string, unknown> {
