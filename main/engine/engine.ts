@@ -578,7 +578,7 @@ export class ConnectionEngine implements PeerGateway {
       if (!state) continue;
       const threadRowId = state.row.id;
       const flying = link.inFlight.get(threadRowId);
-      if (flying?.seq !== ack.seq || answered.has(flying.textId)) {
+      if (flying?.seq !== ack.seq) {
         others.push(ack);
         continue;
       }
@@ -1184,12 +1184,10 @@ export class ConnectionEngine implements PeerGateway {
   }
 
   /**
-   * Inside a transaction: the agent conversation's change event, emitted after the
-   * commit. Its audience is read now, inside the transaction: a read after the commit
-   * runs on its own and takes SQLite's WAL locks anew, ~40 µs per text on the hot
-   * paths (wire benchmark, issue 3).
+   * Inside a transaction: the agent conversation's change event, emitted once after the
+   * commit however many of its texts the commit held (wire benchmark, issue 3). Only a
+   * thread rooted in a conversation reads a row for its audience.
    */
-  /** After the commit, once however many of its texts the thread had in it. */
   private threadChangedAfter(thread: ThreadRow, tx: Tx): void {
     tx.afterOnce(`thread ${thread.id}`, () => {
       this.options.events.emit({ type: 'changed', kind: 'thread', id: thread.id }, this.threadAudience(thread));

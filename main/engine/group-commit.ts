@@ -105,7 +105,6 @@ export class GroupCommit {
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.synchronous = db.pragma('synchronous', { simple: true }) as number;
-
     const wal = !db.memory && String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
     this.walPath = wal && this.synchronous > 1 ? `${db.name}-wal` : null;
   }
