@@ -67,7 +67,7 @@ import { GroupCommit, type Tx } from './group-commit';
 import { ThreadCache, WireCounters, type ThreadState } from './wire-counters';
 import type { Identity } from './identity';
 import { decodeInvite, encodeInvite, newInviteSecret } from './invitation';
-import { PeerLink } from './peer-link';
+import { PeerLink, type InFlight } from './peer-link';
 import { dialPeer, listenForPeers, type PeerCertificate, type PeerListener } from './transport';
 import {
   CloseCode,
@@ -576,15 +576,9 @@ export class ConnectionEngine implements PeerGateway {
     for (const ack of acks) {
       const state = this.threads.byWireId(connectionId, ack.thread);
       if (!state) continue;
-      const threadRowId = state.row.id;
-      const flying = link.inFlight.get(threadRowId);
-      if (flying?.seq !== ack.seq) {
-        others.push(ack);
-        continue;
-      }
-      link.inFlight.delete(threadRowId);
-      tx.undo(() => link.inFlight.set(threadRowId, flying));
-      answered.set(flying.textId, state);
+      const flying = takeOffWire(link, state.row.id, ack.seq, tx);
+      if (flying) answered.set(flying.textId, state);
+      else others.push(ack);
     }
     if (answered.size > 0) {
       tx.writing();
@@ -621,11 +615,7 @@ export class ConnectionEngine implements PeerGateway {
       seq,
     );
     if (state.undelivered !== undefined) state.undelivered -= changes;
-    const flying = link.inFlight.get(thread.id);
-    if (flying?.seq === seq) {
-      link.inFlight.delete(thread.id);
-      tx.undo(() => link.inFlight.set(thread.id, flying));
-    }
+    takeOffWire(link, thread.id, seq, tx);
     this.claimNext(link, state, after, tx);
     this.threadChangedAfter(thread, tx);
     tx.afterOnce(`connection ${connectionId}`, () => this.connectionChanged(connectionId));
@@ -643,9 +633,7 @@ export class ConnectionEngine implements PeerGateway {
     // Rare: the row read afresh rather than trusted from the cache.
     const thread = threadByWireId(this.db, connectionId, wireId);
     if (!thread) return;
-    const cached = this.threads.byRowId(thread.id);
-    if (cached) this.threads.forget(cached);
-    const state = this.threads.load(thread)!;
+    const state = this.threads.reload(thread);
     const connection = getConnectionRow(this.db, connectionId)!;
     const text = outText(this.db, thread.id, seq);
     if (text && (text.state === 'sent' || text.state === 'queued')) {
@@ -658,11 +646,7 @@ export class ConnectionEngine implements PeerGateway {
         true,
       );
     }
-    const flying = link.inFlight.get(thread.id);
-    if (flying?.seq === seq) {
-      link.inFlight.delete(thread.id);
-      tx.undo(() => link.inFlight.set(thread.id, flying));
-    }
+    takeOffWire(link, thread.id, seq, tx);
     if (reason === 'thread') {
       // The peer closed its side: close ours, so the next send from this root starts anew.
       closeThread(this.db, thread.id, `closed by ${connection.name}`);
@@ -947,7 +931,6 @@ export class ConnectionEngine implements PeerGateway {
       'notice',
       text,
       'parley',
-      null,
       wakes,
     );
   }
@@ -1185,13 +1168,15 @@ export class ConnectionEngine implements PeerGateway {
 
   /**
    * Inside a transaction: the agent conversation's change event, emitted once after the
-   * commit however many of its texts the commit held (wire benchmark, issue 3). Only a
-   * thread rooted in a conversation reads a row for its audience.
+   * commit however many of its texts the commit held. Its audience is read now, inside
+   * the transaction: a read after the commit runs on its own and takes SQLite's WAL
+   * locks anew (wire benchmark, issue 3).
    */
   private threadChangedAfter(thread: ThreadRow, tx: Tx): void {
-    tx.afterOnce(`thread ${thread.id}`, () => {
-      this.options.events.emit({ type: 'changed', kind: 'thread', id: thread.id }, this.threadAudience(thread));
-    });
+    let audience: Audience = 'everyone';
+    const event = { type: 'changed', kind: 'thread', id: thread.id } as const;
+    if (tx.afterOnce(`thread ${thread.id}`, () => this.options.events.emit(event, audience)))
+      audience = this.threadAudience(thread);
   }
 
   private connectionChanged(connectionId: number): void {
@@ -1200,6 +1185,15 @@ export class ConnectionEngine implements PeerGateway {
 }
 
 /** A frame whose handling failed is not acked, so the peer sends it again later. */
+/** Takes the thread's text `seq` off the wire, if that is the one on it (put back should the commit roll back). */
+function takeOffWire(link: PeerLink, threadRowId: number, seq: number, tx: Tx): InFlight | undefined {
+  const flying = link.inFlight.get(threadRowId);
+  if (flying?.seq !== seq) return undefined;
+  link.inFlight.delete(threadRowId);
+  tx.undo(() => link.inFlight.set(threadRowId, flying));
+  return flying;
+}
+
 function frameFailed(error: unknown): void {
   if ((error as Error).message !== 'shutting down') log.error('handling a peer frame failed', { error: String(error) });
 }

@@ -23,8 +23,9 @@ export interface Tx {
   /**
    * After the commit, like `after`, but once per commit for `key`: a change event that
    * every text of a batch would send alike (a connection's counts) goes out once.
+   * Returns whether this call is the one that will run.
    */
-  afterOnce(key: string, action: () => void): void;
+  afterOnce(key: string, action: () => void): boolean;
 }
 
 interface Op {
@@ -283,10 +284,11 @@ export class GroupCommit {
                 own.push(action);
               },
               afterOnce: (key, action) => {
-                if (once.has(key)) return;
+                if (once.has(key)) return false;
                 once.add(key);
                 ownKeys.push(key);
                 after.push(action);
+                return true;
               },
             };
             const guarded = savepoints || op.savepoint;

@@ -221,6 +221,13 @@ export class ThreadCache {
     return this.load(openLocalThread(this.db, connectionId, rootKind, rootId, localRoleId, peerRole));
   }
 
+  /** A row just read afresh: replaces what the cache knew of that thread. */
+  reload(row: ThreadRow): ThreadState {
+    const known = this.byId.get(row.id);
+    if (known) this.forget(known);
+    return this.load(row)!;
+  }
+
   /** A row just read or inserted (inside the current transaction). */
   load(row: ThreadRow | undefined): ThreadState | undefined {
     if (!row) return undefined;

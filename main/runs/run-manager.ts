@@ -117,12 +117,9 @@ export class RunManager {
     kind: InputKind,
     body: string,
     from: string,
-    textId: number | null = null,
     wakes = kind !== 'notice',
-    /** The context's run when the caller already knows it (the engine's hot path, issue 3). */
-    runId?: number,
   ): number {
-    const id = insertInput(this.db, runId ?? ensureRun(this.db, context, roleId).id, kind, body, from, wakes, textId);
+    const id = insertInput(this.db, ensureRun(this.db, context, roleId).id, kind, body, from, wakes);
     if (wakes) this.schedule();
     return id;
   }

@@ -82,17 +82,15 @@ export function insertInput(
   body: string,
   authorName: string,
   wakes: boolean,
-  textId: number | null = null,
 ): number {
   return insert(
     db,
-    'INSERT INTO inputs (run_id, kind, body, author_name, wakes, text_id) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT INTO inputs (run_id, kind, body, author_name, wakes) VALUES (?, ?, ?, ?, ?)',
     runId,
     kind,
     body,
     authorName,
     wakes ? 1 : 0,
-    textId,
   );
 }
 
