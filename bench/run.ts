@@ -6,7 +6,8 @@
 //  stop-latency   `conversations.stop` → the agent's process tree is gone.
 //  wire           texts between two installations in separate processes through the
 //                 engine's send path, 1/100/1000 agent conversations, against raw ws
-//                 stop-and-wait between two processes (bench/wire.ts).
+//                 stop-and-wait between two processes (bench/wire.ts) and against the
+//                 same durable work done by the store alone (bench/wire-store.ts).
 //
 // `node dist/bench/run.js wire [--threads 1,100] [--profile DIR]` runs the wire part alone
 // (with --profile, CPU profiles of both installations per measurement go to DIR).
@@ -20,6 +21,7 @@ import { log } from '../main/log';
 import { groupAlive } from '../main/runs/process-tree';
 import { SignalServer, writeAgentScripts, type AgentScripts } from './agents';
 import { baselineClient, baselineServer, wireBench } from './wire';
+import { storeReceiver, storeSender } from './wire-store';
 
 const WARMUP = 3;
 const ITERATIONS = 30;
@@ -255,6 +257,12 @@ async function main(): Promise<void> {
     return new Promise<never>(() => {}); // serves until the bench kills it
   }
   if (mode === 'ws-baseline-client') return baselineClient(Number(rest[0]), rest[1]!, Number(rest[2]), Number(rest[3]));
+  // So are the store-only baseline's.
+  if (mode === 'store-baseline-receiver') {
+    await storeReceiver(rest[0]!, Number(rest[1]));
+    return new Promise<never>(() => {});
+  }
+  if (mode === 'store-baseline-sender') return storeSender(rest[0]!, Number(rest[1]), Number(rest[2]), Number(rest[3]));
   if (mode === 'wire') {
     const flag = (name: string) => (rest.includes(name) ? rest[rest.indexOf(name) + 1] : undefined);
     const threads = flag('--threads')?.split(',').map(Number);

@@ -19,6 +19,11 @@
 // one syscall per message; the plain figure is reported alongside as baselinePlainPerSec.
 // The machine's speed drifts from one second to the next (shared cores), so wss is measured
 // just before and just after Parley and the ratio uses their mean; both are reported.
+//
+// A third figure, `storePerSec`, is the same durable work through Parley's store and group
+// commit with no engine at all (bench/wire-store.ts): `ratioStore` (Parley ÷ it) is what the
+// engine costs, and its own ratio to wss (`storeRatio`) bounds what any engine on this
+// store could reach here.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
@@ -28,6 +33,7 @@ import readline from 'node:readline';
 import WebSocket, { WebSocketServer } from 'ws';
 import { loadOrCreateIdentity } from '../main/engine/identity';
 import { startWirePeer, type WirePeer } from '../main/testing/wire-peer';
+import { measureStoreBaseline } from './wire-store';
 
 export const WIRE_THREADS = [1, 100, 1000];
 /** Each measurement: send for this long, after a warm-up that opens the agent conversations. */
@@ -285,12 +291,14 @@ export async function wireBench(
       if (parley.failed > 0 || Object.keys(parley.errors).length > 0)
         throw new Error(`wire ${threads}: ${parley.failed} failed, errors ${JSON.stringify(parley.errors)}`);
       const plain = await measureBaseline(threads, false);
+      const store = await measureStoreBaseline(benchScript(), threads, BASELINE_MS);
       const tlsAfter = await measureBaseline(threads, true);
       const tls = meanOf(tlsBefore, tlsAfter);
       progress(
         `wire ${threads}: parley ${parley.textsPerSec}/s p50 ${parley.p50Ms} p99 ${parley.p99Ms} ms (${parley.acked} texts, ` +
           `sender cpu ${parley.cpuMs} ms); ws ${plain.msgsPerSec}/s p50 ${plain.p50Ms} p99 ${plain.p99Ms}; ` +
-          `wss ${tlsBefore.msgsPerSec}/s before, ${tlsAfter.msgsPerSec}/s after`,
+          `wss ${tlsBefore.msgsPerSec}/s before, ${tlsAfter.msgsPerSec}/s after; store only ${store.msgsPerSec}/s ` +
+          `p50 ${store.p50Ms} p99 ${store.p99Ms}`,
       );
       emit({
         name: 'wire',
@@ -306,6 +314,11 @@ export async function wireBench(
         baselineBeforeAfterPerSec: [tlsBefore.msgsPerSec, tlsAfter.msgsPerSec],
         baselinePlainPerSec: plain.msgsPerSec,
         ratioPlain: round(parley.textsPerSec / plain.msgsPerSec),
+        storePerSec: store.msgsPerSec,
+        storeP50Ms: store.p50Ms,
+        storeP99Ms: store.p99Ms,
+        storeRatio: round(store.msgsPerSec / tls.msgsPerSec),
+        ratioStore: round(parley.textsPerSec / store.msgsPerSec),
         texts: parley.acked,
         senderCpuUsPerText: parley.acked ? Math.round((parley.cpuMs * 1000) / parley.acked) : null,
         receiverCpuUsPerText: parley.acked ? Math.round((parley.receiverCpuMs * 1000) / parley.acked) : null,

@@ -1,0 +1,220 @@
+// The wire benchmark's second baseline: the durable work Parley's delivery promise needs,
+// through Parley's own store and group commit, and nothing else — no engine, no checks,
+// no change events, no runs. Two processes over wss, like the raw baseline; the sender
+// commits each text (`insertText`, state `sent`) before it goes out, the receiver commits
+// it (`insertText`, state `received`) before its ack, and the sender records the ack
+// (`ackTexts`) in the commit that writes the agent conversation's next text. Both
+// databases are made by the real migrations, synchronous=FULL, WAL, on the same disk.
+//
+// Parley ÷ this (`ratioStore`) is what the engine costs over its store; this ÷ wss is the
+// most any engine on this store could reach on this machine (issue 3's goal is measured
+// against wss).
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import WebSocket, { WebSocketServer } from 'ws';
+import { GroupCommit } from '../main/engine/group-commit';
+import { loadOrCreateIdentity } from '../main/engine/identity';
+import { openDatabase, type Db } from '../main/store/database';
+import { insertConnection } from '../main/store/queries/connections';
+import { insertRole } from '../main/store/queries/roles';
+import { ackTexts, insertText, insertThread } from '../main/store/queries/threads';
+
+export interface StoreStats {
+  threads: number;
+  msgsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  senderCpuUsPerText: number;
+}
+
+const BODY_BYTES = 64;
+const WARMUP_MS = 300;
+const round = (value: number) => Math.round(value * 100) / 100;
+
+/** A store like an installation's, with one connection and `threads` agent conversations on it. */
+function openStore(dir: string, threads: number, startedBy: 'local' | 'peer'): { db: Db; rows: number[] } {
+  mkdirSync(dir, { recursive: true });
+  const db = openDatabase(path.join(dir, 'parley.db'));
+  const connection = insertConnection(db, 'store-baseline', 'cert', 'peer', null);
+  const local = startedBy === 'local' ? 'source' : 'sink';
+  const role = insertRole(db, local, '', { adapter: 'command', command: ['true'] });
+  const rows: number[] = [];
+  db.transaction(() => {
+    for (let i = 0; i < threads; i++)
+      rows.push(
+        insertThread(db, {
+          connectionId: connection.id,
+          threadId: threadId(i),
+          localRoleId: role.id,
+          localRole: local,
+          peerRole: startedBy === 'local' ? 'sink' : 'source',
+          rootKind: 'thread',
+          rootId: i + 1,
+          startedBy,
+        }).id,
+      );
+  })();
+  return { db, rows };
+}
+
+const threadId = (i: number) => `store-baseline-${String(i).padStart(7, '0')}`;
+
+/** Like the peer link: frames sent in one tick leave in one write. */
+function corkedSender(ws: WebSocket, socket: Socket): (data: string) => void {
+  let corked = false;
+  return (data) => {
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(() => {
+        corked = false;
+        socket.uncork();
+      });
+    }
+    ws.send(data);
+  };
+}
+
+/** `bench/run.js store-baseline-receiver DIR THREADS`: commits every text, then acks it; prints its port. */
+export async function storeReceiver(dir: string, threads: number): Promise<void> {
+  const { db, rows } = openStore(dir, threads, 'peer');
+  const batch = new GroupCommit(db);
+  const byWire = new Map(rows.map((row, i) => [threadId(i), row]));
+  const identity = await loadOrCreateIdentity(dir, 'store-baseline');
+  const server = https.createServer({ key: identity.key, cert: identity.cert, minVersion: 'TLSv1.3' });
+  new WebSocketServer({ server, perMessageDeflate: false }).on('connection', (ws, request) => {
+    const send = corkedSender(ws, request.socket);
+    ws.on('message', (data: Buffer) => {
+      const frame = JSON.parse(data.toString()) as { thread: string; seq: number; body: string };
+      void batch.run(
+        (after, tx) => {
+          tx.writing();
+          insertText(db, byWire.get(frame.thread)!, 'in', frame.seq, frame.body, 'received');
+          after(() => send(JSON.stringify({ type: 'ack', thread: frame.thread, seq: frame.seq })));
+        },
+        { savepoint: false },
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  process.stdout.write(`${(server.address() as { port: number }).port}\n`);
+}
+
+/** `bench/run.js store-baseline-sender DIR PORT THREADS MS`: stop-and-wait per agent conversation. */
+export async function storeSender(dir: string, port: number, threads: number, durationMs: number): Promise<void> {
+  const { db, rows } = openStore(dir, threads, 'local');
+  const batch = new GroupCommit(db);
+  const ws = new WebSocket(`wss://127.0.0.1:${port}/`, { rejectUnauthorized: false, perMessageDeflate: false });
+  const socket = await new Promise<Socket>((resolve, reject) => {
+    let upgraded: Socket;
+    ws.once('upgrade', (response) => (upgraded = response.socket));
+    ws.once('open', () => resolve(upgraded));
+    ws.once('error', reject);
+  });
+  const send = corkedSender(ws, socket);
+  const index = new Map(rows.map((_, i) => [threadId(i), i]));
+  const seqs = new Array<number>(threads).fill(0);
+  const onWire = new Array<number>(threads).fill(0);
+  const sentAt = new Float64Array(threads);
+  const latencies: number[] = [];
+  let start = Infinity;
+  let stopping = false;
+  let inFlight = 0;
+  let last = 0;
+  let cpu0 = process.cpuUsage();
+  /** Inside a group commit: writes thread i's next text and sends it after the commit. */
+  const next = (i: number, after: (action: () => void) => void) => {
+    const seq = ++seqs[i]!;
+    const body = `${i}:${seq}|`.padEnd(BODY_BYTES, 'x');
+    onWire[i] = insertText(db, rows[i]!, 'out', seq, body, 'sent');
+    sentAt[i] = performance.now();
+    inFlight++;
+    after(() => send(JSON.stringify({ type: 'text', thread: threadId(i), seq, from: 'source', to: 'sink', body })));
+  };
+  const done = new Promise<void>((resolve) => {
+    ws.on('message', (data: Buffer) => {
+      const ack = JSON.parse(data.toString()) as { thread: string };
+      const i = index.get(ack.thread)!;
+      const sent = sentAt[i]!;
+      void batch
+        .run(
+          (after, tx) => {
+            tx.writing();
+            ackTexts(db, [onWire[i]!]);
+            inFlight--;
+            if (!stopping) next(i, after);
+          },
+          { savepoint: false },
+        )
+        .then(() => {
+          const at = performance.now();
+          if (sent >= start) {
+            latencies.push(at - sent);
+            last = at;
+          }
+          if (stopping && inFlight === 0) resolve();
+        });
+    });
+  });
+  for (let i = 0; i < threads; i++) void batch.run((after) => next(i, after));
+  await new Promise((resolve) => setTimeout(resolve, WARMUP_MS));
+  start = performance.now();
+  cpu0 = process.cpuUsage();
+  await new Promise((resolve) => setTimeout(resolve, durationMs));
+  stopping = true;
+  await done;
+  const cpu = process.cpuUsage(cpu0);
+  ws.close();
+  batch.close();
+  db.close();
+  latencies.sort((a, b) => a - b);
+  const pct = (q: number) => round(latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)]!);
+  const result: StoreStats = {
+    threads,
+    msgsPerSec: Math.round((latencies.length / (last - start)) * 1000),
+    p50Ms: pct(0.5),
+    p99Ms: pct(0.99),
+    senderCpuUsPerText: Math.round((cpu.user + cpu.system) / latencies.length),
+  };
+  process.stdout.write(JSON.stringify(result));
+}
+
+/** Runs the store-only receiver and sender as two processes (`script` in those modes); resolves with the sender's figures. */
+export async function measureStoreBaseline(script: string, threads: number, durationMs: number): Promise<StoreStats> {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-store-'));
+  const receiverDir = path.join(scratch, 'receiver');
+  const receiver = spawn(process.execPath, [script, 'store-baseline-receiver', receiverDir, String(threads)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      readline.createInterface({ input: receiver.stdout }).once('line', (line) => resolve(Number(line)));
+      receiver.once('exit', (code) => reject(new Error(`the store baseline's receiver exited (${code})`)));
+    });
+    const sender = spawn(
+      process.execPath,
+      [
+        script,
+        'store-baseline-sender',
+        path.join(scratch, 'sender'),
+        String(port),
+        String(threads),
+        String(durationMs),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    sender.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    const code = await new Promise<number | null>((resolve) => sender.once('exit', resolve));
+    if (code !== 0) throw new Error(`the store baseline's sender failed (${code})`);
+    return JSON.parse(out) as StoreStats;
+  } finally {
+    receiver.kill('SIGKILL');
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
