@@ -116,7 +116,7 @@ export async function storeSender(dir: string, port: number, threads: number, du
     ws.once('open', () => resolve(upgraded));
     ws.once('error', reject);
   });
-  const send = corkedSender(ws, socket);
+  const frame = corkedSender(ws, socket);
   const index = new Map(rows.map((_, i) => [threadId(i), i]));
   const seqs = new Array<number>(threads).fill(0);
   const onWire = new Array<number>(threads).fill(0);
@@ -127,41 +127,62 @@ export async function storeSender(dir: string, port: number, threads: number, du
   let inFlight = 0;
   let last = 0;
   let cpu0 = process.cpuUsage();
-  /** Inside a group commit: writes thread i's next text and sends it after the commit. */
-  const next = (i: number, after: (action: () => void) => void) => {
+  /** Like `sendAs`: one piece writes thread i's next text, which goes out after the commit. */
+  const send = (i: number) => {
     const seq = ++seqs[i]!;
     const body = `${i}:${seq}|`.padEnd(BODY_BYTES, 'x');
-    onWire[i] = insertText(db, rows[i]!, 'out', seq, body, 'sent');
     sentAt[i] = performance.now();
     inFlight++;
-    after(() => send(JSON.stringify({ type: 'text', thread: threadId(i), seq, from: 'source', to: 'sink', body })));
+    void batch.run(
+      (after, tx) => {
+        tx.writing();
+        onWire[i] = insertText(db, rows[i]!, 'out', seq, body, 'sent');
+        after(() =>
+          frame(JSON.stringify({ type: 'text', thread: threadId(i), seq, from: 'source', to: 'sink', body })),
+        );
+      },
+      { savepoint: false },
+    );
   };
+  // Like the engine: the acks read before the next commit are recorded in one piece, by
+  // text id, without an fsync of their own; each agent conversation sends its next text
+  // once its ack is committed.
+  let acks: number[] | null = null;
   const done = new Promise<void>((resolve) => {
     ws.on('message', (data: Buffer) => {
-      const ack = JSON.parse(data.toString()) as { thread: string };
-      const i = index.get(ack.thread)!;
-      const sent = sentAt[i]!;
+      const i = index.get((JSON.parse(data.toString()) as { thread: string }).thread)!;
+      if (acks) {
+        acks.push(i);
+        return;
+      }
+      const group = (acks = [i]);
       void batch
         .run(
-          (after, tx) => {
+          (_after, tx) => {
+            acks = null;
             tx.writing();
-            ackTexts(db, [onWire[i]!]);
-            inFlight--;
-            if (!stopping) next(i, after);
+            ackTexts(
+              db,
+              group.map((j) => onWire[j]!),
+            );
           },
-          { savepoint: false },
+          { durable: false, savepoint: false },
         )
         .then(() => {
           const at = performance.now();
-          if (sent >= start) {
-            latencies.push(at - sent);
-            last = at;
+          for (const j of group) {
+            inFlight--;
+            if (sentAt[j]! >= start) {
+              latencies.push(at - sentAt[j]!);
+              last = at;
+            }
+            if (!stopping) send(j);
           }
           if (stopping && inFlight === 0) resolve();
         });
     });
   });
-  for (let i = 0; i < threads; i++) void batch.run((after) => next(i, after));
+  for (let i = 0; i < threads; i++) send(i);
   await new Promise((resolve) => setTimeout(resolve, WARMUP_MS));
   start = performance.now();
   cpu0 = process.cpuUsage();

@@ -318,6 +318,7 @@ export async function wireBench(
         storeP50Ms: store.p50Ms,
         storeP99Ms: store.p99Ms,
         storeRatio: round(store.msgsPerSec / tls.msgsPerSec),
+        storeSenderCpuUsPerText: store.senderCpuUsPerText,
         ratioStore: round(parley.textsPerSec / store.msgsPerSec),
         texts: parley.acked,
         senderCpuUsPerText: parley.acked ? Math.round((parley.cpuMs * 1000) / parley.acked) : null,
