@@ -2,9 +2,10 @@
 // through Parley's own store and group commit, and nothing else — no engine, no checks,
 // no change events, no runs. Two processes over wss, like the raw baseline; the sender
 // commits each text (`insertText`, state `sent`) before it goes out, the receiver commits
-// it (`insertText`, state `received`) before its ack, and the sender records the ack
-// (`ackTexts`) in the commit that writes the agent conversation's next text. Both
-// databases are made by the real migrations, synchronous=FULL, WAL, on the same disk.
+// it (`insertText`, state `received`) before its ack, and the sender records the acks
+// (`ackTexts`) the way the engine does, then sends each agent conversation's next text as
+// a new piece, the way the benchmark's driver calls `sendAs`. Both databases are made by
+// the real migrations, synchronous=FULL, WAL, on the same disk.
 //
 // Parley ÷ this (`ratioStore`) is what the engine costs over its store; this ÷ wss is the
 // most any engine on this store could reach on this machine (issue 3's goal is measured
