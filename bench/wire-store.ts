@@ -10,13 +10,10 @@
 // Parley ÷ this (`ratioStore`) is what the engine costs over its store; this ÷ wss is the
 // most any engine on this store could reach on this machine (issue 3's goal is measured
 // against wss).
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import WebSocket, { WebSocketServer } from 'ws';
 import { GroupCommit } from '../main/engine/group-commit';
 import { loadOrCreateIdentity } from '../main/engine/identity';
@@ -24,6 +21,7 @@ import { openDatabase, type Db } from '../main/store/database';
 import { insertConnection } from '../main/store/queries/connections';
 import { insertRole } from '../main/store/queries/roles';
 import { ackTexts, insertText, insertThread } from '../main/store/queries/threads';
+import { runProcessPair } from './process-pair';
 
 export interface StoreStats {
   threads: number;
@@ -206,37 +204,17 @@ export async function storeSender(dir: string, port: number, threads: number, du
   process.stdout.write(JSON.stringify(result));
 }
 
-/** Runs the store-only receiver and sender as two processes (`script` in those modes); resolves with the sender's figures. */
-export async function measureStoreBaseline(script: string, threads: number, durationMs: number): Promise<StoreStats> {
-  const scratch = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-store-'));
-  const receiverDir = path.join(scratch, 'receiver');
-  const receiver = spawn(process.execPath, [script, 'store-baseline-receiver', receiverDir, String(threads)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  try {
-    const port = await new Promise<number>((resolve, reject) => {
-      readline.createInterface({ input: receiver.stdout }).once('line', (line) => resolve(Number(line)));
-      receiver.once('exit', (code) => reject(new Error(`the store baseline's receiver exited (${code})`)));
-    });
-    const sender = spawn(
-      process.execPath,
-      [
-        script,
-        'store-baseline-sender',
-        path.join(scratch, 'sender'),
-        String(port),
-        String(threads),
-        String(durationMs),
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let out = '';
-    sender.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    const code = await new Promise<number | null>((resolve) => sender.once('exit', resolve));
-    if (code !== 0) throw new Error(`the store baseline's sender failed (${code})`);
-    return JSON.parse(out) as StoreStats;
-  } finally {
-    receiver.kill('SIGKILL');
-    rmSync(scratch, { recursive: true, force: true });
-  }
+/** Runs the store-only receiver and sender as two processes; resolves with the sender's figures. */
+export function measureStoreBaseline(threads: number, durationMs: number): Promise<StoreStats> {
+  return runProcessPair<StoreStats>(
+    'store baseline',
+    (scratch) => ['store-baseline-receiver', path.join(scratch, 'receiver'), String(threads)],
+    (scratch, port) => [
+      'store-baseline-sender',
+      path.join(scratch, 'sender'),
+      String(port),
+      String(threads),
+      String(durationMs),
+    ],
+  );
 }

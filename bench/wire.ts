@@ -24,15 +24,14 @@
 // commit with no engine at all (bench/wire-store.ts): `ratioStore` (Parley ÷ it) is what the
 // engine costs, and its own ratio to wss (`storeRatio`) bounds what any engine on this
 // store could reach here.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import WebSocket, { WebSocketServer } from 'ws';
 import { loadOrCreateIdentity } from '../main/engine/identity';
 import { startWirePeer, type WirePeer } from '../main/testing/wire-peer';
+import { runProcessPair } from './process-pair';
 import { measureStoreBaseline } from './wire-store';
 
 export const WIRE_THREADS = [1, 100, 1000];
@@ -127,34 +126,14 @@ export async function measureWire(
 
 // ── raw ws baseline ───────────────────────────────────────────────────────────
 
-/** The baseline's two processes are this same script (dist/bench/run.js) in another mode. */
-const benchScript = () => process.argv[1]!;
-
 /** Runs the baseline server and client as two processes; resolves with the client's figures. */
-export async function measureBaseline(threads: number, tls: boolean, durationMs = BASELINE_MS): Promise<BaselineStats> {
-  const scratch = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-ws-'));
-  const server = spawn(process.execPath, [benchScript(), 'ws-baseline-server', scratch, tls ? 'tls' : 'plain'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  try {
-    const port = await new Promise<number>((resolve, reject) => {
-      readline.createInterface({ input: server.stdout }).once('line', (line) => resolve(Number(line)));
-      server.once('exit', (code) => reject(new Error(`the baseline server exited (${code})`)));
-    });
-    const client = spawn(
-      process.execPath,
-      [benchScript(), 'ws-baseline-client', String(port), tls ? 'tls' : 'plain', String(threads), String(durationMs)],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let out = '';
-    client.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    const code = await new Promise<number | null>((resolve) => client.once('exit', resolve));
-    if (code !== 0) throw new Error(`the baseline client failed (${code})`);
-    return JSON.parse(out) as BaselineStats;
-  } finally {
-    server.kill('SIGKILL');
-    rmSync(scratch, { recursive: true, force: true });
-  }
+export function measureBaseline(threads: number, tls: boolean, durationMs = BASELINE_MS): Promise<BaselineStats> {
+  const mode = tls ? 'tls' : 'plain';
+  return runProcessPair<BaselineStats>(
+    'baseline',
+    (scratch) => ['ws-baseline-server', scratch, mode],
+    (_scratch, port) => ['ws-baseline-client', String(port), mode, String(threads), String(durationMs)],
+  );
 }
 
 /** A text frame like Parley's: the same JSON shape and sizes. */
@@ -291,7 +270,7 @@ export async function wireBench(
       if (parley.failed > 0 || Object.keys(parley.errors).length > 0)
         throw new Error(`wire ${threads}: ${parley.failed} failed, errors ${JSON.stringify(parley.errors)}`);
       const plain = await measureBaseline(threads, false);
-      const store = await measureStoreBaseline(benchScript(), threads, BASELINE_MS);
+      const store = await measureStoreBaseline(threads, BASELINE_MS);
       const tlsAfter = await measureBaseline(threads, true);
       const tls = meanOf(tlsBefore, tlsAfter);
       progress(
