@@ -243,7 +243,12 @@ export const errorCodes = [
   'not_found',
   'conflict',
   'paused',
+  'revoked',
   'queue_full',
+  'budget',
+  'closed',
+  'not_exposed',
+  'disk_full',
   'unavailable',
   'internal',
 ] as const;

@@ -20,6 +20,11 @@ const rpcCodes: Record<ErrorCode, number> = {
   paused: -32010,
   queue_full: -32011,
   unavailable: -32013,
+  revoked: -32014,
+  budget: -32015,
+  closed: -32016,
+  not_exposed: -32017,
+  disk_full: -32018,
   internal: -32603,
 };
 
