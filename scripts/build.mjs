@@ -1,6 +1,11 @@
 // Bundles the Node-side entry points with esbuild. Dependencies stay external (they
 // load from node_modules); our own code becomes one file per entry so the agent-facing
 // `parley` CLI and the scripted agent start as fast as a bare `node` script.
+//
+// Two builds, so that what ships never carries test code: the app's entries share
+// dist/chunks/, while the benchmarks, the demo and the test helpers (dist/testing/:
+// the wire peer driver and the stand-in `electron` module) share chunks of their own
+// under dist/testing/chunks/. electron-builder.yml leaves those out.
 import { build } from 'esbuild';
 import { chmodSync } from 'node:fs';
 
@@ -21,17 +26,26 @@ await Promise.all([
       cli: 'main/cli.ts',
       'scripted-agent': 'main/agents/scripted-agent.ts',
       'openai-worker': 'main/agents/openai-worker.ts',
-      'bench/run': 'bench/run.ts',
-      'bench/ui': 'bench/ui.ts',
-      demo: 'scripts/demo.ts',
-      // The wire peer driver: the wire benchmark's two installations, and fault tests'.
-      'testing/wire-peer': 'main/testing/wire-peer.ts',
       'electron/main': 'main/app/electron-main.ts',
     },
     outdir: 'dist',
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
     external: ['electron'],
+  }),
+  build({
+    ...common,
+    format: 'esm',
+    entryPoints: {
+      'bench/run': 'bench/run.ts',
+      'bench/ui': 'bench/ui.ts',
+      demo: 'scripts/demo.ts',
+      // The wire peer driver: the wire benchmark's two installations, and fault tests'.
+      'testing/wire-peer': 'main/testing/wire-peer.ts',
+    },
+    outdir: 'dist',
+    splitting: true,
+    chunkNames: 'testing/chunks/[name]-[hash]',
   }),
   // A sandboxed preload must be CommonJS.
   build({

@@ -1,0 +1,150 @@
+// The packaging configuration, checked the way electron-builder itself checks it:
+// `npm run dist` cannot run here (it downloads Electron), so this loads
+// electron-builder.yml with app-builder-lib's own loader, validates it against
+// electron-builder's JSON schema, and runs its own file matcher over the built tree to
+// see exactly which files an installer would carry.
+import { readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const require = createRequire(import.meta.url);
+
+type Config = Record<string, unknown> & {
+  files?: unknown;
+  electronFuses?: Record<string, boolean>;
+  linux?: Record<string, unknown>;
+  mac?: Record<string, unknown>;
+  win?: Record<string, unknown>;
+};
+interface FileMatcher {
+  createFilter(): (file: string, stat: Stats) => boolean;
+}
+const builderConfig = require('app-builder-lib/out/util/config/config.js') as {
+  getConfig(projectDir: string, configPath: string | null, configFromOptions: unknown): Promise<Config>;
+  validateConfiguration(config: Config, debugLogger: { isEnabled: boolean; add(): void }): Promise<void>;
+};
+const fileMatcher = require('app-builder-lib/out/fileMatcher.js') as {
+  getFileMatchers(
+    config: Config,
+    name: 'files',
+    defaultDestination: string,
+    options: {
+      macroExpander: (pattern: string) => string;
+      customBuildOptions: Record<string, unknown>;
+      globalOutDir: string;
+      defaultSrc: string;
+    },
+  ): FileMatcher[] | null;
+};
+const quietLogger = { isEnabled: false, add: () => undefined };
+
+let config: Config;
+
+beforeAll(async () => {
+  statSync(path.join(root, 'dist', 'electron', 'main.js'), { throwIfNoEntry: false }) ??
+    (() => {
+      throw new Error('The app is not built: run `npm run build` first (`npm test` does).');
+    })();
+  config = await builderConfig.getConfig(root, null, null);
+});
+
+/** Every file under the project (node_modules aside: electron-builder copies production dependencies itself) that the platform's `files` let through. */
+function packagedFiles(platform: 'linux' | 'mac' | 'win'): string[] {
+  const matchers = fileMatcher.getFileMatchers(config, 'files', '/app', {
+    macroExpander: (pattern) => pattern.replaceAll('${os}', platform).replaceAll('${arch}', 'x64'),
+    customBuildOptions: config[platform] ?? {},
+    globalOutDir: path.join(root, 'release'),
+    defaultSrc: root,
+  });
+  if (!matchers) throw new Error('electron-builder.yml lists no files');
+  const filters = matchers.map((matcher) => matcher.createFilter());
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      if (dir === root && (name === 'node_modules' || name === '.git')) continue;
+      const full = path.join(dir, name);
+      const stat = statSync(full);
+      // electron-builder's walker does not descend into a folder its filter refuses.
+      if (!filters.some((filter) => filter(full, stat))) continue;
+      if (stat.isDirectory()) walk(full);
+      else found.push(path.relative(root, full).split(path.sep).join('/'));
+    }
+  };
+  walk(root);
+  return found.sort();
+}
+
+describe('electron-builder.yml', () => {
+  it('passes electron-builder’s own schema check, which does refuse a misspelt option', async () => {
+    await expect(builderConfig.validateConfiguration(config, quietLogger)).resolves.toBeUndefined();
+    await expect(
+      builderConfig.validateConfiguration({ ...config, electronFuses: { runAsNod: true } }, quietLogger),
+    ).rejects.toThrow(/does not match the API schema/);
+  });
+
+  it('builds AppImage and deb on Linux, dmg on macOS and nsis on Windows, through `npm run dist`', () => {
+    expect(config.linux?.target).toEqual(['AppImage', 'deb']);
+    expect(config.mac?.target).toBe('dmg');
+    expect(config.win?.target).toBe('nsis');
+    const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(pkg.scripts.dist).toMatch(/npm run build && .*electron-builder/);
+  });
+
+  it('flips the fuses: no NODE_OPTIONS, no --inspect, no file:// extras; asar only and checked; cookies encrypted', () => {
+    expect(config.electronFuses).toEqual({
+      // The `parley` CLI that agents run is the app's own binary as Node (see the comment in the file).
+      runAsNode: true,
+      enableCookieEncryption: true,
+      enableNodeOptionsEnvironmentVariable: false,
+      enableNodeCliInspectArguments: false,
+      enableEmbeddedAsarIntegrityValidation: true,
+      onlyLoadAppFromAsar: true,
+      grantFileProtocolExtraPrivileges: false,
+    });
+  });
+
+  for (const platform of ['linux', 'mac', 'win'] as const) {
+    it(`packs the app for ${platform} and leaves test helpers, benchmarks and source maps out`, () => {
+      const files = packagedFiles(platform);
+      for (const needed of [
+        'package.json',
+        'bin/parley.js',
+        'dist/electron/main.js',
+        'dist/electron/preload.cjs',
+        'dist/renderer/index.html',
+        'dist/cli.js',
+        'dist/scripted-agent.js',
+        'dist/openai-worker.js',
+      ])
+        expect(files).toContain(needed);
+      expect(files.some((file) => file.startsWith('dist/chunks/'))).toBe(true);
+      const unwanted = files.filter(
+        (file) =>
+          /^dist\/(testing|bench)\//.test(file) ||
+          file === 'dist/demo.js' ||
+          file.endsWith('.map') ||
+          !/^(package\.json$|bin\/|dist\/)/.test(file),
+      );
+      expect(unwanted).toEqual([]);
+    });
+  }
+
+  it('ships no code from main/testing, the tests, the benchmarks or the scripts inside the bundles it packs', () => {
+    const leaks: string[] = [];
+    for (const file of packagedFiles('linux').filter((f) => f.endsWith('.js') || f.endsWith('.cjs'))) {
+      const map = statSync(path.join(root, `${file}.map`), { throwIfNoEntry: false });
+      if (!map) continue;
+      const { sources } = JSON.parse(readFileSync(path.join(root, `${file}.map`), 'utf8')) as { sources: string[] };
+      for (const source of sources) {
+        const fromRoot = path.relative(root, path.resolve(path.dirname(path.join(root, file)), source));
+        if (/^(main[\\/]testing|e2e|bench|scripts)[\\/]/.test(fromRoot)) leaks.push(`${file} ← ${fromRoot}`);
+      }
+    }
+    expect(leaks).toEqual([]);
+  });
+});
