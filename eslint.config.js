@@ -7,7 +7,9 @@
 //             packages at run time) and electron;
 //   main/     never imports renderer/ or preload/;
 //   electron  is imported only in main/app/ and preload/preload.ts; only
-//             main/app/ipc.ts touches ipcMain and only preload/preload.ts ipcRenderer.
+//             main/app/ipc.ts touches ipcMain and only preload/preload.ts ipcRenderer
+//             (the stand-in electron module in main/testing/electron/ defines ipcMain
+//             and imports no electron).
 // e2e/lint-boundaries.test.ts proves these rules fire.
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
@@ -165,6 +167,12 @@ export default defineConfig(
     // The wrappers' own tests stand in for electron, so they name the same exports.
     files: ['main/app/ipc.ts', 'main/app/ipc.test.ts'],
     rules: electronRules({ electron: 'allowed', bannedNames: ['ipcRenderer'] }),
+  },
+  {
+    // The stand-in `electron` module the desktop main process is tested on: it is the
+    // module, so it defines ipcMain, but it never imports the real electron.
+    files: ['main/testing/electron/**/*.ts'],
+    rules: electronRules({ electron: 'banned', bannedNames: ['ipcRenderer'] }),
   },
   {
     files: ['preload/**/*.ts'],

@@ -3,7 +3,7 @@
 // electron-builder.yml with app-builder-lib's own loader, validates it against
 // electron-builder's JSON schema, and runs its own file matcher over the built tree to
 // see exactly which files an installer would carry.
-import { readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,10 +44,8 @@ const quietLogger = { isEnabled: false, add: () => undefined };
 let config: Config;
 
 beforeAll(async () => {
-  statSync(path.join(root, 'dist', 'electron', 'main.js'), { throwIfNoEntry: false }) ??
-    (() => {
-      throw new Error('The app is not built: run `npm run build` first (`npm test` does).');
-    })();
+  if (!existsSync(path.join(root, 'dist', 'electron', 'main.js')))
+    throw new Error('The app is not built: run `npm run build` first (`npm test` does).');
   config = await builderConfig.getConfig(root, null, null);
 });
 
@@ -137,8 +135,7 @@ describe('electron-builder.yml', () => {
   it('ships no code from main/testing, the tests, the benchmarks or the scripts inside the bundles it packs', () => {
     const leaks: string[] = [];
     for (const file of packagedFiles('linux').filter((f) => f.endsWith('.js') || f.endsWith('.cjs'))) {
-      const map = statSync(path.join(root, `${file}.map`), { throwIfNoEntry: false });
-      if (!map) continue;
+      if (!existsSync(path.join(root, `${file}.map`))) continue;
       const { sources } = JSON.parse(readFileSync(path.join(root, `${file}.map`), 'utf8')) as { sources: string[] };
       for (const source of sources) {
         const fromRoot = path.relative(root, path.resolve(path.dirname(path.join(root, file)), source));

@@ -106,6 +106,21 @@ describe('Electron and IPC fences', () => {
     expect(ipc).toEqual([]);
   });
 
+  it('lets the stand-in electron module define ipcMain, but not import the real electron', async () => {
+    const standIn = await boundaryErrors(
+      'main/testing/electron/ipc-main.ts',
+      'class IpcMain {}\nexport const ipcMain = new IpcMain();\n',
+    );
+    expect(standIn).toEqual([]);
+    const real = await boundaryErrors(
+      'main/testing/electron/app.ts',
+      "import { app } from 'electron';\nexport const x = app;\n",
+    );
+    expect(real.join('\n')).toMatch(/talk to Electron/);
+    const elsewhere = await boundaryErrors('main/testing/other.ts', 'export const ipcMain = {};\n');
+    expect(elsewhere.join('\n')).toMatch(/Only main\/app\/ipc\.ts may use ipcMain/);
+  });
+
   it('keeps ipcRenderer in preload/preload.ts', async () => {
     const preload = await boundaryErrors(
       'preload/preload.ts',

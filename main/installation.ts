@@ -1,6 +1,9 @@
-// The composition root of one Parley installation: its data folder, database,
-// identity, runs, role API and app API. The Electron shell and `parley serve` both
-// open one of these; tests open several side by side.
+// The composition root of one Parley installation — the one function the desktop app
+// and `parley serve` both start it with: its data folder, database, identity, runs,
+// role API, the engine with its peer listener, notices and the app API. What differs
+// between the two is only how they are shown (a window over IPC, a page over HTTP) and
+// where the peer settings come from (remembered in the database, or serve's flags).
+// Tests open several side by side.
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -15,6 +18,8 @@ import { ConnectionEngine } from './engine/engine';
 import { loadOrCreateIdentity, type Identity } from './engine/identity';
 import { EventHub } from './events';
 import { log } from './log';
+import { PeerNetwork, type PeerConfig } from './network/peer-network';
+import { AnswerNotices } from './notices';
 import { distPaths } from './paths';
 import { RoleApiServer } from './role-api/server';
 import { agentEnvironment, RunManager } from './runs/run-manager';
@@ -31,7 +36,12 @@ export interface InstallationOptions {
   maxConcurrentTurns?: number;
   defaultTurnTimeoutSec?: number;
   stopGraceMs?: number;
-  /** Where peers dial us; the engine does not listen when peerPort is undefined. */
+  /**
+   * How it listens for peers: settings remembered in the database (the desktop app),
+   * fixed ones (serve's flags), or not at all. Shorthand: peerHost/peerPort are fixed
+   * settings; with neither, it does not listen.
+   */
+  peers?: PeerConfig;
   peerHost?: string;
   peerPort?: number;
   textBudgetPerHour?: number;
@@ -60,7 +70,9 @@ export interface Installation {
   readonly roleApi: RoleApiServer;
   readonly roleApiSocket: string;
   readonly engine: ConnectionEngine;
-  /** host:port peers dial, or null when not listening. */
+  /** Where peers reach it: the listener, what invitations carry, whether it works. */
+  readonly network: PeerNetwork;
+  /** host:port peers dial (what invitations carry), or null when it cannot be invited. */
   readonly peerAddress: string | null;
   /** Set on the first run when the default role was made: which agent it uses and how to change it. */
   readonly firstRun: FirstRunNote | null;
@@ -94,6 +106,12 @@ function writeLauncher(binDir: string): void {
   const script = `#!/bin/sh\nELECTRON_RUN_AS_NODE=1 exec ${quote(process.execPath)} ${quote(distPaths.cli)} "$@"\n`;
   writeFileSync(path.join(binDir, 'parley'), script, { mode: 0o755 });
   chmodSync(path.join(binDir, 'parley'), 0o755);
+}
+
+function peerConfig(options: InstallationOptions): PeerConfig {
+  if (options.peers) return options.peers;
+  if (options.peerPort === undefined) return { kind: 'none' };
+  return { kind: 'fixed', listenHost: options.peerHost ?? '127.0.0.1', port: options.peerPort };
 }
 
 export async function openInstallation(options: InstallationOptions): Promise<Installation> {
@@ -146,11 +164,25 @@ export async function openInstallation(options: InstallationOptions): Promise<In
     runs.setThreadHooks({ describe: (run) => engine.describeThread(run), changed: (id) => engine.threadChanged(id) });
     const roleApi = new RoleApiServer({ db, runs, events, socketPath: roleApiSocket, peers: engine });
     await roleApi.listen();
-    const peerAddress =
-      options.peerPort === undefined ? null : await engine.listen(options.peerHost ?? '127.0.0.1', options.peerPort);
+    const network = new PeerNetwork({ db, engine, identity, events, config: peerConfig(options) });
+    try {
+      await network.start();
+    } catch (error) {
+      await engine.close();
+      await roleApi.close();
+      throw error;
+    }
+    const notices = new AnswerNotices(db, events);
     await runs.start();
     engine.start();
-    const services: ApiServices = { db, events, runs, engine, installation: { id: identity.fingerprint, name } };
+    const services: ApiServices = {
+      db,
+      events,
+      runs,
+      engine,
+      network,
+      installation: { id: identity.fingerprint, name },
+    };
     let closed = false;
     return {
       dataDir,
@@ -163,7 +195,10 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       roleApi,
       roleApiSocket,
       engine,
-      peerAddress,
+      network,
+      get peerAddress() {
+        return network.invitationAddress;
+      },
       firstRun,
       call: (session, method, params) => dispatch(services, session, method, params),
       subscribe: (person, listener) => events.subscribe(person, listener),
@@ -180,6 +215,8 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       async close() {
         if (closed) return;
         closed = true;
+        notices.close();
+        await network.close();
         await engine.close();
         await runs.close();
         await roleApi.close();

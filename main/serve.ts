@@ -94,8 +94,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const installation = await openInstallation({
     dataDir: options.data,
     name: options.name,
-    peerHost: options.host,
-    peerPort: options['peer-port'],
+    // The flags decide; Settings shows them and cannot change them (docs/architecture.md).
+    peers: { kind: 'fixed', listenHost: options.host, port: options['peer-port'] },
   });
   const server = http.createServer(serveStatic);
   attachApiSocket(server, installation);

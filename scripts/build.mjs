@@ -42,6 +42,10 @@ await Promise.all([
       demo: 'scripts/demo.ts',
       // The wire peer driver: the wire benchmark's two installations, and fault tests'.
       'testing/wire-peer': 'main/testing/wire-peer.ts',
+      // The stand-in `electron` module the desktop main process runs on under plain Node.
+      'testing/electron/index': 'main/testing/electron/index.ts',
+      'testing/electron/hooks': 'main/testing/electron/hooks.ts',
+      'testing/electron/register': 'main/testing/electron/register.ts',
     },
     outdir: 'dist',
     splitting: true,

@@ -73,7 +73,34 @@ export interface Invitation {
   code: string;
   /** The same as a parley:// link. */
   link: string;
+  /** The address (host:port) the invitation tells the peer to dial. */
+  address: string;
   expiresAt: string;
+}
+
+/** Where peers reach this installation, and whether they can. */
+export interface PeerNetworkStatus {
+  /**
+   * Who sets it: `settings` — an owner, here (the desktop app; remembered in the
+   * database); `command line` — `parley serve`'s flags; `none` — it does not listen.
+   */
+  configuredBy: 'settings' | 'command line' | 'none';
+  /** The interface it listens on: 127.0.0.1 (this computer only), 0.0.0.0 or :: (every network), or one address. */
+  listenHost: string;
+  /** The port asked for; the desktop app remembers the one it picked. */
+  port: number;
+  /** The address set for invitations (`HOST` or `HOST:PORT`), or null: the listen address and port. */
+  advertise: string | null;
+  /** host:port the listener is bound to, or null when it is not listening. */
+  listening: string | null;
+  /** What invitations carry and peers dial, or null when no invitation can be made. */
+  invitationAddress: string | null;
+  /** True when only programs on this computer can dial the invitation address (a loopback address). */
+  thisComputerOnly: boolean;
+  /** Why peers cannot reach this installation, in a sentence; null when nothing is known to be wrong. */
+  problem: string | null;
+  /** The last check that dialled the invitation address from here, or null before the first. */
+  check: { address: string; reachable: boolean; message: string; at: string } | null;
 }
 export interface StopResult {
   /** False when there was nothing to stop. */
@@ -223,6 +250,26 @@ export const methods = {
     z.strictObject({ id, limit: z.number().int().min(1).max(100_000) }),
     'Set the queue limit',
   ),
+
+  /** Where peers reach this installation: the listen address and port, what invitations carry, and whether it works. */
+  'network.get': method<PeerNetworkStatus>()(none, 'Get the peer address'),
+  /**
+   * Owner, desktop app: change where peers reach this installation. It listens on the
+   * new address before anything is saved; a port that cannot be had is refused and the
+   * old one kept. Peers that can be dialled learn the new address at once.
+   */
+  'network.update': method<PeerNetworkStatus>()(
+    z
+      .strictObject({
+        listenHost: z.string().trim().min(1).max(100).optional(),
+        port: z.number().int().min(0).max(65535).optional(),
+        advertise: z.string().trim().min(1).max(300).nullable().optional(),
+      })
+      .refine((p) => Object.keys(p).length > 0, 'give listenHost, port or advertise'),
+    'Change the peer address',
+  ),
+  /** Owner: dial the invitation address from here now, and say whether this installation answered. */
+  'network.check': method<PeerNetworkStatus>()(none, 'Check the peer address'),
 } as const;
 
 export type Methods = typeof methods;
@@ -276,7 +323,16 @@ export interface InvitationLinkEvent {
   link: string;
 }
 
-export type ChangedKind = 'person' | 'role' | 'conversation' | 'task' | 'run' | 'thread' | 'connection';
+export type ChangedKind =
+  | 'person'
+  | 'role'
+  | 'conversation'
+  | 'task'
+  | 'run'
+  | 'thread'
+  | 'connection'
+  /** Where peers reach this installation (network.get); the id is always 0. */
+  | 'network';
 
 /** Pushed to signed-in clients; they refetch what they show. */
 export interface ChangedEvent {
@@ -284,7 +340,28 @@ export interface ChangedEvent {
   kind: ChangedKind;
   id: number;
 }
-export type AppEvent = ChangedEvent | InvitationLinkEvent;
+/**
+ * Something a person wants to hear about while looking elsewhere: a role answered in
+ * their conversation. The desktop app shows it as a system notification.
+ */
+export interface Notice {
+  kind: 'answer';
+  conversationId: number;
+  title: string;
+  body: string;
+}
+export interface NoticeEvent {
+  type: 'notice';
+  notice: Notice;
+}
+
+/** The desktop menu asks the page to show a view (Settings…). */
+export interface ShowEvent {
+  type: 'show';
+  view: 'settings';
+}
+
+export type AppEvent = ChangedEvent | InvitationLinkEvent | NoticeEvent | ShowEvent;
 
 /** What the preload exposes as `window.parley`, and what the browser client implements. */
 export interface ParleyBridge {

@@ -15,6 +15,7 @@ import {
 import type { ContextRef, Conversation, Person, Task } from '../../shared/domain';
 import type { ConnectionEngine } from '../engine/engine';
 import type { EventHub } from '../events';
+import type { PeerNetwork } from '../network/peer-network';
 import { keepStoredKey, publicRole } from '../agents/secrets';
 import { RoleApiError, type RoleApiErrorCode } from '../role-api/protocol';
 import { getConnectionRow, listConnectionRows } from '../store/queries/connections';
@@ -77,6 +78,7 @@ import {
 } from '../store/queries/tasks';
 import { hashToken, newToken } from '../tokens';
 import { requireOwnConversation, requireOwner, requireTask, requireTaskManager } from './authorize';
+import { networkHandlers, requireInvitable } from './network-handlers';
 import type { ApiSession } from './session';
 
 export interface ApiServices {
@@ -84,17 +86,21 @@ export interface ApiServices {
   events: EventHub;
   runs: RunManager;
   engine: ConnectionEngine;
+  network: PeerNetwork;
   installation: { id: string; name: string };
 }
 
-interface Call {
+export interface Call {
   services: ApiServices;
   session: ApiSession;
   person: Person;
 }
 
-type Handler<M extends MethodName> = (call: Call, params: ParsedParamsOf<M>) => ResultOf<M> | Promise<ResultOf<M>>;
-type HandlerTable = { [M in Exclude<MethodName, 'session.signIn'>]: Handler<M> };
+export type Handler<M extends MethodName> = (
+  call: Call,
+  params: ParsedParamsOf<M>,
+) => ResultOf<M> | Promise<ResultOf<M>>;
+export type HandlerTable = { [M in Exclude<MethodName, 'session.signIn'>]: Handler<M> };
 
 const conversationView = (services: ApiServices, row: ConversationRow): Conversation =>
   toConversation(
@@ -368,6 +374,7 @@ const handlers: HandlerTable = {
   'connections.list': ({ services }) => listConnectionRows(services.db).map((row) => services.engine.summary(row)),
   'connections.invite': ({ services, person }, { roles, expiresInMinutes }) => {
     requireOwner(person, 'invite peers');
+    requireInvitable(services.network);
     return engineCall(() => services.engine.invite(person.id, roles ?? [], expiresInMinutes));
   },
   'connections.accept': async ({ services, person }, { code, roles }) => {
@@ -400,6 +407,8 @@ const handlers: HandlerTable = {
     engineCall(() => services.engine.setQueueLimit(id, limit));
     return connectionView(services, id);
   },
+
+  ...networkHandlers,
 };
 
 function connectionView(services: ApiServices, id: number) {

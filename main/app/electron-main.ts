@@ -1,6 +1,8 @@
-// The Electron entry. It stays thin: one instance per data folder, open the
-// installation (engine + store, main/installation.ts), show one window and wire it to
-// the installation over IPC. Everything else lives outside main/app/.
+// The Electron entry. It stays thin: one instance per data folder, the installation
+// opened through the same composition as `parley serve` (main/installation.ts, with the
+// peer settings remembered in its database), one window wired to it over IPC, and what
+// only a desktop app has: the app:// page protocol, the menu, system notifications,
+// the badge and parley:// links.
 //
 // Options (mostly for tests and running two installations side by side):
 //   --data=DIR   data folder instead of the platform's user-data folder (or PARLEY_DATA)
@@ -10,11 +12,17 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { openInstallation, type Installation } from '../installation';
 import { log } from '../log';
-import { wireIpc } from './ipc';
+import { showCount } from './badge';
+import { sendToRenderer, wireIpc } from './ipc';
 import { InvitationLinks } from './links';
 import { installMenu } from './menu';
-import { notifyAnswers } from './notifications';
-import { createMainWindow, hardenSession, rendererUrl, type WindowPaths } from './window';
+import { showNotices } from './notifications';
+import { PAGE_URL } from './page-protocol';
+import { UnseenAnswers } from './unread-count';
+import { createMainWindow, hardenSession, registerPageScheme, titleWithCount, type WindowPaths } from './window';
+
+// Before ready, as Electron requires.
+registerPageScheme();
 
 const dataOverride = app.commandLine.getSwitchValue('data') || process.env.PARLEY_DATA || '';
 if (dataOverride) app.setPath('userData', path.resolve(dataOverride));
@@ -22,7 +30,7 @@ const name = app.commandLine.getSwitchValue('name') || process.env.PARLEY_NAME |
 
 // The app's root is where package.json sits (the repo, or app.asar when packaged).
 const paths: WindowPaths = {
-  indexHtml: path.join(app.getAppPath(), 'dist', 'renderer', 'index.html'),
+  rendererDir: path.join(app.getAppPath(), 'dist', 'renderer'),
   preload: path.join(app.getAppPath(), 'dist', 'electron', 'preload.cjs'),
 };
 
@@ -44,30 +52,35 @@ function electronSqlite(): string | undefined {
 let installation: Installation | null = null;
 let win: BrowserWindow | null = null;
 let unwire: (() => void) | null = null;
+let unseen: UnseenAnswers | null = null;
+const stops: Array<() => void> = [];
 let closing = false;
 /** A parley:// link that arrived before the installation was open. */
 let pendingLink: string | null = null;
 /** Invitation links waiting for the window's page to offer them in the accept dialog. */
 const links = new InvitationLinks();
 
-function showWindow(): void {
-  if (!installation) return;
+function showWindow(): BrowserWindow | null {
+  if (!installation) return null;
   if (win && !win.isDestroyed()) {
     if (win.isMinimized()) win.restore();
     win.focus();
-    return;
+    return win;
   }
   const current = createMainWindow(paths);
   win = current;
+  current.setTitle(titleWithCount(unseen?.count ?? 0));
   links.attach(current);
-  unwire = wireIpc(installation, current, rendererUrl(paths), {
+  unwire = wireIpc(installation, current, PAGE_URL, {
     onRendererListening: () => links.rendererListening(),
   });
+  current.on('focus', () => unseen?.seen());
   current.on('closed', () => {
     unwire?.();
     unwire = null;
     if (win === current) win = null;
   });
+  return current;
 }
 
 /** parley:// links (invitations) arrive here; the window offers them in its accept dialog. */
@@ -80,12 +93,23 @@ function handleLink(link: string): void {
   showWindow();
 }
 
+function openSettings(): void {
+  const current = showWindow();
+  if (current) sendToRenderer(current, { type: 'show', view: 'settings' });
+}
+
 async function start(): Promise<void> {
   await app.whenReady();
-  hardenSession(session.defaultSession);
-  installMenu();
+  if (process.platform === 'win32') app.setAppUserModelId('app.parley.desktop');
+  hardenSession(session.defaultSession, paths);
+  installMenu({ openSettings });
   try {
-    installation = await openInstallation({ dataDir: app.getPath('userData'), name, nativeBinding: electronSqlite() });
+    installation = await openInstallation({
+      dataDir: app.getPath('userData'),
+      name,
+      nativeBinding: electronSqlite(),
+      peers: { kind: 'remembered' },
+    });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     log.error('could not open the installation', { dataDir: app.getPath('userData'), error: message });
@@ -93,8 +117,17 @@ async function start(): Promise<void> {
     app.exit(1);
     return;
   }
-  log.info('installation open', { dataDir: installation.dataDir, name: installation.name });
-  notifyAnswers(installation, () => win);
+  log.info('installation open', {
+    dataDir: installation.dataDir,
+    name: installation.name,
+    peers: installation.network.status().listening,
+  });
+  const front = () => Boolean(win && !win.isDestroyed() && win.isFocused());
+  unseen = new UnseenAnswers(installation, installation.owner(), front);
+  stops.push(
+    showNotices(installation, () => win),
+    showCount(unseen, () => win),
+  );
   showWindow();
   const link = pendingLink ?? process.argv.find((arg) => arg.startsWith('parley://'));
   pendingLink = null;
@@ -129,6 +162,8 @@ if (!app.requestSingleInstanceLock()) {
     event.preventDefault();
     closing = true;
     const current = installation;
+    for (const stop of stops.splice(0)) stop();
+    unseen?.close();
     current
       .close()
       .catch((error: unknown) => log.error('closing the installation failed', { error: String(error) }))

@@ -31,7 +31,7 @@ vi.mock('electron', () => ({
 
 const { wireIpc, INVOKE_CHANNEL, EVENT_CHANNEL, LISTENING_CHANNEL } = await import('./ipc');
 
-const pageUrl = 'file:///opt/parley/dist/renderer/index.html';
+const pageUrl = 'app://parley/index.html';
 const owner: Person = { id: 1, name: 'owner', kind: 'owner', createdAt: '2025-01-01T00:00:00Z' };
 
 function setup() {
@@ -113,6 +113,11 @@ describe('wireIpc', () => {
     });
     await expect(invoke('roles.list', {}, null)).resolves.toMatchObject({ error: { code: 'forbidden' } });
     mainFrame.url = 'https://example.com/';
+    await expect(invoke('roles.list', {})).resolves.toMatchObject({ error: { code: 'forbidden' } });
+    // The same files from file:// or another app:// host are not our page either.
+    mainFrame.url = 'file:///opt/parley/dist/renderer/index.html';
+    await expect(invoke('roles.list', {})).resolves.toMatchObject({ error: { code: 'forbidden' } });
+    mainFrame.url = 'app://other/index.html';
     await expect(invoke('roles.list', {})).resolves.toMatchObject({ error: { code: 'forbidden' } });
     mainFrame.url = pageUrl;
     await expect(invoke(42, {})).resolves.toMatchObject({ error: { code: 'invalid' } });

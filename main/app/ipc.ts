@@ -6,7 +6,7 @@ import { ipcMain, type BrowserWindow, type IpcMainEvent, type IpcMainInvokeEvent
 import { ApiError, errorCodes, type AppEvent, type ErrorCode } from '../../shared/api-contract';
 import type { Installation } from '../installation';
 import { log } from '../log';
-import { isRendererUrl } from './window';
+import { isPageUrl } from './page-protocol';
 
 /** Keep in step with preload/preload.ts (which may not import from main/). */
 export const INVOKE_CHANNEL = 'parley:invoke';
@@ -33,12 +33,12 @@ function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && (errorCodes as readonly string[]).includes(value);
 }
 
-/** Only the main frame of our window, showing our own page, may call the API. */
+/** Only the main frame of our window, showing our own page (app://parley/index.html), may call the API. */
 function isTrustedSender(event: IpcMainInvokeEvent | IpcMainEvent, win: BrowserWindow, pageUrl: string): boolean {
   if (win.isDestroyed() || event.sender !== win.webContents) return false;
   const frame = event.senderFrame;
   if (!frame || frame !== win.webContents.mainFrame) return false;
-  return isRendererUrl(frame.url, pageUrl);
+  return isPageUrl(frame.url, pageUrl);
 }
 
 /** Wires the window to the installation; returns a function that unwires it. */

@@ -1,44 +1,24 @@
 // The one application window and the hardening around it: an isolated, sandboxed
-// renderer that can load only our own file:// page, cannot navigate or open windows,
-// and is granted no permission but writing to the clipboard.
-import { BrowserWindow, nativeTheme, shell, type Session } from 'electron';
-import { pathToFileURL } from 'node:url';
-
-/** What the packaged page may load: only its own files, no eval, no remote code. */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+// renderer that shows only our page from app://parley/ (./page-protocol.ts), cannot
+// navigate or open windows, and is granted no permission but writing to the clipboard.
+import { BrowserWindow, nativeTheme, protocol, shell, type Session } from 'electron';
+import { PAGE_SCHEME, PAGE_URL, pageHandler } from './page-protocol';
 
 export interface WindowPaths {
-  /** dist/renderer/index.html */
-  indexHtml: string;
+  /** dist/renderer/ */
+  rendererDir: string;
   /** dist/electron/preload.cjs */
   preload: string;
 }
 
-/** The renderer page's URL without fragment or query, to compare frames against. */
-export function rendererUrl(paths: WindowPaths): string {
-  return pathToFileURL(paths.indexHtml).href;
-}
-
-export function isRendererUrl(url: string, expected: string): boolean {
-  try {
-    const parsed = new URL(url);
-    parsed.hash = '';
-    parsed.search = '';
-    return parsed.protocol === 'file:' && parsed.href === expected;
-  } catch {
-    return false;
-  }
+/**
+ * app:// is a standard, secure scheme: the page has an origin of its own (so 'self' in
+ * its CSP means its own files) and counts as a secure context. Call before app is ready.
+ */
+export function registerPageScheme(): void {
+  protocol.registerSchemesAsPrivileged([
+    { scheme: PAGE_SCHEME, privileges: { standard: true, secure: true, codeCache: true } },
+  ]);
 }
 
 function openInBrowser(url: string): void {
@@ -53,20 +33,20 @@ function openInBrowser(url: string): void {
 /** The one permission the page gets: writing to the clipboard (the Copy buttons for codes and tokens). */
 const ALLOWED_PERMISSIONS = new Set(['clipboard-sanitized-write']);
 
-/** Session-wide protections; call once, before the first window. */
-export function hardenSession(session: Session): void {
+/** Session-wide protections and the page's protocol; call once, after ready and before the first window. */
+export function hardenSession(session: Session, paths: WindowPaths): void {
   session.setPermissionRequestHandler((_webContents, permission, callback) =>
     callback(ALLOWED_PERMISSIONS.has(permission)),
   );
   session.setPermissionCheckHandler((_webContents, permission) => ALLOWED_PERMISSIONS.has(permission));
-  session.webRequest.onHeadersReceived((details, callback) => {
-    callback({
-      responseHeaders: {
-        ...details.responseHeaders,
-        'Content-Security-Policy': [CONTENT_SECURITY_POLICY],
-      },
-    });
-  });
+  session.protocol.handle(PAGE_SCHEME, pageHandler(paths.rendererDir));
+}
+
+export const WINDOW_TITLE = 'Parley';
+
+/** The window's title with what waits unread, as messaging apps show it. */
+export function titleWithCount(count: number): string {
+  return count > 0 ? `${WINDOW_TITLE} (${count})` : WINDOW_TITLE;
 }
 
 export function createMainWindow(paths: WindowPaths): BrowserWindow {
@@ -75,7 +55,7 @@ export function createMainWindow(paths: WindowPaths): BrowserWindow {
     height: 800,
     minWidth: 720,
     minHeight: 480,
-    title: 'Parley',
+    title: WINDOW_TITLE,
     show: false,
     // The page's own background (renderer/styles.css), so no flash while it loads.
     backgroundColor: nativeTheme.shouldUseDarkColors ? '#101217' : '#f5f6f8',
@@ -104,8 +84,10 @@ export function createMainWindow(paths: WindowPaths): BrowserWindow {
     openInBrowser(url);
     return { action: 'deny' };
   });
+  // The title is ours (it carries the unread count), not the page's <title>.
+  win.on('page-title-updated', (event) => event.preventDefault());
 
   win.once('ready-to-show', () => win.show());
-  void win.loadFile(paths.indexHtml);
+  void win.loadURL(PAGE_URL);
   return win;
 }

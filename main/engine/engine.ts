@@ -128,6 +128,7 @@ export class ConnectionEngine implements PeerGateway {
   private readonly lastErrors = new Map<number, string>();
   private listener: PeerListener | null = null;
   private ourAddress: string | null = null;
+  private boundAddress: string | null = null;
   private closed = false;
   private readonly budget: number;
   private readonly backoff: { minMs: number; maxMs: number };
@@ -150,18 +151,47 @@ export class ConnectionEngine implements PeerGateway {
 
   // ---------------------------------------------------------------- lifecycle
 
-  /** Listens for peers on host:port (0 picks a free port); returns the address peers dial. */
+  /**
+   * Listens for peers on host:port (0 picks a free port); returns the bound host:port,
+   * which is also what invitations carry until setAddress says otherwise.
+   */
   async listen(host: string, port: number): Promise<string> {
+    if (this.listener) throw new Error('already listening for peers');
     this.listener = await listenForPeers(this.options.identity, host, port, (ws, peer, socket) =>
       this.accepted(ws, peer, socket),
     );
     const { port: bound } = this.listener.address;
     this.ourAddress = `${host.includes(':') ? `[${host}]` : host}:${bound}`;
+    this.boundAddress = this.ourAddress;
     return this.ourAddress;
+  }
+
+  /** host:port the listener is bound to, or null when not listening. */
+  get listening(): string | null {
+    return this.boundAddress;
+  }
+
+  /** Stops taking new peer connections; links already open are left to reconnectAll. */
+  async stopListening(): Promise<void> {
+    const listener = this.listener;
+    this.listener = null;
+    this.ourAddress = null;
+    this.boundAddress = null;
+    await listener?.close();
+  }
+
+  /** What invitations and hellos carry: the address peers dial (null: none, nobody can be invited). */
+  setAddress(address: string | null): void {
+    this.ourAddress = address;
   }
 
   get address(): string | null {
     return this.ourAddress;
+  }
+
+  /** Drops every open link; both sides dial again, and our hello tells each peer where we are now. */
+  reconnectAll(): void {
+    for (const link of this.links.values()) link.close(CloseCode.normal, 'the peer address changed');
   }
 
   /** Dials every connection that is not revoked. */
@@ -192,7 +222,7 @@ export class ConnectionEngine implements PeerGateway {
     createdBy: number,
     roles: string[],
     expiresInMinutes = 24 * 60,
-  ): { code: string; link: string; expiresAt: string } {
+  ): { code: string; link: string; address: string; expiresAt: string } {
     if (!this.ourAddress) throw new RoleApiError('unavailable', 'this installation is not listening for peers');
     for (const role of roles)
       if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
@@ -208,6 +238,7 @@ export class ConnectionEngine implements PeerGateway {
         secret,
         expires: expiresAt,
       }),
+      address: this.ourAddress,
       expiresAt,
     };
   }

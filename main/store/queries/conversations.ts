@@ -98,3 +98,19 @@ export function listMessages(
 export function conversationIdsForRole(db: Db, roleId: number): number[] {
   return all<{ id: number }>(db, 'SELECT id FROM conversations WHERE role_id = ?', roleId).map((row) => row.id);
 }
+
+/** The highest message id so far (0 when there is none): what notifications count from. */
+export function maxMessageId(db: Db): number {
+  return get<{ id: number | null }>(db, 'SELECT MAX(id) AS id FROM messages')?.id ?? 0;
+}
+
+/** A role's messages in a conversation after `afterId`, oldest first, at most `limit`. */
+export function roleMessagesAfter(db: Db, conversationId: number, afterId: number, limit = 20): Message[] {
+  return all<MessageRow>(
+    db,
+    `SELECT * FROM messages WHERE conversation_id = ? AND id > ? AND author_kind = 'role' ORDER BY id LIMIT ?`,
+    conversationId,
+    afterId,
+    limit,
+  ).map(toMessage);
+}

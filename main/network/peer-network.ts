@@ -1,0 +1,261 @@
+// Where peers reach this installation, kept in step with the engine's listener. The
+// desktop app's settings are its own (an owner changes them in Settings; the port it
+// picked on first start is remembered in the database); `parley serve` takes them from
+// its flags and does not change them at run time. Decisions are in ./peer-settings.ts.
+import type { PeerNetworkStatus } from '../../shared/api-contract';
+import type { ConnectionEngine } from '../engine/engine';
+import type { Identity } from '../engine/identity';
+import type { EventHub } from '../events';
+import { log } from '../log';
+import { transaction, type Db } from '../store/database';
+import { readSetting, writeSetting } from '../store/queries/settings';
+import {
+  DEFAULT_PEER_SETTINGS,
+  invitationAddress,
+  isLoopback,
+  isWildcard,
+  readStoredSettings,
+  settingsProblem,
+  splitAddress,
+  type PeerSettings,
+} from './peer-settings';
+import { checkReachable, type Reachability } from './reachability';
+
+/** How an installation gets its peer settings. */
+export type PeerConfig =
+  /** It does not listen (tests that need no peers). */
+  | { kind: 'none' }
+  /** Fixed for the process's life: `parley serve`'s flags, tests. A listener that cannot start fails the start. */
+  | { kind: 'fixed'; listenHost: string; port: number; advertise?: string | null }
+  /** The desktop app: remembered in the database, changed by an owner; a listener that cannot start is reported, not fatal. */
+  | { kind: 'remembered' };
+
+export type NetworkErrorCode = 'invalid' | 'in_use' | 'not_here' | 'denied' | 'fixed' | 'failed';
+
+export class NetworkError extends Error {
+  constructor(
+    readonly code: NetworkErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'NetworkError';
+  }
+}
+
+const SETTINGS_KEY = 'peer-network';
+
+/** A listen failure in words, with the code the app API maps. */
+function listenFailure(settings: PeerSettings, error: unknown): NetworkError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = settings.port === 0 ? settings.listenHost : `${settings.listenHost} port ${settings.port}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return new NetworkError('in_use', `port ${settings.port} is in use by another program; choose another port`);
+    case 'EADDRNOTAVAIL':
+      return new NetworkError('not_here', `${settings.listenHost} is not an address of this computer`);
+    case 'EACCES':
+    case 'EPERM':
+      return new NetworkError(
+        'denied',
+        `this system does not let Parley listen on ${where} (ports below 1024 need special rights)`,
+      );
+    default:
+      return new NetworkError('failed', `could not listen on ${where}: ${(error as Error).message}`);
+  }
+}
+
+export interface PeerNetworkOptions {
+  db: Db;
+  engine: ConnectionEngine;
+  identity: Identity;
+  events: EventHub;
+  config: PeerConfig;
+}
+
+export class PeerNetwork {
+  private settings: PeerSettings;
+  private boundPort: number | null = null;
+  /** Why the listener is not running, when it should be. */
+  private failure: string | null = null;
+  private lastCheck: Reachability | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly checks = new AbortController();
+  private closed = false;
+
+  constructor(private readonly options: PeerNetworkOptions) {
+    const { config } = options;
+    this.settings =
+      config.kind === 'fixed'
+        ? { listenHost: config.listenHost, port: config.port, advertise: config.advertise ?? null }
+        : config.kind === 'remembered'
+          ? (readStoredSettings(readSetting(options.db, SETTINGS_KEY)) ?? DEFAULT_PEER_SETTINGS)
+          : DEFAULT_PEER_SETTINGS;
+  }
+
+  /** Starts listening as configured. Fixed settings that cannot be had throw; remembered ones are reported. */
+  async start(): Promise<void> {
+    const { config } = this.options;
+    if (config.kind === 'none') return;
+    if (config.kind === 'fixed') {
+      const problem = settingsProblem(this.settings);
+      if (problem && problem.field !== 'advertise') throw new NetworkError('invalid', problem.message);
+      try {
+        await this.bind(this.settings);
+      } catch (error) {
+        throw listenFailure(this.settings, error);
+      }
+      return;
+    }
+    try {
+      await this.bind(this.settings);
+      // The first start picks a port; from then on it is this one, so invitations keep working.
+      if (this.settings.port === 0 || readSetting(this.options.db, SETTINGS_KEY) === undefined) {
+        this.settings = { ...this.settings, port: this.boundPort! };
+        this.save();
+      }
+    } catch (error) {
+      this.failure = listenFailure(this.settings, error).message;
+      log.warn('not listening for peers', { reason: this.failure });
+    }
+    this.checkInBackground();
+  }
+
+  get invitationAddress(): string | null {
+    return invitationAddress(this.settings, this.boundPort);
+  }
+
+  status(): PeerNetworkStatus {
+    const { config } = this.options;
+    const address = this.invitationAddress;
+    const check = this.lastCheck && this.lastCheck.address === address ? this.lastCheck : null;
+    const parts = address === null ? null : splitAddress(address);
+    return {
+      configuredBy: config.kind === 'remembered' ? 'settings' : config.kind === 'fixed' ? 'command line' : 'none',
+      listenHost: this.settings.listenHost,
+      port: this.settings.port,
+      advertise: this.settings.advertise,
+      listening: this.options.engine.listening,
+      invitationAddress: address,
+      thisComputerOnly: parts !== null && isLoopback(parts.host),
+      problem: this.problem(address, check),
+      check,
+    };
+  }
+
+  private problem(address: string | null, check: Reachability | null): string | null {
+    const { config } = this.options;
+    if (config.kind === 'none') return 'This installation does not listen for peers.';
+    if (this.failure) return `Peers cannot reach this installation: ${this.failure}.`;
+    if (address === null && isWildcard(this.settings.listenHost))
+      return config.kind === 'fixed'
+        ? `Listening on ${this.settings.listenHost} (every network) without an advertised address, so invitations cannot say where to dial: start parley serve with --advertise HOST:PORT.`
+        : `Listening on ${this.settings.listenHost} (every network) without an advertised address, so invitations cannot say where to dial.`;
+    if (check && !check.reachable) return check.message;
+    return null;
+  }
+
+  /** Changes the settings (the desktop app only): listens on the new address first, saves only what worked. */
+  update(changes: Partial<PeerSettings>): Promise<PeerNetworkStatus> {
+    return this.serially(async () => {
+      if (this.options.config.kind !== 'remembered')
+        throw new NetworkError(
+          'fixed',
+          this.options.config.kind === 'fixed'
+            ? 'this installation takes its peer address from the command line (parley serve --peer-host, --peer-port, --advertise): change it there and restart'
+            : 'this installation does not listen for peers',
+        );
+      const next: PeerSettings = { ...this.settings, ...changes };
+      const problem = settingsProblem(next);
+      if (problem) throw new NetworkError('invalid', problem.message);
+      const before = this.invitationAddress;
+      const rebind =
+        this.boundPort === null ||
+        next.listenHost !== this.settings.listenHost ||
+        next.port === 0 ||
+        next.port !== this.boundPort;
+      if (rebind) await this.rebind(next);
+      this.settings = { ...next, port: this.boundPort ?? next.port };
+      this.failure = null;
+      this.save();
+      const after = this.invitationAddress;
+      this.options.engine.setAddress(after);
+      if (after !== before) this.options.engine.reconnectAll();
+      log.info('peer address changed', { listening: this.options.engine.listening, invitations: after });
+      this.changed();
+      this.checkInBackground();
+      return this.status();
+    });
+  }
+
+  /** Dials the invitation address now; the result is part of the status. */
+  check(): Promise<PeerNetworkStatus> {
+    return this.serially(async () => {
+      await this.runCheck();
+      return this.status();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.checks.abort();
+    await this.queue.catch(() => undefined);
+  }
+
+  private async bind(settings: PeerSettings): Promise<void> {
+    const bound = await this.options.engine.listen(settings.listenHost, settings.port);
+    this.boundPort = Number(bound.slice(bound.lastIndexOf(':') + 1));
+    this.options.engine.setAddress(invitationAddress(settings, this.boundPort));
+  }
+
+  /** Moves the listener; on failure the old one is back (when there was one) and the error says why. */
+  private async rebind(next: PeerSettings): Promise<void> {
+    const previous = this.boundPort === null ? null : { ...this.settings, port: this.boundPort };
+    await this.options.engine.stopListening();
+    this.boundPort = null;
+    try {
+      await this.bind(next);
+    } catch (error) {
+      if (previous) {
+        try {
+          await this.bind(previous);
+        } catch (again) {
+          this.failure = listenFailure(previous, again).message;
+          this.changed();
+        }
+      }
+      throw listenFailure(next, error);
+    }
+  }
+
+  private save(): void {
+    transaction(this.options.db, () => writeSetting(this.options.db, SETTINGS_KEY, this.settings));
+  }
+
+  private changed(): void {
+    if (!this.closed) this.options.events.emit({ type: 'changed', kind: 'network', id: 0 }, 'everyone');
+  }
+
+  private async runCheck(): Promise<void> {
+    const address = this.invitationAddress;
+    if (address === null || this.closed) return;
+    const result = await checkReachable(this.options.identity, address, { signal: this.checks.signal });
+    if (this.closed || address !== this.invitationAddress) return;
+    this.lastCheck = result;
+    if (!result.reachable) log.warn('peers may not reach this installation', { address, reason: result.message });
+    this.changed();
+  }
+
+  /** The desktop app checks on its own after a start or a change, so Settings can say at once when it fails. */
+  private checkInBackground(): void {
+    if (this.options.config.kind !== 'remembered') return;
+    void this.serially(() => this.runCheck()).catch((error: unknown) =>
+      log.warn('peer address check failed', { error: String(error) }),
+    );
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
