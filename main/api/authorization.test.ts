@@ -1076,6 +1076,46 @@ const rows: AnyRow[] = [
     },
     cleanup: (f) => closeRemote(f.remote),
   }),
+
+  row({
+    method: 'network.get',
+    expect: everyone,
+    setup: () => null,
+    params: () => ({}),
+    effect: (_f, result) => {
+      expect(result).toMatchObject({
+        configuredBy: 'settings',
+        listening: installation.peerAddress,
+        invitationAddress: installation.peerAddress,
+      });
+    },
+  }),
+  row({
+    method: 'network.update',
+    expect: ownersOnly,
+    setup: () => null,
+    // The address it has already, written out: nothing moves, so the peer stays online for the other rows.
+    params: () => ({ advertise: installation.peerAddress! }),
+    effect: async (_f, result) => {
+      expect(result).toMatchObject({
+        advertise: installation.peerAddress,
+        invitationAddress: installation.peerAddress,
+      });
+      await call(people.owner, 'network.update', { advertise: null });
+    },
+    unchanged: () => {
+      expect(installation.network.status().advertise).toBeNull();
+    },
+  }),
+  row({
+    method: 'network.check',
+    expect: ownersOnly,
+    setup: () => null,
+    params: () => ({}),
+    effect: (_f, result) => {
+      expect(result.check).toMatchObject({ address: installation.peerAddress, reachable: true });
+    },
+  }),
 ];
 
 // ---- the tests --------------------------------------------------------------------
@@ -1084,7 +1124,8 @@ beforeAll(async () => {
   assertBuilt();
   log.setQuiet(true); // agents' slow-query warnings under load; errors still show
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'parley-authz-'));
-  alice = await openPeer('alice', { dataDir, maxConcurrentTurns: 16, stopGraceMs: 500 });
+  // Settings of its own, as the desktop app has them, so that network.update is allowed for owners.
+  alice = await openPeer('alice', { dataDir, maxConcurrentTurns: 16, stopGraceMs: 500, peers: { kind: 'remembered' } });
   installation = alice.installation;
   const owner = installation.owner();
   const member = (await call(owner, 'people.add', { name: 'bob', kind: 'member' })).person;
