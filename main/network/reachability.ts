@@ -74,8 +74,7 @@ export function checkReachable(
     socket.once('secureConnect', () => {
       const raw = socket.getPeerCertificate(false)?.raw;
       const fingerprint = raw ? createHash('sha256').update(raw).digest('hex') : null;
-      if (fingerprint === identity.fingerprint)
-        finish(true, `Peers can reach this installation at ${address}. ${FROM_HERE}`);
+      if (fingerprint === identity.fingerprint) finish(true, `This installation answers at ${address}. ${FROM_HERE}`);
       else
         finish(
           false,

@@ -60,14 +60,24 @@ export interface DesktopProcess {
     timeoutMs?: number,
   ): Promise<T>;
   control(request: ControlRequest): Promise<unknown>;
+  /** Calls `listener` with every report from now on; returns a function that stops it. */
+  onPush(listener: (push: ControlPush) => void): () => void;
   inspect(): Promise<StandInSnapshot>;
-  fetch(url: string): Promise<FetchResult>;
+  /** A URL as the window would load it, through the app's protocol handler. */
+  fetch(url: string): Promise<PageResponse>;
   /** Asks the person to quit (app.quit()); resolves with the exit code. */
   quit(): Promise<number | null>;
   /** kill -9, without any cleanup. */
   crash(): Promise<void>;
   /** Resolves when the process has ended (by itself or otherwise). */
   exited(): Promise<number | null>;
+}
+
+export interface PageResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  bytes: Buffer;
 }
 
 export function assertDesktopBuilt(): void {
@@ -112,6 +122,7 @@ export async function startDesktop(options: {
   const events: AppEvent[] = [];
   const pushes: ControlPush[] = [];
   const wakers = new Set<() => void>();
+  const pushListeners = new Set<(push: ControlPush) => void>();
   let nextId = 1;
   let windowId: number | null = null;
   const loaded = new Promise<number>((resolve, reject) => {
@@ -123,6 +134,7 @@ export async function startDesktop(options: {
           resolve(message.windowId);
         }
         if (message.push === 'renderer' && message.channel === EVENT_CHANNEL) events.push(message.args[0] as AppEvent);
+        for (const listener of pushListeners) listener(message);
         for (const wake of [...wakers]) wake();
         return;
       }
@@ -199,8 +211,16 @@ export async function startDesktop(options: {
       }
     },
     control,
+    onPush(listener) {
+      pushListeners.add(listener);
+      return () => pushListeners.delete(listener);
+    },
     inspect: () => control({ op: 'inspect' }) as Promise<StandInSnapshot>,
-    fetch: (url) => control({ op: 'fetch', url }) as Promise<FetchResult>,
+    async fetch(url) {
+      const { status, headers, base64 } = (await control({ op: 'fetch', url })) as FetchResult;
+      const bytes = Buffer.from(base64, 'base64');
+      return { status, headers, bytes, body: bytes.toString('utf8') };
+    },
     async quit() {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       await control({ op: 'quit' });

@@ -5,6 +5,7 @@ import type { AppEvent, ChangedKind } from '../../shared/api-contract';
 import { apiClient } from './client';
 import { useConnections } from './connections';
 import { useConversations } from './conversations';
+import { useNetwork } from './network';
 import { usePeople } from './people';
 import { useRoles } from './roles';
 import { useSession } from './session';
@@ -24,6 +25,8 @@ function refresh(kind: ChangedKind, id: number): Promise<unknown> | void {
       return useTasks.getState().changed(id);
     case 'connection':
       return useConnections.getState().load();
+    case 'network':
+      return useNetwork.getState().load();
     case 'role':
       return Promise.all([useRoles.getState().load(), useConversations.getState().load()]);
     case 'person':
@@ -34,7 +37,7 @@ function refresh(kind: ChangedKind, id: number): Promise<unknown> | void {
 }
 
 /** Lists that hold one entry per kind: one refetch covers every id. */
-const wholeKinds = new Set<ChangedKind>(['connection', 'role', 'person']);
+const wholeKinds = new Set<ChangedKind>(['connection', 'network', 'role', 'person']);
 
 /** Subscribes to the API's events; returns the unsubscribe function. */
 export function startLiveUpdates(): () => void {
@@ -53,6 +56,10 @@ export function startLiveUpdates(): () => void {
   const off = apiClient().onEvent((event: AppEvent) => {
     if (event.type === 'invitation') {
       if (typeof event.link === 'string') useUi.getState().offerInvitation(event.link);
+      return;
+    }
+    if (event.type === 'show') {
+      useUi.getState().navigate({ kind: 'settings', tab: 'connections' });
       return;
     }
     if (event.type === 'changed') schedule(event.kind, event.id);
@@ -74,6 +81,7 @@ export function refreshAll(): void {
   void useConversations.getState().load();
   void useTasks.getState().load();
   void useConnections.getState().load();
+  if (useNetwork.getState().status) void useNetwork.getState().load();
   void useRoles.getState().load();
   void usePeople.getState().load();
   const conversations = useConversations.getState();

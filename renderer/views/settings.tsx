@@ -29,10 +29,12 @@ import {
 import { fullTime, shortTime } from '../format';
 import { messageOf } from '../store/client';
 import { selectConnections, selectConnectionsError, useConnections } from '../store/connections';
+import { selectNetwork, useNetwork } from '../store/network';
 import { selectPeople, selectPeopleError, usePeople } from '../store/people';
 import { selectRoles, selectRolesError, useRoles } from '../store/roles';
 import { selectIsOwner, selectPerson, useSession } from '../store/session';
 import { selectPendingInvitation, useUi, type SettingsTab } from '../store/ui';
+import { PeerAddressCard, ThisComputerOnly } from './peer-address';
 import { adapterLabel, RoleEditor } from './role-editor';
 
 const tabs: Array<{ id: SettingsTab; label: string; icon: ReactNode }> = [
@@ -128,6 +130,7 @@ function ConnectionsPane() {
           )
         }
       />
+      <PeerAddressCard />
       {error && !list && <ErrorNote onRetry={() => void load()}>{error}</ErrorNote>}
       {!list && !error && <Loading />}
       {list?.length === 0 && (
@@ -401,6 +404,10 @@ function InviteDialog({ onClose }: { onClose: () => void }) {
   const [invitation, setInvitation] = useState<Invitation | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, run] = useAction();
+  const network = useNetwork(selectNetwork);
+  useEffect(() => {
+    void useNetwork.getState().load();
+  }, []);
   const create = () =>
     void run(async () => {
       try {
@@ -440,6 +447,10 @@ function InviteDialog({ onClose }: { onClose: () => void }) {
         <div className="form">
           <CopyField label="Invitation code" value={invitation.code} copyLabel="Copy code" multiline />
           <CopyField label="Invitation link" value={invitation.link} copyLabel="Copy link" />
+          <p className="invite-address">
+            They will dial <code>{invitation.address}</code>.
+          </p>
+          {network && network.invitationAddress === invitation.address && <ThisComputerOnly status={network} />}
           <p className="muted small">
             Expires{' '}
             <time dateTime={invitation.expiresAt} title={fullTime(invitation.expiresAt)}>
@@ -455,6 +466,18 @@ function InviteDialog({ onClose }: { onClose: () => void }) {
             <legend className="field-label">Roles they may address</legend>
             <RoleChecklist selected={roles} onChange={setRoles} />
           </fieldset>
+          {network && (
+            <div className="invite-address">
+              {network.invitationAddress ? (
+                <p>
+                  The invitation tells them to dial <code>{network.invitationAddress}</code>.
+                </p>
+              ) : (
+                <p className="warning">{network.problem ?? 'There is no address peers could dial.'}</p>
+              )}
+              <ThisComputerOnly status={network} />
+            </div>
+          )}
           <label className="field">
             <span className="field-label">Valid for</span>
             <select value={expires} onChange={(event) => setExpires(Number(event.target.value))}>

@@ -78,5 +78,6 @@ export interface StandInSnapshot {
 export interface FetchResult {
   status: number;
   headers: Record<string, string>;
-  body: string;
+  /** The body, base64 (binary-safe over the JSON channel). */
+  base64: string;
 }

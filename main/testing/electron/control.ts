@@ -133,7 +133,7 @@ async function handle(request: ControlRequest): Promise<unknown> {
       const result: FetchResult = {
         status: response.status,
         headers: Object.fromEntries(response.headers.entries()),
-        body: (await response.text()).slice(0, 100_000),
+        base64: Buffer.from(await response.arrayBuffer()).toString('base64'),
       };
       return result;
     }
