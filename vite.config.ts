@@ -1,6 +1,6 @@
 // Builds the renderer (React) into dist/renderer. The same files are loaded by the
-// Electron window from file:// and served by `parley serve` over HTTP, so every URL in
-// the output is relative (`base: './'`).
+// Electron window from app://parley/ and served by `parley serve` over HTTP, so every
+// URL in the output is relative (`base: './'`).
 import react from '@vitejs/plugin-react';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vite';

@@ -1,5 +1,6 @@
-// Smoke test of the Electron shell: the window loads the renderer, and one app API call
-// goes through the preload bridge and IPC to the installation. It needs Electron's
+// Smoke test of the Electron shell: the window loads the renderer from app://parley/,
+// and app API calls go through the preload bridge and IPC to the installation, which
+// listens for peers. It needs Electron's
 // binary, which `npm ci` does not download (and cannot, without internet); where the
 // binary or a display is missing the test says so and is skipped.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -61,6 +62,8 @@ describe('Electron shell', () => {
     });
     const page = await app.firstWindow();
     expect(await page.title()).toBe('Parley');
+    // Our own scheme, not file://.
+    expect(page.url()).toMatch(/^app:\/\/parley\/index\.html/);
     await expect
       .poll(() => page.locator('.whoami').getAttribute('title'), { timeout: 20_000 })
       .toMatch(/^Signed in as/);
@@ -81,5 +84,11 @@ describe('Electron shell', () => {
     // The page is isolated: no Node, no raw IPC.
     expect(await page.evaluate(() => typeof (window as unknown as { require?: unknown }).require)).toBe('undefined');
     expect(await page.evaluate(() => Object.keys(window.parley ?? {}).sort())).toEqual(['invoke', 'onEvent']);
+
+    // It listens for peers, so it can invite.
+    const network = await page.evaluate(() => window.parley?.invoke('network.get', {}));
+    expect(network?.listening).toMatch(/^127\.0\.0\.1:\d+$/);
+    const invitation = await page.evaluate(() => window.parley?.invoke('connections.invite', { roles: [] }));
+    expect(invitation?.address).toBe(network?.invitationAddress);
   });
 });
