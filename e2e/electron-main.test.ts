@@ -2,6 +2,7 @@
 // stand-in `electron` module (main/testing/electron/), driven as its window's page
 // drives it — through its real IPC handler — next to a headless `parley serve`. Each
 // is a real process with its own data folder; they pair over mutual TLS on loopback.
+import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -263,6 +264,32 @@ describe('the desktop app with a headless peer', () => {
       () => alice.events.find((e) => e.type === 'invitation' && e.link === other),
       'the open-url link to reach the page',
     );
+  });
+
+  it('seals role secrets with the keychain (safeStorage), and the agent still gets them', async () => {
+    const { alice } = both();
+    const role = await alice.invoke('roles.create', {
+      name: 'deployer',
+      agent: {
+        adapter: 'command',
+        command: [process.execPath, '-e', 'process.stdout.write(String(process.env.DEPLOY_TOKEN))'],
+        env: { DEPLOY_TOKEN: 'tok-1618033988' },
+      },
+    });
+    const conversation = await alice.invoke('conversations.open', { roleId: role.id });
+    await alice.invoke('conversations.send', { id: conversation.id, text: 'deploy' });
+    await alice.waitFor(async () => {
+      const detail = await alice.invoke('conversations.get', { id: conversation.id });
+      return detail.messages.some((m) => m.author.kind === 'role' && m.body === 'tok-1618033988');
+    }, 'the agent to print the token it was given');
+    const db = new Database(path.join(alice.dataDir, 'parley.db'), { readonly: true, fileMustExist: true });
+    try {
+      const { agent } = db.prepare('SELECT agent FROM roles WHERE id = ?').get(role.id) as { agent: string };
+      expect(agent).not.toContain('tok-1618033988');
+      expect(agent).toMatch(/"DEPLOY_TOKEN":"sealed:v1:/);
+    } finally {
+      db.close();
+    }
   });
 
   it('closes the store when it quits, and comes back on the port it picked, where bob finds it again', async () => {

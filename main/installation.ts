@@ -26,6 +26,8 @@ import { agentEnvironment, RunManager } from './runs/run-manager';
 import { Checkpointer } from './store/checkpointer';
 import { openDatabase, transaction, type Db } from './store/database';
 import { getInstallation, saveInstallation } from './store/queries/installation';
+import { sealStoredSecrets } from './store/queries/roles';
+import { useSecretBox, type SecretBox } from './store/secret-box';
 import { deleteSignInTokensByLabel, firstOwner, insertPerson, insertSignInToken } from './store/queries/people';
 import { hashToken, newToken } from './tokens';
 
@@ -56,6 +58,11 @@ export interface InstallationOptions {
   defaultRole?: boolean | FirstRunOptions;
   /** The SQLite addon to load (Electron in development uses its own build). */
   nativeBinding?: string;
+  /**
+   * What seals role secrets (env values, API keys) at rest: the desktop app's OS
+   * keychain (safeStorage). Without one they are stored as written (`parley serve`).
+   */
+  secrets?: SecretBox;
 }
 
 export interface Installation {
@@ -108,6 +115,25 @@ function writeLauncher(binDir: string): void {
   chmodSync(path.join(binDir, 'parley'), 0o755);
 }
 
+/**
+ * Seals role secrets stored as written (before the box, or by `parley serve`), leaving
+ * no copy of them in the file: the rows' old bytes are zeroed (secure_delete) and the
+ * write-ahead log that held them is checkpointed and emptied.
+ */
+function sealSecretsStoredAsWritten(db: Db): void {
+  const before = db.pragma('secure_delete', { simple: true }) as number;
+  db.pragma('secure_delete = ON');
+  let sealed: number;
+  try {
+    sealed = transaction(db, () => sealStoredSecrets(db));
+  } finally {
+    db.pragma(`secure_delete = ${before ? 'ON' : 'OFF'}`);
+  }
+  if (sealed === 0) return;
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  log.info('sealed role secrets that were stored as written', { roles: sealed });
+}
+
 function peerConfig(options: InstallationOptions): PeerConfig {
   if (options.peers) return options.peers;
   if (options.peerPort === undefined) return { kind: 'none' };
@@ -122,6 +148,10 @@ export async function openInstallation(options: InstallationOptions): Promise<In
   try {
     const checkpointer = new Checkpointer(db, options.nativeBinding);
     started = checkpointer;
+    if (options.secrets) {
+      useSecretBox(db, options.secrets);
+      sealSecretsStoredAsWritten(db);
+    }
     const previous = getInstallation(db);
     const name = options.name ?? previous?.name ?? os.userInfo().username;
     const identity = await loadOrCreateIdentity(dataDir, name);

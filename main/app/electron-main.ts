@@ -2,7 +2,7 @@
 // opened through the same composition as `parley serve` (main/installation.ts, with the
 // peer settings remembered in its database), one window wired to it over IPC, and what
 // only a desktop app has: the app:// page protocol, the menu, system notifications,
-// the badge and parley:// links.
+// the badge, parley:// links, and role secrets sealed with the OS keychain.
 //
 // Options (mostly for tests and running two installations side by side):
 //   --data=DIR   data folder instead of the platform's user-data folder (or PARLEY_DATA)
@@ -18,6 +18,7 @@ import { InvitationLinks } from './links';
 import { installMenu } from './menu';
 import { showNotices } from './notifications';
 import { PAGE_URL } from './page-protocol';
+import { keychainSecretBox } from './secret-box';
 import { UnseenAnswers } from './unread-count';
 import { createMainWindow, hardenSession, registerPageScheme, titleWithCount, type WindowPaths } from './window';
 
@@ -109,6 +110,7 @@ async function start(): Promise<void> {
       name,
       nativeBinding: electronSqlite(),
       peers: { kind: 'remembered' },
+      secrets: keychainSecretBox(),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

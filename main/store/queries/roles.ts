@@ -1,5 +1,7 @@
 import { agentSettingsSchema, type AgentSettings, type Role } from '../../../shared/domain';
 import type { Db } from '../database';
+import { openAgentSecrets, resealAgentSecrets, sealAgentSecrets } from '../role-secrets';
+import { sealsSecrets } from '../secret-box';
 import { all, get, insert, run } from '../sql';
 
 interface RoleRow {
@@ -10,25 +12,25 @@ interface RoleRow {
   created_at: string;
 }
 
-function toRole(row: RoleRow): Role {
+function toRole(db: Db, row: RoleRow): Role {
   // Parsed on the way out too: a row written by hand or by an older version fails
-  // loudly here instead of deep inside an adapter.
-  const agent = agentSettingsSchema.parse(JSON.parse(row.agent));
+  // loudly here instead of deep inside an adapter. Secrets are opened first.
+  const agent = agentSettingsSchema.parse(openAgentSecrets(db, JSON.parse(row.agent), row.name));
   return { id: row.id, name: row.name, description: row.description, agent, createdAt: row.created_at };
 }
 
 export function listRoles(db: Db): Role[] {
-  return all<RoleRow>(db, 'SELECT * FROM roles ORDER BY name').map(toRole);
+  return all<RoleRow>(db, 'SELECT * FROM roles ORDER BY name').map((row) => toRole(db, row));
 }
 
 export function getRole(db: Db, id: number): Role | undefined {
   const row = get<RoleRow>(db, 'SELECT * FROM roles WHERE id = ?', id);
-  return row && toRole(row);
+  return row && toRole(db, row);
 }
 
 export function getRoleByName(db: Db, name: string): Role | undefined {
   const row = get<RoleRow>(db, 'SELECT * FROM roles WHERE name = ?', name);
-  return row && toRole(row);
+  return row && toRole(db, row);
 }
 
 export function insertRole(db: Db, name: string, description: string, agent: AgentSettings): Role {
@@ -37,7 +39,7 @@ export function insertRole(db: Db, name: string, description: string, agent: Age
     'INSERT INTO roles (name, description, agent) VALUES (?, ?, ?)',
     name,
     description,
-    JSON.stringify(agent),
+    JSON.stringify(sealAgentSecrets(db, agent)),
   );
   return getRole(db, id)!;
 }
@@ -48,7 +50,7 @@ export function updateRole(db: Db, id: number, name: string, description: string
     'UPDATE roles SET name = ?, description = ?, agent = ? WHERE id = ?',
     name,
     description,
-    JSON.stringify(agent),
+    JSON.stringify(sealAgentSecrets(db, agent)),
     id,
   );
   return getRole(db, id)!;
@@ -68,5 +70,18 @@ export function roleByTokenHash(db: Db, tokenHash: string): Role | undefined {
     'SELECT roles.* FROM role_tokens JOIN roles ON roles.id = role_tokens.role_id WHERE token_hash = ?',
     tokenHash,
   );
-  return row && toRole(row);
+  return row && toRole(db, row);
+}
+
+/** Seals the secrets still stored as written (roles from before the box, or from `parley serve`); returns how many roles changed. */
+export function sealStoredSecrets(db: Db): number {
+  if (!sealsSecrets(db)) return 0;
+  let changed = 0;
+  for (const row of all<{ id: number; agent: string }>(db, 'SELECT id, agent FROM roles')) {
+    const sealed = resealAgentSecrets(db, JSON.parse(row.agent));
+    if (!sealed) continue;
+    run(db, 'UPDATE roles SET agent = ? WHERE id = ?', JSON.stringify(sealed), row.id);
+    changed++;
+  }
+  return changed;
 }
