@@ -2,6 +2,12 @@
 // function each, applied in order inside one transaction, the version kept in
 // PRAGMA user_version. A database written by a newer Parley is refused rather
 // than guessed at.
+//
+// A migration that rebuilds tables declares `foreignKeys: 'off'`: SQLite's rebuild
+// procedure drops tables that others refer to, and with foreign keys on, a DROP TABLE
+// runs their cascades. The pragma cannot change inside a transaction, so the whole run
+// goes with foreign keys off, and every foreign key is checked before it commits: a
+// step that left a dangling reference rolls the run back instead.
 import type { Db } from './database';
 import { migrations, type Migration } from './migrations';
 
@@ -25,12 +31,39 @@ export function migrate(db: Db, target: number = latestVersion, registry: readon
   const current = schemaVersion(db);
   if (current > registry.length) throw new NewerDatabaseError(current, registry.length);
   if (current >= target) return;
-  db.transaction(() => {
-    for (let version = current + 1; version <= target; version++) {
-      const step = registry[version - 1];
-      if (!step || step.version !== version) throw new Error(`migration ${version} is missing from the registry`);
-      step.up(db);
-      db.pragma(`user_version = ${version}`);
-    }
-  }).immediate();
+  const steps: Migration[] = [];
+  for (let version = current + 1; version <= target; version++) {
+    const step = registry[version - 1];
+    if (!step || step.version !== version) throw new Error(`migration ${version} is missing from the registry`);
+    steps.push(step);
+  }
+  const keysOff = steps.some((step) => step.foreignKeys === 'off') && foreignKeysOn(db);
+  if (keysOff) {
+    db.pragma('foreign_keys = OFF');
+    if (foreignKeysOn(db))
+      throw new Error('foreign keys could not be turned off for a migration (inside a transaction?)');
+  }
+  try {
+    db.transaction(() => {
+      for (const step of steps) {
+        step.up(db);
+        db.pragma(`user_version = ${step.version}`);
+      }
+      if (keysOff) {
+        const broken = db.pragma('foreign_key_check') as Array<{ table: string; rowid: number; parent: string }>;
+        if (broken.length > 0) {
+          const first = broken[0]!;
+          throw new Error(
+            `a migration left ${broken.length} row(s) pointing at missing rows (first: ${first.table} row ${first.rowid} → ${first.parent}); nothing was changed`,
+          );
+        }
+      }
+    }).immediate();
+  } finally {
+    if (keysOff) db.pragma('foreign_keys = ON');
+  }
+}
+
+function foreignKeysOn(db: Db): boolean {
+  return db.pragma('foreign_keys', { simple: true }) === 1;
 }

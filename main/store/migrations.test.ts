@@ -94,6 +94,24 @@ const seeds: Record<number, (db: Db) => void> = {
     // From version 10 a received text waits as it is.
     db.prepare("INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (2, 'in', 3, 'c', 'received')").run();
   },
+  11: (db) => {
+    // From version 11 the newest row's id, once deleted, is never handed out again.
+    const insert = (sql: string, ...params: unknown[]) => Number(db.prepare(sql).run(...params).lastInsertRowid);
+    const carol = insert("INSERT INTO people (name, kind) VALUES ('carol', 'member')");
+    const chat = insert('INSERT INTO conversations (person_id, role_id) VALUES (?, 1)', carol);
+    const thread = insert(
+      "INSERT INTO threads (connection_id, thread_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (1, 'T11', 1, 'assistant', 'analyst', 'conversation', ?, 'local')",
+      chat,
+    );
+    insert(
+      "INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (?, 'out', 1, 'for carol', 'acked')",
+      thread,
+    );
+    db.prepare('UPDATE threads SET root_gone = 1 WHERE id = ?').run(thread);
+    db.prepare('DELETE FROM people WHERE id = ?').run(carol);
+    const dave = insert("INSERT INTO people (name, kind) VALUES ('dave', 'member')");
+    insert('INSERT INTO conversations (person_id, role_id) VALUES (?, 1)', dave);
+  },
 };
 
 /** What must still be true after each later migration, for the data of each version. */
@@ -104,7 +122,7 @@ const checks: Record<number, (db: Db) => void> = {
       fingerprint: 'ab12',
     }),
   2: (db) => {
-    expect(db.prepare('SELECT name, kind FROM people ORDER BY id').all()).toEqual([
+    expect(db.prepare('SELECT name, kind FROM people WHERE id <= 2 ORDER BY id').all()).toEqual([
       { name: 'alice', kind: 'owner' },
       { name: 'bob', kind: 'member' },
     ]);
@@ -143,7 +161,7 @@ const checks: Record<number, (db: Db) => void> = {
     expect(lastSeq(db, 1, 'out')).toBe(1);
     expect(lastSeq(db, 1, 'in')).toBe(0);
     expect(lastSeq(db, 2, 'in')).toBeGreaterThanOrEqual(2);
-    expect(db.prepare('SELECT thread_id, started_by FROM threads ORDER BY id').all()).toEqual([
+    expect(db.prepare('SELECT thread_id, started_by FROM threads WHERE id <= 2 ORDER BY id').all()).toEqual([
       { thread_id: 'T1', started_by: 'local' },
       { thread_id: 'T2', started_by: 'peer' },
     ]);
@@ -161,7 +179,79 @@ const checks: Record<number, (db: Db) => void> = {
     ]);
     expect(runSummary(db, { kind: 'thread', id: 2 }).pending).toBe(2);
   },
+  11: (db) => {
+    // Carol (3) and her conversation (2) went with her; dave and his conversation got new ids.
+    expect(db.prepare("SELECT id, name FROM people WHERE name IN ('carol', 'dave')").all()).toEqual([
+      { id: 4, name: 'dave' },
+    ]);
+    expect(db.prepare('SELECT id, person_id FROM conversations WHERE person_id = 4').all()).toEqual([
+      { id: 3, person_id: 4 },
+    ]);
+    // The agent conversation of carol's deleted conversation still names it, and only it.
+    expect(db.prepare("SELECT root_id, root_gone FROM threads WHERE thread_id = 'T11'").get()).toEqual({
+      root_id: 2,
+      root_gone: 1,
+    });
+    expect(db.prepare('SELECT count(*) AS n FROM conversations WHERE id = 2').get()).toEqual({ n: 0 });
+  },
 };
+
+/** Every table that hands out ids (DESIGN §11.1: never twice). */
+const idTables = [
+  'people',
+  'sign_in_tokens',
+  'roles',
+  'role_tokens',
+  'conversations',
+  'messages',
+  'tasks',
+  'task_log',
+  'runs',
+  'turns',
+  'inputs',
+  'connections',
+  'invitations',
+  'threads',
+  'texts',
+];
+
+/** A table's shape as SQLite reports it: columns, foreign keys, indexes (with their columns and conditions), triggers. */
+function shapeOf(db: Db, table: string) {
+  const indexes = (
+    db.pragma(`index_list(${table})`) as Array<{ name: string; unique: number; origin: string; partial: number }>
+  )
+    .map((index) => ({
+      unique: index.unique,
+      origin: index.origin,
+      partial: index.partial,
+      columns: (db.pragma(`index_info(${index.name})`) as Array<{ name: string }>).map((c) => c.name),
+      // Named indexes keep their names and their WHERE; automatic ones are named by SQLite.
+      sql: index.origin === 'c' ? normalise(indexSql(db, index.name)) : null,
+      name: index.origin === 'c' ? index.name : null,
+    }))
+    .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+  const triggers = (
+    db
+      .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? ORDER BY name")
+      .all(table) as Array<{
+      name: string;
+      sql: string;
+    }>
+  ).map((t) => ({ name: t.name, sql: normalise(t.sql) }));
+  return {
+    columns: db.pragma(`table_xinfo(${table})`),
+    foreignKeys: db.pragma(`foreign_key_list(${table})`),
+    indexes,
+    triggers,
+  };
+}
+const indexSql = (db: Db, name: string) =>
+  (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?").get(name) as { sql: string }).sql;
+const normalise = (sql: string) =>
+  sql
+    .replace(/--[^\n]*/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 describe('migrations', () => {
   it('has a seed and a check for every registered migration, numbered 1..n', () => {
@@ -224,6 +314,88 @@ describe('migrations', () => {
     expect(() => migrate(db, 3, broken)).toThrow(/no_such_table/);
     expect(schemaVersion(db)).toBe(0);
     expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([]);
+    db.close();
+  });
+
+  it('0011 rebuilds every table that hands out ids with AUTOINCREMENT and changes nothing else', () => {
+    const before = openDatabase(tempFile(), { targetVersion: 10 });
+    const after = openDatabase(tempFile(), { targetVersion: 11 });
+    const tableSql = (db: Db, table: string) =>
+      (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) as { sql: string }).sql;
+    for (const table of idTables) {
+      expect(tableSql(before, table), table).not.toMatch(/AUTOINCREMENT/);
+      expect(tableSql(after, table), table).toMatch(/\bid INTEGER PRIMARY KEY AUTOINCREMENT\b/);
+      expect(shapeOf(after, table), table).toEqual(shapeOf(before, table));
+    }
+    // No table was lost or added on the way, and none is left half-built.
+    const tables = (db: Db) =>
+      db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'sqlite_sequence' ORDER BY name")
+        .pluck()
+        .all();
+    expect(tables(after)).toEqual(tables(before));
+    expect(after.pragma('foreign_keys', { simple: true })).toBe(1);
+    before.close();
+    after.close();
+  });
+
+  it('0011 never hands out an id deleted before it that an agent conversation, a run or a comment still names', () => {
+    const file = tempFile();
+    const db = openDatabase(file, { targetVersion: 10 });
+    for (let v = 1; v <= 10; v++) seeds[v]!(db);
+    // The newest conversation and task are deleted at version 10, leaving their agent
+    // conversations (root gone) behind; so is a person a task comment still names.
+    db.prepare("INSERT INTO people (id, name, kind) VALUES (7, 'erin', 'member')").run();
+    db.prepare(
+      "INSERT INTO task_log (task_id, kind, author_kind, author_id, author_name, body) VALUES (1, 'comment', 'person', 7, 'erin', 'hi')",
+    ).run();
+    db.prepare('DELETE FROM people WHERE id = 7').run();
+    db.prepare('INSERT INTO conversations (id, person_id, role_id) VALUES (5, 1, 1)').run();
+    db.prepare("INSERT INTO tasks (id, role_id, title) VALUES (6, 1, 'gone')").run();
+    db.prepare(
+      "INSERT INTO threads (id, connection_id, thread_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by, root_gone) VALUES (8, 1, 'T8', 1, 'assistant', 'analyst', 'conversation', 5, 'local', 1), (9, 1, 'T9', 1, 'assistant', 'analyst', 'task', 6, 'local', 1)",
+    ).run();
+    db.prepare('DELETE FROM conversations WHERE id = 5').run();
+    db.prepare('DELETE FROM tasks WHERE id = 6').run();
+    migrate(db, 11);
+    for (let v = 1; v <= 10; v++) checks[v]!(db);
+    const insert = (sql: string) => Number(db.prepare(sql).run().lastInsertRowid);
+    expect(insert("INSERT INTO people (name, kind) VALUES ('frank', 'member')")).toBe(8);
+    expect(insert('INSERT INTO conversations (person_id, role_id) VALUES (1, 1)')).toBe(6);
+    expect(insert("INSERT INTO tasks (role_id, title) VALUES (1, 'new')")).toBe(7);
+    expect(db.prepare('SELECT id, root_kind, root_id FROM threads WHERE id IN (8, 9) ORDER BY id').all()).toEqual([
+      { id: 8, root_kind: 'conversation', root_id: 5 },
+      { id: 9, root_kind: 'task', root_id: 6 },
+    ]);
+    expect(db.pragma('foreign_key_check')).toEqual([]);
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.close();
+  });
+
+  it('runs a migration that declares foreign keys off with them off, checks them before it commits, and turns them on again', () => {
+    const file = tempFile();
+    const db = openDatabase(file, { targetVersion: 2 });
+    seeds[1]!(db);
+    seeds[2]!(db);
+    const during: unknown[] = [];
+    const dangling = [
+      ...migrations.slice(0, 2),
+      {
+        version: 3,
+        name: 'dangling',
+        foreignKeys: 'off' as const,
+        up: (d: Db) => {
+          during.push(d.pragma('foreign_keys', { simple: true }));
+          // With foreign keys on this would cascade to bob's sign-in token; off, it leaves it dangling.
+          d.exec("DELETE FROM people WHERE name = 'bob'");
+        },
+      },
+    ];
+    expect(() => migrate(db, 3, dangling)).toThrow(/pointing at missing rows.*sign_in_tokens/);
+    expect(during).toEqual([0]);
+    expect(schemaVersion(db)).toBe(2);
+    expect(db.prepare('SELECT count(*) AS n FROM people').get()).toEqual({ n: 2 });
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     db.close();
   });
 

@@ -9,11 +9,14 @@ import { createConnections } from './0007-create-connections';
 import { createAgentConversations } from './0008-create-agent-conversations';
 import { dropThreadSeqs } from './0009-drop-thread-seqs';
 import { indexInputsByText } from './0010-index-inputs-by-text';
+import { neverReuseIds } from './0011-never-reuse-ids';
 
 export interface Migration {
   version: number;
   name: string;
   up: (db: Db) => void;
+  /** 'off': the run this step is in goes with foreign keys off, checked before commit (see migrate.ts). */
+  foreignKeys?: 'off';
 }
 
 /** Every schema version in order; entry i brings the database to version i + 1. */
@@ -28,4 +31,5 @@ export const migrations: readonly Migration[] = [
   { version: 8, name: 'create-agent-conversations', up: createAgentConversations },
   { version: 9, name: 'drop-thread-seqs', up: dropThreadSeqs },
   { version: 10, name: 'index-inputs-by-text', up: indexInputsByText },
+  { version: 11, name: 'never-reuse-ids', up: neverReuseIds, foreignKeys: 'off' },
 ];
