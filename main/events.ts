@@ -1,17 +1,25 @@
-// Change events for signed-in clients. Each event names who may see it, so a
-// person's client never learns even the ids of another person's conversations.
+// Change events for signed-in clients. Each event carries its audience, computed by the
+// access rules (./access), so a person's client never learns even the ids of what they
+// may not read; a session that ends (its person removed, its token replaced) hears
+// nothing from that moment on.
 import type { AppEvent } from '../shared/api-contract';
 import type { Person } from '../shared/domain';
+import { inAudience, type Audience } from './access/rules';
 
-export type Audience = { personId: number } | 'everyone' | 'owners';
+export type { Audience };
 
 type Listener = (event: AppEvent) => void;
 
-export class EventHub {
-  private readonly listeners = new Set<{ person: Person; listener: Listener }>();
+/** Who listens: read on every event, so a session signed out meanwhile is skipped. */
+export interface EventViewer {
+  readonly person: Person | null;
+}
 
-  subscribe(person: Person, listener: Listener): () => void {
-    const entry = { person, listener };
+export class EventHub {
+  private readonly listeners = new Set<{ viewer: EventViewer; listener: Listener }>();
+
+  subscribe(viewer: EventViewer, listener: Listener): () => void {
+    const entry = { viewer, listener };
     this.listeners.add(entry);
     return () => this.listeners.delete(entry);
   }
@@ -26,12 +34,9 @@ export class EventHub {
 
   emit(event: AppEvent, audience: Audience): void {
     for (const observer of this.observers) observer(event);
-    for (const { person, listener } of this.listeners) {
-      const sees =
-        audience === 'everyone' ||
-        (audience === 'owners' && person.kind === 'owner') ||
-        (typeof audience === 'object' && audience.personId === person.id);
-      if (sees) listener(event);
+    for (const { viewer, listener } of this.listeners) {
+      const person = viewer.person;
+      if (person && inAudience(person, audience)) listener(event);
     }
   }
 }

@@ -13,7 +13,7 @@ import type { Person } from '../shared/domain';
 import { adapters } from './agents';
 import { createDefaultRole, type FirstRunNote, type FirstRunOptions } from './agents/first-run';
 import { dispatch, type ApiServices } from './api/handlers';
-import type { ApiSession } from './api/session';
+import { SessionRegistry, sessionEndReasons, type ApiSession } from './api/session';
 import { ConnectionEngine } from './engine/engine';
 import { loadOrCreateIdentity, type Identity } from './engine/identity';
 import { EventHub } from './events';
@@ -28,7 +28,7 @@ import { openDatabase, transaction, type Db } from './store/database';
 import { getInstallation, saveInstallation } from './store/queries/installation';
 import { sealStoredSecrets } from './store/queries/roles';
 import { useSecretBox, type SecretBox } from './store/secret-box';
-import { deleteSignInTokensByLabel, firstOwner, insertPerson, insertSignInToken } from './store/queries/people';
+import { deleteSignInTokens, firstOwner, insertPerson, insertSignInToken } from './store/queries/people';
 import { hashToken, newToken } from './tokens';
 
 export interface InstallationOptions {
@@ -83,11 +83,16 @@ export interface Installation {
   readonly peerAddress: string | null;
   /** Set on the first run when the default role was made: which agent it uses and how to change it. */
   readonly firstRun: FirstRunNote | null;
+  /** The signed-in sessions, ended at once when their person is removed or their token replaced. */
+  readonly sessions: SessionRegistry;
   /** Calls one app API method as a session; throws ApiError. */
   call(session: ApiSession, method: string, params: unknown): Promise<unknown>;
-  subscribe(person: Person, listener: (event: AppEvent) => void): () => void;
+  /** The events the session's person may see, while the session lasts. */
+  subscribe(session: ApiSession, listener: (event: AppEvent) => void): () => void;
   /** The first owner: the person the desktop app acts as. */
   owner(): Person;
+  /** A session acting as the first owner, bound to their id (the desktop window: no token), ended should they be removed. */
+  ownerSession(): ApiSession;
   /** A fresh sign-in token for the first owner, replacing the previous one with the same label. */
   issueOwnerToken(label: string): string;
   close(): Promise<void>;
@@ -205,12 +210,14 @@ export async function openInstallation(options: InstallationOptions): Promise<In
     const notices = new AnswerNotices(db, events);
     await runs.start();
     engine.start();
+    const sessions = new SessionRegistry();
     const services: ApiServices = {
       db,
       events,
       runs,
       engine,
       network,
+      sessions,
       installation: { id: identity.fingerprint, name },
     };
     let closed = false;
@@ -230,16 +237,24 @@ export async function openInstallation(options: InstallationOptions): Promise<In
         return network.invitationAddress;
       },
       firstRun,
+      sessions,
       call: (session, method, params) => dispatch(services, session, method, params),
-      subscribe: (person, listener) => events.subscribe(person, listener),
+      subscribe: (session, listener) => events.subscribe(session, listener),
       owner: () => firstOwner(db)!,
+      ownerSession() {
+        const session: ApiSession = { person: firstOwner(db)! };
+        sessions.add(session);
+        return session;
+      },
       issueOwnerToken(label) {
         const owner = firstOwner(db)!;
         const token = newToken('pst');
-        transaction(db, () => {
-          deleteSignInTokensByLabel(db, owner.id, label);
+        const replaced = transaction(db, () => {
+          const replaced = deleteSignInTokens(db, owner.id, label);
           insertSignInToken(db, owner.id, hashToken(token), label);
+          return replaced;
         });
+        sessions.endTokens(replaced, sessionEndReasons.tokenReplaced);
         return token;
       },
       async close() {

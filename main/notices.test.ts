@@ -13,7 +13,7 @@ afterEach(async () => {
 
 function noticesOf(t: TestInstallation, person = t.installation.owner()): Notice[] {
   const seen: Notice[] = [];
-  t.installation.subscribe(person, (event: AppEvent) => {
+  t.installation.subscribe({ person }, (event: AppEvent) => {
     if (event.type === 'notice') seen.push(event.notice);
   });
   return seen;

@@ -3,6 +3,7 @@
 // event; the desktop app turns the owner's into system notifications and counts them
 // on its badge, and any other client may show them its own way.
 import type { Notice } from '../shared/api-contract';
+import { eventAudience } from './access/rules';
 import type { EventHub } from './events';
 import type { Db } from './store/database';
 import { getConversationRow, maxMessageId, roleMessagesAfter } from './store/queries/conversations';
@@ -46,7 +47,7 @@ export class AnswerNotices {
       title: `${answer.author.name} answered`,
       body: preview(answer.body),
     };
-    this.events.emit({ type: 'notice', notice }, { personId: conversation.person_id });
+    this.events.emit({ type: 'notice', notice }, eventAudience.conversation(conversation));
   }
 
   close(): void {

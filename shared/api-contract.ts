@@ -4,13 +4,14 @@
 import { z } from 'zod';
 import {
   agentSettingsSchema,
+  agentSettingsUpdateSchema,
   type ConnectionSummary,
   type TextView,
   type ThreadSummary,
   type Conversation,
   type Message,
   type Person,
-  type Role,
+  type RoleView,
   type Task,
   type TaskLogEntry,
   type TurnSummary,
@@ -120,23 +121,32 @@ export const methods = {
     z.strictObject({ name, kind: z.enum(['owner', 'member']) }),
     'Add a person',
   ),
-  /** Owner: remove a person with their conversations and sign-in tokens. */
+  /** Owner: remove a person with their conversations and sign-in tokens; their sessions end at once. */
   'people.remove': method<{ removed: true }>()(byId, 'Remove a person'),
+  /**
+   * Owner: replace a person's sign-in tokens with a new one, shown once; every session
+   * signed in with the old ones ends at once (the caller's own too, after this answer).
+   */
+  'people.reissueToken': method<{ token: string }>()(byId, 'Reissue a sign-in token'),
 
-  /** Every role of the installation. */
-  'roles.list': method<Role[]>()(none, 'List roles'),
+  /** Every role of the installation, without its secrets: each `env` name as `{set: true}`, `hasApiKey`. */
+  'roles.list': method<RoleView[]>()(none, 'List roles'),
   /** Owner: make a role with its agent settings. */
-  'roles.create': method<Role>()(
+  'roles.create': method<RoleView>()(
     z.strictObject({ name: roleName, description: z.string().max(2000).optional(), agent: agentSettingsSchema }),
     'Create a role',
   ),
-  /** Owner: change a role's name, description or agent settings. */
-  'roles.update': method<Role>()(
+  /**
+   * Owner: change a role's name, description or agent settings. A secret left out, or an
+   * `env` value sent back as `{set: true}`, keeps the stored one while it would still go
+   * to the same program (or, for the API key, the same origin).
+   */
+  'roles.update': method<RoleView>()(
     z.strictObject({
       id,
       name: roleName.optional(),
       description: z.string().max(2000).optional(),
-      agent: agentSettingsSchema.optional(),
+      agent: agentSettingsUpdateSchema.optional(),
     }),
     'Update a role',
   ),
@@ -317,6 +327,13 @@ export class ApiError extends Error implements ApiErrorShape {
   }
 }
 
+/**
+ * The WebSocket close code of a headless session that ended because its person was
+ * removed or its sign-in token replaced: the reason says which; signing in with the old
+ * token will not work again.
+ */
+export const SESSION_ENDED_CLOSE_CODE = 4401;
+
 /** A parley:// invitation link the desktop app received: the UI opens Accept with it. */
 export interface InvitationLinkEvent {
   type: 'invitation';
@@ -361,7 +378,15 @@ export interface ShowEvent {
   view: 'settings';
 }
 
-export type AppEvent = ChangedEvent | InvitationLinkEvent | NoticeEvent | ShowEvent;
+/**
+ * The browser transport's own, never sent by the server: the server closed this tab's
+ * socket with SESSION_ENDED_CLOSE_CODE, and the token it used will not work again.
+ */
+export interface SessionEndedEvent {
+  type: 'sessionEnded';
+  reason: string;
+}
+export type AppEvent = ChangedEvent | InvitationLinkEvent | NoticeEvent | ShowEvent | SessionEndedEvent;
 
 /** What the preload exposes as `window.parley`, and what the browser client implements. */
 export interface ParleyBridge {

@@ -85,12 +85,52 @@ export const agentSettingsSchema = z.discriminatedUnion('adapter', [
 export type AgentSettings = z.infer<typeof agentSettingsSchema>;
 export type AdapterName = AgentSettings['adapter'];
 
+/**
+ * A stored secret as the app API shows it: that it is set, never its value. Sent back in
+ * `roles.update`, it keeps the value stored under that name.
+ */
+export const storedSecretSchema = z.strictObject({ set: z.literal(true) });
+export type StoredSecret = z.infer<typeof storedSecretSchema>;
+
+/** What `roles.update` takes: the same settings, but an `env` value may be `{set: true}`. */
+export const agentSettingsUpdateSchema = (() => {
+  const [scripted, command, claudeCode, codex, openaiCompatible] = agentSettingsSchema.options;
+  const env = z.record(envName, z.union([z.string().max(32_768), storedSecretSchema])).optional();
+  return z.discriminatedUnion('adapter', [
+    scripted,
+    command.extend({ env }),
+    claudeCode.extend({ env }),
+    codex.extend({ env }),
+    openaiCompatible,
+  ]);
+})();
+export type AgentSettingsUpdate = z.infer<typeof agentSettingsUpdateSchema>;
+
+/** A role as stored, secrets and all: main's own, never sent through the app API. */
 export interface Role {
   id: number;
   name: string;
   description: string;
   agent: AgentSettings;
-  /** openai-compatible roles: whether an API key is stored. The app API never sends the key itself. */
+  createdAt: string;
+}
+
+type EnvShownAsSet<T> = T extends unknown
+  ? 'env' extends keyof T
+    ? Omit<T, 'env'> & { env?: Record<string, StoredSecret> }
+    : T
+  : never;
+type WithoutApiKey<T> = T extends unknown ? ('apiKey' extends keyof T ? Omit<T, 'apiKey'> : T) : never;
+/** Agent settings as the app API shows them: `env` names as `{set: true}`, no API key. */
+export type AgentSettingsView = WithoutApiKey<EnvShownAsSet<AgentSettings>>;
+
+/** A role as the app API shows it, to owners and members alike: its secrets are write-only. */
+export interface RoleView {
+  id: number;
+  name: string;
+  description: string;
+  agent: AgentSettingsView;
+  /** openai-compatible roles: whether an API key is stored. */
   hasApiKey?: boolean;
   createdAt: string;
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
-import type { Person, Role } from '../../shared/domain';
+import type { Person, RoleView } from '../../shared/domain';
 import type { ApiClient } from '../../main/testing/api-client';
 import { removeDataDir, startServe, type ServeProcess } from '../../main/testing/serve-process';
 
@@ -63,7 +63,7 @@ export async function stopNodes(nodes: Array<Node | undefined>): Promise<void> {
   );
 }
 
-export function scriptedRole(node: Node, name: string, description: string): Promise<Role> {
+export function scriptedRole(node: Node, name: string, description: string): Promise<RoleView> {
   return node.api.call('roles.create', { name, description, agent: { adapter: 'scripted' } });
 }
 

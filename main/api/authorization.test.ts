@@ -15,6 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiError,
   methods,
+  type AppEvent,
+  type ChangedKind,
   type ErrorCode,
   type MethodName,
   type ParamsOf,
@@ -25,12 +27,13 @@ import type {
   ConnectionSummary,
   Conversation,
   Person,
-  Role,
+  RoleView,
   RunSummary,
   Task,
   ThreadSummary,
 } from '../../shared/domain';
 import { decodeInvite } from '../engine/invitation';
+import { getRole } from '../store/queries/roles';
 import { openInstallation, type Installation } from '../installation';
 import { log } from '../log';
 import { assertBuilt } from '../paths';
@@ -60,11 +63,23 @@ interface Row<M extends Method, F> {
   params: (fixture: F) => ParamsOf<M>;
   /** What an allowed call must have done. */
   effect: (fixture: F, result: ResultOf<M>, caller: Person) => void | Promise<void>;
+  /**
+   * The change events an allowed call must send, and which of the three callers hear
+   * each: exactly those who may read what changed (DESIGN §11.2).
+   */
+  events?: (fixture: F, result: ResultOf<M>, caller: Caller) => HeardEvent[];
   /** After a refusal, besides the unchanged store: what must still hold (an agent still working). */
   unchanged?: (fixture: F) => void | Promise<void>;
   cleanup?: (fixture: F) => unknown;
 }
 type AnyRow = Row<Method, unknown>;
+interface HeardEvent {
+  kind: ChangedKind;
+  id: number;
+  heardBy: readonly Caller[];
+}
+const all: readonly Caller[] = ['owner', 'member', 'other'];
+const heard = (kind: ChangedKind, id: number, heardBy: readonly Caller[]): HeardEvent => ({ kind, id, heardBy });
 const row = <M extends Method, F>(r: Row<M, F>): AnyRow => r as unknown as AnyRow;
 
 const everyone: Record<Caller, Outcome> = { owner: 'allowed', member: 'allowed', other: 'allowed' };
@@ -89,6 +104,9 @@ const remotes = new Set<TestInstallation>();
 /** The fixtures of the rows whose calls only read, made in beforeAll. */
 const sharedFixtures = new Map<AnyRow, Promise<unknown>>();
 let people: Record<Caller, Person>;
+/** Every change event sent, and those each caller's session heard. */
+const emitted: AppEvent[] = [];
+const heardBy: Record<Caller, AppEvent[]> = { owner: [], member: [], other: [] };
 let counter = 0;
 const fresh = (prefix: string) => `${prefix}-${++counter}`;
 const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
@@ -155,14 +173,14 @@ const count = (sql: string, ...params: (string | number)[]) =>
 
 const newRole = () => call(people.owner, 'roles.create', { name: fresh('role'), agent: { adapter: 'scripted' } });
 
-async function memberConversation(text?: string): Promise<{ role: Role; conversation: Conversation }> {
+async function memberConversation(text?: string): Promise<{ role: RoleView; conversation: Conversation }> {
   const role = await newRole();
   const conversation = await call(people.member, 'conversations.open', { roleId: role.id });
   if (text !== undefined) await call(people.member, 'conversations.send', { id: conversation.id, text });
   return { role, conversation };
 }
 
-async function memberTask(body = ''): Promise<{ role: Role; task: Task }> {
+async function memberTask(body = ''): Promise<{ role: RoleView; task: Task }> {
   const role = await newRole();
   const task = await call(people.member, 'tasks.create', { roleId: role.id, title: fresh('task'), body });
   return { role, task };
@@ -405,6 +423,7 @@ const rows: AnyRow[] = [
   row({
     method: 'people.add',
     expect: ownersOnly,
+    events: (_f, result) => [heard('person', result.person.id, all)],
     setup: () => ({ name: fresh('person') }),
     params: (f) => ({ name: f.name, kind: 'member' }),
     effect: async (f, result) => {
@@ -416,6 +435,7 @@ const rows: AnyRow[] = [
   row({
     method: 'people.remove',
     expect: ownersOnly,
+    events: (f) => [heard('person', f.person.id, all)],
     setup: async () => {
       const added = await call(people.owner, 'people.add', { name: fresh('leaving'), kind: 'member' });
       const role = await newRole();
@@ -432,6 +452,19 @@ const rows: AnyRow[] = [
   }),
 
   row({
+    method: 'people.reissueToken',
+    expect: ownersOnly,
+    setup: () => call(people.owner, 'people.add', { name: fresh('reissued'), kind: 'member' }),
+    params: (f) => ({ id: f.person.id }),
+    effect: async (f, result) => {
+      expect(result.token).toMatch(/^pst_/);
+      expect((await refusal(signInAs(f.token))).code).toBe('unauthenticated');
+      expect((await signInAs(result.token)).person).toEqual(f.person);
+      expect(count('SELECT count(*) AS n FROM sign_in_tokens WHERE person_id = ?', f.person.id)).toBe(1);
+    },
+  }),
+
+  row({
     method: 'roles.list',
     expect: everyone,
     setup: newRole,
@@ -443,6 +476,7 @@ const rows: AnyRow[] = [
   row({
     method: 'roles.create',
     expect: ownersOnly,
+    events: (_f, result) => [heard('role', result.id, all)],
     setup: () => ({ name: fresh('made') }),
     params: (f) => ({ name: f.name, description: 'made in a test', agent: { adapter: 'scripted' } }),
     effect: async (f, result) => {
@@ -453,6 +487,7 @@ const rows: AnyRow[] = [
   row({
     method: 'roles.update',
     expect: ownersOnly,
+    events: (role) => [heard('role', role.id, all)],
     setup: newRole,
     params: (role) => ({
       id: role.id,
@@ -471,6 +506,7 @@ const rows: AnyRow[] = [
   row({
     method: 'roles.remove',
     expect: ownersOnly,
+    events: (f) => [heard('role', f.role.id, all)],
     setup: async () => {
       const { role, conversation } = await memberConversation();
       const task = await call(people.other, 'tasks.create', { roleId: role.id, title: fresh('task') });
@@ -514,6 +550,7 @@ const rows: AnyRow[] = [
   row({
     method: 'conversations.open',
     expect: everyone,
+    events: (_f, result, caller) => [heard('conversation', result.id, [caller])],
     setup: newRole,
     params: (role) => ({ roleId: role.id }),
     effect: async (role, result, caller) => {
@@ -535,6 +572,7 @@ const rows: AnyRow[] = [
   row({
     method: 'conversations.send',
     expect: itsPersonOnly,
+    events: (f) => [heard('conversation', f.conversation.id, ['member'])],
     setup: () => memberConversation(),
     params: (f) => ({ id: f.conversation.id, text: `ping ${f.conversation.id}` }),
     effect: async (f, result, caller) => {
@@ -549,6 +587,7 @@ const rows: AnyRow[] = [
   row({
     method: 'conversations.stop',
     expect: itsPersonOnly,
+    events: (f) => [heard('conversation', f.conversation.id, ['member'])],
     setup: sleepingConversation,
     params: (f) => ({ id: f.conversation.id }),
     effect: async (f, result) => {
@@ -567,6 +606,7 @@ const rows: AnyRow[] = [
   row({
     method: 'conversations.delete',
     expect: itsPersonOnly,
+    events: (f) => [heard('conversation', f.conversation.id, ['member'])],
     setup: () => memberConversation('soon gone'),
     params: (f) => ({ id: f.conversation.id }),
     effect: async (f, result) => {
@@ -592,6 +632,7 @@ const rows: AnyRow[] = [
   row({
     method: 'tasks.create',
     expect: everyone,
+    events: (_f, result) => [heard('task', result.id, all)],
     setup: newRole,
     params: (role) => ({ roleId: role.id, title: `for ${role.name}`, body: 'do it' }),
     effect: async (role, result, caller) => {
@@ -617,6 +658,7 @@ const rows: AnyRow[] = [
   row({
     method: 'tasks.comment',
     expect: everyone,
+    events: (f) => [heard('task', f.task.id, all)],
     setup: () => memberTask(),
     params: (f) => ({ id: f.task.id, text: `note on ${f.task.id}` }),
     effect: async (f, result, caller) => {
@@ -628,6 +670,7 @@ const rows: AnyRow[] = [
   row({
     method: 'tasks.finish',
     expect: creatorOrOwner,
+    events: (f) => [heard('task', f.task.id, all)],
     setup: () => memberTask(),
     params: (f) => ({ id: f.task.id }),
     effect: async (f, result, caller) => {
@@ -641,6 +684,7 @@ const rows: AnyRow[] = [
   row({
     method: 'tasks.stop',
     expect: everyone,
+    events: (f) => [heard('task', f.task.id, all)],
     setup: sleepingTask,
     params: (f) => ({ id: f.task.id }),
     effect: async (f, result) => {
@@ -655,9 +699,11 @@ const rows: AnyRow[] = [
   row({
     method: 'tasks.delete',
     expect: creatorOrOwner,
+    events: (f) => [heard('task', f.task.id, all), heard('task', f.subtask.id, all)],
+    // Its subtask is the member's too: deleting someone else's is refused (below).
     setup: async () => {
       const fixture = await memberTask();
-      const subtask = await call(people.other, 'tasks.create', {
+      const subtask = await call(people.member, 'tasks.create', {
         roleId: fixture.role.id,
         title: fresh('subtask'),
         parentId: fixture.task.id,
@@ -712,6 +758,7 @@ const rows: AnyRow[] = [
     method: 'threads.stop',
     about: 'rooted in a person’s conversation',
     expect: itsPersonOnly,
+    events: (f) => [heard('thread', f.thread.id, ['member'])],
     setup: () => conversationThread(NAP),
     fixtures: 'batch',
     params: (f) => ({ id: f.thread.id }),
@@ -748,6 +795,7 @@ const rows: AnyRow[] = [
     method: 'threads.stop',
     about: 'rooted in a task',
     expect: everyone,
+    events: (f) => [heard('thread', f.thread.id, all)],
     setup: () => taskThread(NAP),
     fixtures: 'batch',
     params: (f) => ({ id: f.thread.id }),
@@ -790,6 +838,7 @@ const rows: AnyRow[] = [
     method: 'threads.stop',
     about: 'started by the peer',
     expect: everyone,
+    events: (f) => [heard('thread', f.thread.id, all)],
     setup: () => peerStartedThread(NAP),
     fixtures: 'batch',
     params: (f) => ({ id: f.thread.id }),
@@ -827,6 +876,7 @@ const rows: AnyRow[] = [
     method: 'threads.stop',
     about: 'rooted in one the peer started',
     expect: everyone,
+    events: (f) => [heard('thread', f.thread.id, all)],
     setup: () => relayThread(NAP),
     fixtures: 'batch',
     params: (f) => ({ id: f.thread.id }),
@@ -967,6 +1017,7 @@ const rows: AnyRow[] = [
   row({
     method: 'connections.accept',
     expect: ownersOnly,
+    events: (_f, result) => [heard('connection', result.id, all)],
     setup: async () => {
       const remote = await openRemote();
       const { code } = await remote.owner('connections.invite', { roles: [] });
@@ -995,6 +1046,7 @@ const rows: AnyRow[] = [
   row({
     method: 'connections.pause',
     expect: ownersOnly,
+    events: (f) => [heard('connection', f.id, all)],
     setup: pairedRemote,
     params: (f) => ({ id: f.id }),
     effect: async (f, result) => {
@@ -1009,6 +1061,7 @@ const rows: AnyRow[] = [
   row({
     method: 'connections.unpause',
     expect: ownersOnly,
+    events: (f) => [heard('connection', f.id, all)],
     setup: async () => {
       const f = await pairedRemote();
       await call(people.owner, 'connections.pause', { id: f.id });
@@ -1027,6 +1080,7 @@ const rows: AnyRow[] = [
   row({
     method: 'connections.revoke',
     expect: ownersOnly,
+    events: (f) => [heard('connection', f.id, all)],
     setup: pairedRemote,
     params: (f) => ({ id: f.id }),
     effect: async (f, result) => {
@@ -1046,6 +1100,7 @@ const rows: AnyRow[] = [
   row({
     method: 'connections.expose',
     expect: ownersOnly,
+    events: (f) => [heard('connection', f.id, all)],
     setup: async () => ({ ...(await pairedRemote()), role: await newRole() }),
     params: (f) => ({ id: f.id, roles: [f.role.name] }),
     effect: async (f, result) => {
@@ -1065,6 +1120,7 @@ const rows: AnyRow[] = [
   row({
     method: 'connections.setQueueLimit',
     expect: ownersOnly,
+    events: (f) => [heard('connection', f.id, all)],
     setup: pairedRemote,
     params: (f) => ({ id: f.id, limit: 7 }),
     effect: async (f, result) => {
@@ -1131,6 +1187,8 @@ beforeAll(async () => {
   const member = (await call(owner, 'people.add', { name: 'bob', kind: 'member' })).person;
   const other = (await call(owner, 'people.add', { name: 'carol', kind: 'member' })).person;
   people = { owner, member, other };
+  installation.events.observe((event) => emitted.push(event));
+  for (const caller of all) installation.subscribe({ person: people[caller] }, (event) => heardBy[caller].push(event));
   peer = await openPeer('peer', { maxConcurrentTurns: 16 });
   remotes.add(peer);
   await peer.owner('roles.create', { name: 'researcher', agent: answerer });
@@ -1168,6 +1226,25 @@ describe('app API authorization', () => {
     expect([...covered].sort()).toEqual(contract.sort());
   });
 
+  /** Where each event log stood before a call. */
+  const mark = () => ({
+    emitted: emitted.length,
+    heard: { owner: heardBy.owner.length, member: heardBy.member.length, other: heardBy.other.length },
+  });
+
+  /** Each expected event was sent, and heard by exactly the callers who may read what changed. */
+  async function expectHeard(from: ReturnType<typeof mark>, expected: HeardEvent[]) {
+    const is = (e: HeardEvent) => (event: AppEvent) =>
+      event.type === 'changed' && event.kind === e.kind && event.id === e.id;
+    for (const e of expected) {
+      await waitFor(`a ${e.kind} ${e.id} event`, () => emitted.slice(from.emitted).some(is(e)));
+      for (const caller of all)
+        expect(heardBy[caller].slice(from.heard[caller]).some(is(e)), `${caller} hears ${e.kind} ${e.id}`).toBe(
+          e.heardBy.includes(caller),
+        );
+    }
+  }
+
   /** Refused: the code, and nothing people write or read in connections.list changed. */
   async function expectRefused(person: Person | null, r: AnyRow, fixture: unknown, code: ErrorCode) {
     const before = snapshot();
@@ -1199,8 +1276,10 @@ describe('app API authorization', () => {
           try {
             const person = people[caller];
             if (outcome === 'allowed') {
+              const from = mark();
               const result = await call(person, r.method, r.params(fixture));
               await r.effect(fixture, result, person);
+              if (r.events) await expectHeard(from, r.events(fixture, result, caller));
             } else await expectRefused(person, r, fixture, outcome);
           } finally {
             await cleanup?.(fixture);
@@ -1259,6 +1338,69 @@ describe('session.signIn', () => {
     expect((await refusal(stale)).code).toBe('unauthenticated');
     expect(snapshot().tasks).toEqual(tasksBefore);
     expect((await refusal(signInAs(added.token))).code).toBe('unauthenticated');
+  });
+});
+
+describe('sessions bound to their sign-in token', () => {
+  it('checks the token on every call: once it is gone, the session ends with the next call', async () => {
+    const added = await call(people.owner, 'people.add', { name: fresh('bound'), kind: 'member' });
+    const session = await signInAs(added.token);
+    installation.db.prepare('DELETE FROM sign_in_tokens WHERE person_id = ?').run(added.person.id);
+    const error = await refusal(installation.call(session, 'session.whoami', {}));
+    expect(error).toMatchObject({ code: 'unauthenticated', message: 'your sign-in token was replaced' });
+    expect(session.person).toBeNull();
+    expect((await call(people.owner, 'people.list', {})).map((p) => p.id)).toContain(added.person.id);
+  });
+
+  it('hears nothing once its person is removed, not even the removal', async () => {
+    const added = await call(people.owner, 'people.add', { name: fresh('leaving'), kind: 'member' });
+    const session = await signInAs(added.token);
+    const ended: string[] = [];
+    session.onEnd = (reason) => ended.push(reason);
+    const heard: AppEvent[] = [];
+    const off = installation.subscribe(session, (event) => heard.push(event));
+    const from = emitted.length;
+    await call(people.owner, 'tasks.create', { roleId: (await newRole()).id, title: fresh('before') });
+    expect(heard.length).toBeGreaterThan(0);
+    const before = heard.length;
+    await call(people.owner, 'people.remove', { id: added.person.id });
+    expect(ended).toEqual(['you were removed from this installation']);
+    expect(session.person).toBeNull();
+    await call(people.owner, 'tasks.create', { roleId: (await newRole()).id, title: fresh('after') });
+    expect(
+      emitted.slice(from).some((e) => e.type === 'changed' && e.kind === 'person' && e.id === added.person.id),
+    ).toBe(true);
+    expect(heard.length).toBe(before);
+    off();
+  });
+});
+
+describe('roles.list: what owners and members see of a role', () => {
+  it('shows both the same role: environment names as set, never a value, never the API key', async () => {
+    const secret = 'sk-authz-0f9e8d7c6b5a';
+    const withEnv = await call(people.owner, 'roles.create', {
+      name: fresh('keyed'),
+      agent: { adapter: 'command', command: ['true'], env: { TOKEN: secret, MODE: 'fast' } },
+    });
+    const withKey = await call(people.owner, 'roles.create', {
+      name: fresh('llm'),
+      agent: { adapter: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', model: 'm', apiKey: secret },
+    });
+    const ownerView = await call(people.owner, 'roles.list', {});
+    const memberView = await call(people.member, 'roles.list', {});
+    expect(memberView).toEqual(ownerView);
+    expect(JSON.stringify(ownerView)).not.toContain(secret);
+    expect(JSON.stringify(ownerView)).not.toContain('fast');
+    expect(ownerView.find((r) => r.id === withEnv.id)?.agent).toEqual({
+      adapter: 'command',
+      command: ['true'],
+      env: { TOKEN: { set: true }, MODE: { set: true } },
+    });
+    const keyed = ownerView.find((r) => r.id === withKey.id);
+    expect(keyed).toMatchObject({ hasApiKey: true, agent: { adapter: 'openai-compatible', model: 'm' } });
+    expect(keyed?.agent).not.toHaveProperty('apiKey');
+    // Stored as given: the agent gets them.
+    expect(getRole(installation.db, withEnv.id)?.agent).toMatchObject({ env: { TOKEN: secret, MODE: 'fast' } });
   });
 });
 
@@ -1323,7 +1465,8 @@ describe('deleting and removing', () => {
     const pid = await working(() => taskRun(subsub.id));
     expect((await call(people.member, 'tasks.get', { id: task.id })).subtasks.map((t) => t.id)).toEqual([sub.id]);
 
-    expect(await call(people.member, 'tasks.delete', { id: task.id })).toEqual({ deleted: true });
+    // An owner may delete every task of the tree, so the owner may delete it whole.
+    expect(await call(people.owner, 'tasks.delete', { id: task.id })).toEqual({ deleted: true });
     const ids = [task.id, sub.id, subsub.id];
     for (const id of ids) expect((await refusal(call(people.owner, 'tasks.get', { id }))).code).toBe('not_found');
     const listed = (await call(people.other, 'tasks.list', {})).map((t) => t.id);
@@ -1334,6 +1477,32 @@ describe('deleting and removing', () => {
     expect(
       count(`SELECT count(*) AS n FROM runs WHERE context_kind = 'task' AND context_id IN (${placeholders})`, ...ids),
     ).toBe(0);
+  });
+
+  it('refuses a member deleting their task when a subtask is someone else’s, naming it, and deletes nothing', async () => {
+    const { role, task } = await memberTask();
+    const mine = await call(people.member, 'tasks.create', {
+      roleId: role.id,
+      title: fresh('mine'),
+      parentId: task.id,
+    });
+    const theirs = await call(people.other, 'tasks.create', {
+      roleId: role.id,
+      title: 'carol’s part',
+      parentId: mine.id,
+    });
+    const before = snapshot();
+    const error = await refusal(call(people.member, 'tasks.delete', { id: task.id }));
+    expect(error.code).toBe('forbidden');
+    expect(error.message).toContain(`"carol’s part" (#${theirs.id}, made by carol)`);
+    expect(snapshot()).toEqual(before);
+    for (const id of [task.id, mine.id, theirs.id])
+      expect((await call(people.other, 'tasks.get', { id })).task.id).toBe(id);
+    // Once its creator deletes theirs, the member may delete the rest.
+    expect(await call(people.other, 'tasks.delete', { id: theirs.id })).toEqual({ deleted: true });
+    expect(await call(people.member, 'tasks.delete', { id: task.id })).toEqual({ deleted: true });
+    for (const id of [task.id, mine.id])
+      expect((await refusal(call(people.owner, 'tasks.get', { id }))).code).toBe('not_found');
   });
 
   it('removes a role with every person’s conversations and every task, and stops its agents', async () => {

@@ -1,7 +1,9 @@
 // The app API's one handler table. Both transports (Electron IPC and the headless
 // JSON-RPC socket) call `dispatch`, which validates params against the shared
-// contract, checks the session and runs the handler; authorization is inside each
-// handler, through ./authorize.
+// contract, checks the session (its person, and the sign-in token it is bound to) and
+// runs the handler. Every handler asks the access rules (../access, through ./authorize)
+// before it reads or acts, and every event it emits carries the audience those rules
+// give; no handler decides on its own who may.
 import {
   ApiError,
   type ErrorCode,
@@ -13,19 +15,18 @@ import {
   type ResultOf,
 } from '../../shared/api-contract';
 import type { ContextRef, Conversation, Person, Task } from '../../shared/domain';
+import { eventAudience } from '../access/rules';
 import type { ConnectionEngine } from '../engine/engine';
 import type { EventHub } from '../events';
 import type { PeerNetwork } from '../network/peer-network';
-import { keepStoredKey, publicRole } from '../agents/secrets';
+import { keepStoredSecrets, publicRole } from '../agents/secrets';
 import { RoleApiError, type RoleApiErrorCode } from '../role-api/protocol';
 import { getConnectionRow, listConnectionRows } from '../store/queries/connections';
 import {
-  getThread,
   orphanedThreads,
   pageThreads,
   peerStartedThreads,
   threadsByRoot,
-  type ThreadFilter,
   type ThreadRow,
 } from '../store/queries/threads';
 import { log } from '../log';
@@ -34,7 +35,6 @@ import { transaction, type Db } from '../store/database';
 import {
   deleteConversation,
   findConversation,
-  getConversationRow,
   insertConversation,
   insertMessage,
   listConversationRows,
@@ -46,11 +46,13 @@ import {
 import {
   countOwners,
   deletePerson,
+  deleteSignInTokens,
   getPerson,
   insertPerson,
   insertSignInToken,
   listPeople,
-  personByTokenHash,
+  personBySignInToken,
+  signInByTokenHash,
 } from '../store/queries/people';
 import {
   deleteRole,
@@ -77,9 +79,20 @@ import {
   taskIdsForRole,
 } from '../store/queries/tasks';
 import { hashToken, newToken } from '../tokens';
-import { requireOwnConversation, requireOwner, requireTask, requireTaskManager } from './authorize';
+import {
+  authorizeTaskTreeDeletion,
+  authorizeThreadList,
+  authorizedConversation,
+  authorizedTask,
+  authorizedThread,
+  readableConversations,
+  readableTasks,
+  readableThreads,
+  requireOwner,
+  requireReader,
+} from './authorize';
 import { networkHandlers, requireInvitable } from './network-handlers';
-import type { ApiSession } from './session';
+import { sessionEndReasons, type ApiSession, type SessionRegistry } from './session';
 
 export interface ApiServices {
   db: Db;
@@ -87,6 +100,7 @@ export interface ApiServices {
   runs: RunManager;
   engine: ConnectionEngine;
   network: PeerNetwork;
+  sessions: SessionRegistry;
   installation: { id: string; name: string };
 }
 
@@ -124,10 +138,15 @@ function requireRoleExists(db: Db, id: number) {
   return role;
 }
 
+const everyone = eventAudience.installation();
+
 const handlers: HandlerTable = {
   'session.whoami': ({ person, services }) => ({ person, installation: services.installation }),
 
-  'people.list': ({ services }) => listPeople(services.db),
+  'people.list': ({ services, person }) => {
+    requireReader(person);
+    return listPeople(services.db);
+  },
   'people.add': ({ services, person }, { name, kind }) => {
     requireOwner(person, 'add people');
     const token = newToken('pst');
@@ -136,7 +155,7 @@ const handlers: HandlerTable = {
       insertSignInToken(services.db, added.id, hashToken(token), 'sign-in');
       return added;
     });
-    services.events.emit({ type: 'changed', kind: 'person', id: added.id }, 'everyone');
+    services.events.emit({ type: 'changed', kind: 'person', id: added.id }, everyone);
     return { person: added, token };
   },
   'people.remove': async ({ services, person }, { id }) => {
@@ -157,22 +176,40 @@ const handlers: HandlerTable = {
     await services.runs.stopAll(contexts, person.name);
     // Checked again after the wait: meanwhile another owner may have gone, or the caller.
     transaction(services.db, () => {
-      if (getPerson(services.db, person.id)?.kind !== 'owner')
-        throw new ApiError('unauthenticated', 'you were removed from the installation, or are no longer an owner');
+      const caller = getPerson(services.db, person.id);
+      if (!caller) throw new ApiError('unauthenticated', sessionEndReasons.removed);
+      requireOwner(caller, 'remove people');
       requireAnotherOwner();
       deletePerson(services.db, id);
     });
+    // At once, before anything else is emitted: no call and no event reaches their sessions from here on.
+    services.sessions.endPerson(id, sessionEndReasons.removed);
     await services.runs.reapOrphans();
-    services.events.emit({ type: 'changed', kind: 'person', id }, 'everyone');
+    services.events.emit({ type: 'changed', kind: 'person', id }, everyone);
     return { removed: true as const };
   },
+  'people.reissueToken': ({ services, person }, { id }) => {
+    requireOwner(person, 'reissue sign-in tokens');
+    if (!getPerson(services.db, id)) throw new ApiError('not_found', `no person ${id}`);
+    const token = newToken('pst');
+    const replaced = transaction(services.db, () => {
+      const replaced = deleteSignInTokens(services.db, id);
+      insertSignInToken(services.db, id, hashToken(token), 'sign-in');
+      return replaced;
+    });
+    services.sessions.endTokens(replaced, sessionEndReasons.tokenReplaced);
+    return { token };
+  },
 
-  'roles.list': ({ services }) => listRoles(services.db).map(publicRole),
+  'roles.list': ({ services, person }) => {
+    requireReader(person);
+    return listRoles(services.db).map(publicRole);
+  },
   'roles.create': ({ services, person }, { name, description, agent }) => {
     requireOwner(person, 'create roles');
     if (getRoleByName(services.db, name)) throw new ApiError('conflict', `a role named "${name}" already exists`);
     const role = transaction(services.db, () => insertRole(services.db, name, description ?? '', agent));
-    services.events.emit({ type: 'changed', kind: 'role', id: role.id }, 'everyone');
+    services.events.emit({ type: 'changed', kind: 'role', id: role.id }, everyone);
     return publicRole(role);
   },
   'roles.update': ({ services, person }, { id, name, description, agent }) => {
@@ -186,10 +223,10 @@ const handlers: HandlerTable = {
         id,
         name ?? role.name,
         description ?? role.description,
-        agent ? keepStoredKey(agent, role.agent) : role.agent,
+        agent ? keepStoredSecrets(agent, role.agent) : role.agent,
       ),
     );
-    services.events.emit({ type: 'changed', kind: 'role', id }, 'everyone');
+    services.events.emit({ type: 'changed', kind: 'role', id }, everyone);
     return publicRole(updated);
   },
   'roles.remove': async ({ services, person }, { id }) => {
@@ -203,7 +240,7 @@ const handlers: HandlerTable = {
     await services.runs.stopAll(contexts, person.name);
     transaction(services.db, () => deleteRole(services.db, id));
     await services.runs.reapOrphans();
-    services.events.emit({ type: 'changed', kind: 'role', id }, 'everyone');
+    services.events.emit({ type: 'changed', kind: 'role', id }, everyone);
     return { removed: true as const };
   },
   'roles.token': ({ services, person }, { id }) => {
@@ -215,18 +252,21 @@ const handlers: HandlerTable = {
   },
 
   'conversations.list': ({ services, person }) =>
-    listConversationRows(services.db, person.id).map((row) => conversationView(services, row)),
+    readableConversations(person, listConversationRows(services.db, person.id)).map((row) =>
+      conversationView(services, row),
+    ),
   'conversations.open': ({ services, person }, { roleId }) => {
+    requireReader(person);
     requireRoleExists(services.db, roleId);
     const row = transaction(
       services.db,
       () => findConversation(services.db, person.id, roleId) ?? insertConversation(services.db, person.id, roleId),
     );
-    services.events.emit({ type: 'changed', kind: 'conversation', id: row.id }, { personId: person.id });
+    services.events.emit({ type: 'changed', kind: 'conversation', id: row.id }, eventAudience.conversation(row));
     return conversationView(services, row);
   },
   'conversations.get': ({ services, person }, { id, limit, before }) => {
-    const row = requireOwnConversation(person, getConversationRow(services.db, id), id);
+    const row = authorizedConversation(services.db, person, id, 'read');
     const run = findRun(services.db, { kind: 'conversation', id });
     return {
       conversation: conversationView(services, row),
@@ -235,54 +275,56 @@ const handlers: HandlerTable = {
     };
   },
   'conversations.send': ({ services, person }, { id, text }) => {
-    const row = requireOwnConversation(person, getConversationRow(services.db, id), id);
+    const row = authorizedConversation(services.db, person, id, 'send');
     const message = transaction(services.db, () => {
       const message = insertMessage(services.db, id, { kind: 'person', id: person.id, name: person.name }, text);
       services.runs.addInput({ kind: 'conversation', id }, row.role_id, 'message', text, person.name);
       return message;
     });
-    services.events.emit({ type: 'changed', kind: 'conversation', id }, { personId: person.id });
+    services.events.emit({ type: 'changed', kind: 'conversation', id }, eventAudience.conversation(row));
     return message;
   },
   'conversations.stop': ({ services, person }, { id }) => {
-    requireOwnConversation(person, getConversationRow(services.db, id), id);
+    authorizedConversation(services.db, person, id, 'stop');
     return services.runs.stop({ kind: 'conversation', id }, person.name);
   },
   'conversations.delete': async ({ services, person }, { id }) => {
-    requireOwnConversation(person, getConversationRow(services.db, id), id);
+    const row = authorizedConversation(services.db, person, id, 'delete');
     await services.engine.closeRoot('conversation', id, person.name);
     await services.runs.stop({ kind: 'conversation', id }, person.name);
     transaction(services.db, () => deleteConversation(services.db, id));
     await services.runs.reapOrphans();
-    services.events.emit({ type: 'changed', kind: 'conversation', id }, { personId: person.id });
+    services.events.emit({ type: 'changed', kind: 'conversation', id }, eventAudience.conversation(row));
     return { deleted: true as const };
   },
 
-  'tasks.list': ({ services }) => listTaskRows(services.db).map((row) => taskView(services, row)),
+  'tasks.list': ({ services, person }) =>
+    readableTasks(person, listTaskRows(services.db)).map((row) => taskView(services, row)),
   'tasks.create': ({ services, person }, { roleId, title, body, parentId }) => {
+    requireReader(person);
     requireRoleExists(services.db, roleId);
-    if (parentId !== undefined) requireTask(getTaskRow(services.db, parentId), parentId);
+    if (parentId !== undefined) authorizedTask(services.db, person, parentId, 'subtask');
     const row = transaction(services.db, () => {
       const row = insertTask(services.db, roleId, parentId ?? null, title, body ?? '', person.id);
       const brief = body?.trim() ? `New task: ${title}\n\n${body.trim()}` : `New task: ${title}`;
       services.runs.addInput({ kind: 'task', id: row.id }, roleId, 'message', brief, person.name);
       return row;
     });
-    services.events.emit({ type: 'changed', kind: 'task', id: row.id }, 'everyone');
+    services.events.emit({ type: 'changed', kind: 'task', id: row.id }, eventAudience.task(row));
     return taskView(services, row);
   },
-  'tasks.get': ({ services }, { id }) => {
-    const row = requireTask(getTaskRow(services.db, id), id);
+  'tasks.get': ({ services, person }, { id }) => {
+    const row = authorizedTask(services.db, person, id, 'read');
     const run = findRun(services.db, { kind: 'task', id });
     return {
       task: taskView(services, row),
       log: listTaskLog(services.db, id),
-      subtasks: listSubtaskRows(services.db, id).map((sub) => taskView(services, sub)),
+      subtasks: readableTasks(person, listSubtaskRows(services.db, id)).map((sub) => taskView(services, sub)),
       turns: run ? recentTurns(services.db, run.id) : [],
     };
   },
   'tasks.comment': ({ services, person }, { id, text }) => {
-    const row = requireTask(getTaskRow(services.db, id), id);
+    const row = authorizedTask(services.db, person, id, 'comment');
     const entry = transaction(services.db, () => {
       const entry = insertTaskLog(
         services.db,
@@ -294,12 +336,11 @@ const handlers: HandlerTable = {
       services.runs.addInput({ kind: 'task', id }, row.role_id, 'comment', text, person.name);
       return entry;
     });
-    services.events.emit({ type: 'changed', kind: 'task', id }, 'everyone');
+    services.events.emit({ type: 'changed', kind: 'task', id }, eventAudience.task(row));
     return entry;
   },
   'tasks.finish': ({ services, person }, { id }) => {
-    const row = requireTask(getTaskRow(services.db, id), id);
-    requireTaskManager(person, row, 'finish');
+    const row = authorizedTask(services.db, person, id, 'finish');
     if (row.status === 'finished') return taskView(services, row);
     transaction(services.db, () => {
       finishTask(services.db, id);
@@ -311,17 +352,20 @@ const handlers: HandlerTable = {
         'finished the task',
       );
     });
-    services.events.emit({ type: 'changed', kind: 'task', id }, 'everyone');
+    services.events.emit({ type: 'changed', kind: 'task', id }, eventAudience.task(row));
     return taskView(services, getTaskRow(services.db, id)!);
   },
   'tasks.stop': ({ services, person }, { id }) => {
-    requireTask(getTaskRow(services.db, id), id);
+    authorizedTask(services.db, person, id, 'stop');
     return services.runs.stop({ kind: 'task', id }, person.name);
   },
   'tasks.delete': async ({ services, person }, { id }) => {
-    const row = requireTask(getTaskRow(services.db, id), id);
-    requireTaskManager(person, row, 'delete');
-    const subtree = taskSubtreeIds(services.db, id);
+    authorizedTask(services.db, person, id, 'delete');
+    const tree = taskSubtreeIds(services.db, id)
+      .map((taskId) => getTaskRow(services.db, taskId))
+      .filter((task): task is TaskRow => task !== undefined);
+    authorizeTaskTreeDeletion(services.db, person, tree);
+    const subtree = tree.map((task) => task.id);
     await closeRoots(
       services,
       subtree.map((taskId): ContextRef => ({ kind: 'task', id: taskId })),
@@ -333,30 +377,36 @@ const handlers: HandlerTable = {
     );
     transaction(services.db, () => deleteTask(services.db, id));
     await services.runs.reapOrphans();
-    for (const taskId of subtree) services.events.emit({ type: 'changed', kind: 'task', id: taskId }, 'everyone');
+    for (const task of tree)
+      services.events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
     return { deleted: true as const };
   },
 
   'threads.list': ({ services, person }, params) => {
     const { db, engine } = services;
-    requireThreadListAccess(db, person, params);
+    authorizeThreadList(db, person, params);
     let rows: ThreadRow[];
     if ('root' in params) rows = threadsByRoot(db, params.root.kind, params.root.id);
     else if ('peerStarted' in params) rows = peerStartedThreads(db);
     else rows = orphanedThreads(db);
-    return rows.filter((row) => canReadThread(db, person, row)).map((row) => engine.threadSummary(row));
+    return readableThreads(db, person, rows).map((row) => engine.threadSummary(row));
   },
   'threads.page': ({ services, person }, params) => {
     const { db, engine } = services;
     const { offset, limit, ...filter } = params;
-    requireThreadListAccess(db, person, filter);
-    // Every thread of these lists is readable by whoever may ask for the list (DESIGN §7).
+    authorizeThreadList(db, person, filter);
+    // Whoever may ask for one of these lists reads every agent conversation in it (the
+    // rules say so); each row is asked again all the same, and one refused leaves the page.
     const page = pageThreads(db, filter, offset ?? 0, limit ?? 100);
-    return { total: page.total, threads: page.rows.map((row) => engine.threadSummary(row)) };
+    const readable = readableThreads(db, person, page.rows);
+    return {
+      total: page.total - (page.rows.length - readable.length),
+      threads: readable.map((row) => engine.threadSummary(row)),
+    };
   },
   'threads.get': ({ services, person }, { id, textsLimit, textsBefore }) => {
     const { db, engine, runs } = services;
-    const thread = requireReadableThread(db, person, getThread(db, id), id);
+    const thread = authorizedThread(db, person, id, 'read');
     const run = findRun(db, { kind: 'thread', id });
     return {
       thread: engine.threadSummary(thread),
@@ -367,11 +417,14 @@ const handlers: HandlerTable = {
     };
   },
   'threads.stop': ({ services, person }, { id }) => {
-    requireReadableThread(services.db, person, getThread(services.db, id), id);
+    authorizedThread(services.db, person, id, 'stop');
     return services.runs.stop({ kind: 'thread', id }, person.name);
   },
 
-  'connections.list': ({ services }) => listConnectionRows(services.db).map((row) => services.engine.summary(row)),
+  'connections.list': ({ services, person }) => {
+    requireReader(person);
+    return listConnectionRows(services.db).map((row) => services.engine.summary(row));
+  },
   'connections.invite': ({ services, person }, { roles, expiresInMinutes }) => {
     requireOwner(person, 'invite peers');
     requireInvitable(services.network);
@@ -441,28 +494,22 @@ function engineCall<T>(fn: () => T): T {
   }
 }
 
-/** DESIGN §7: a person reads an agent conversation when they can read its root; owners read those whose root is gone. */
-function canReadThread(db: Db, person: Person, thread: ThreadRow): boolean {
-  if (thread.root_gone) return person.kind === 'owner';
-  if (thread.root_kind === 'conversation') return getConversationRow(db, thread.root_id)?.person_id === person.id;
-  return true;
-}
-
-/** Who may ask for a list of agent conversations: whoever can read its root; owners for the orphaned. */
-function requireThreadListAccess(db: Db, person: Person, filter: ThreadFilter): void {
-  if ('root' in filter) {
-    const { kind, id } = filter.root;
-    if (kind === 'conversation') requireOwnConversation(person, getConversationRow(db, id), id);
-    else if (kind === 'task') requireTask(getTaskRow(db, id), id);
-    else requireReadableThread(db, person, getThread(db, id), id);
-  } else if ('orphaned' in filter) {
-    requireOwner(person, 'see agent conversations whose topic was deleted');
-  }
-}
-
-function requireReadableThread(db: Db, person: Person, thread: ThreadRow | undefined, id: number): ThreadRow {
-  if (!thread || !canReadThread(db, person, thread)) throw new ApiError('not_found', `no agent conversation ${id}`);
-  return thread;
+/**
+ * The session's person as the store has them now (their kind may have changed), while
+ * the session is still theirs: its sign-in token still exists and still belongs to them,
+ * or (a session bound to a person alone) they are still here. Otherwise the session ends.
+ */
+function currentPerson(services: ApiServices, session: ApiSession): Person {
+  const bound = session.person;
+  if (!bound) throw new ApiError('unauthenticated', 'sign in first (session.signIn)');
+  const person =
+    session.signInTokenId === undefined
+      ? getPerson(services.db, bound.id)
+      : personBySignInToken(services.db, session.signInTokenId);
+  if (person?.id === bound.id) return person;
+  const reason = getPerson(services.db, bound.id) ? sessionEndReasons.tokenReplaced : sessionEndReasons.removed;
+  services.sessions.end(session, reason);
+  throw new ApiError('unauthenticated', reason);
 }
 
 /** Validates and runs one app API call for a session. Throws ApiError only. */
@@ -477,18 +524,14 @@ export async function dispatch(
   if (!parsed.success) throw new ApiError('invalid', describeIssues(parsed.error));
   try {
     if (method === 'session.signIn') {
-      const person = personByTokenHash(services.db, hashToken((parsed.data as { token: string }).token));
-      if (!person) throw new ApiError('unauthenticated', 'this sign-in token is not valid');
-      session.person = person;
-      return { person };
+      const signIn = signInByTokenHash(services.db, hashToken((parsed.data as { token: string }).token));
+      if (!signIn) throw new ApiError('unauthenticated', 'this sign-in token is not valid');
+      session.person = signIn.person;
+      session.signInTokenId = signIn.tokenId;
+      services.sessions.add(session);
+      return { person: signIn.person };
     }
-    if (!session.person) throw new ApiError('unauthenticated', 'sign in first (session.signIn)');
-    // The person may have been removed or changed since sign-in.
-    const person = getPerson(services.db, session.person.id);
-    if (!person) {
-      session.person = null;
-      throw new ApiError('unauthenticated', 'this person was removed from the installation');
-    }
+    const person = currentPerson(services, session);
     session.person = person;
     const handler = handlers[method] as Handler<typeof method>;
     return await handler({ services, session, person }, parsed.data as never);

@@ -2,7 +2,7 @@
 // reads the address; only owners change it or ask for a check.
 import { ApiError, type ErrorCode } from '../../shared/api-contract';
 import { NetworkError, type NetworkErrorCode, type PeerNetwork } from '../network/peer-network';
-import { requireOwner } from './authorize';
+import { requireOwner, requireReader } from './authorize';
 import type { HandlerTable } from './handlers';
 
 const networkCodes: Record<NetworkErrorCode, ErrorCode> = {
@@ -33,7 +33,10 @@ export function requireInvitable(network: PeerNetwork): void {
 }
 
 export const networkHandlers: Pick<HandlerTable, 'network.get' | 'network.update' | 'network.check'> = {
-  'network.get': ({ services }) => services.network.status(),
+  'network.get': ({ services, person }) => {
+    requireReader(person);
+    return services.network.status();
+  },
   'network.update': ({ services, person }, changes) => {
     requireOwner(person, 'change where peers reach this installation');
     return networkCall(() => services.network.update(changes));

@@ -1,9 +1,17 @@
 // The headless transport of the app API: JSON-RPC 2.0 over a WebSocket at /api.
 // The first call on a socket must be `session.signIn`; events follow as
-// notifications named "event".
+// notifications named "event". When the session ends (its person removed, its token
+// replaced) the socket closes with SESSION_ENDED_CLOSE_CODE, once the answers to calls
+// already under way are sent.
 import type http from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { ApiError, isMethodName, type AppEvent, type ErrorCode } from '../../shared/api-contract';
+import {
+  ApiError,
+  isMethodName,
+  SESSION_ENDED_CLOSE_CODE,
+  type AppEvent,
+  type ErrorCode,
+} from '../../shared/api-contract';
 import type { Installation } from '../installation';
 import { log } from '../log';
 import type { ApiSession } from './session';
@@ -53,11 +61,27 @@ export function attachApiSocket(server: http.Server, installation: Installation)
 function serveSocket(ws: WebSocket, installation: Installation): void {
   const session: ApiSession = { person: null };
   let unsubscribe: (() => void) | null = null;
+  /** Calls whose answer is still to be sent, and why the socket is to close once they are. */
+  let working = 0;
+  let ending: string | null = null;
+  const closeIfDone = () => {
+    if (ending !== null && working === 0) ws.close(SESSION_ENDED_CLOSE_CODE, ending);
+  };
+  session.onEnd = (reason) => {
+    unsubscribe?.();
+    unsubscribe = null;
+    ending = reason;
+    closeIfDone();
+  };
   const send = (message: object) => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
   };
-  ws.on('close', () => unsubscribe?.());
+  ws.on('close', () => {
+    unsubscribe?.();
+    installation.sessions.forget(session);
+  });
   ws.on('message', (data, isBinary) => {
+    working++;
     void (async () => {
       let request: { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
       try {
@@ -85,7 +109,7 @@ function serveSocket(ws: WebSocket, installation: Installation): void {
         const result = await installation.call(session, request.method, request.params);
         if (request.method === 'session.signIn' && session.person) {
           unsubscribe?.();
-          unsubscribe = installation.subscribe(session.person, (event: AppEvent) =>
+          unsubscribe = installation.subscribe(session, (event: AppEvent) =>
             send({ jsonrpc: '2.0', method: 'event', params: event }),
           );
         }
@@ -95,6 +119,9 @@ function serveSocket(ws: WebSocket, installation: Installation): void {
         if (!(error instanceof ApiError)) log.error('api socket failure', { error: String(error) });
         send(errorReply(id, rpcCodes[apiError.code], apiError.message, apiError.code));
       }
-    })();
+    })().finally(() => {
+      working--;
+      closeIfDone();
+    });
   });
 }

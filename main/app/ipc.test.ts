@@ -42,11 +42,15 @@ function setup() {
   let listener: ((event: AppEvent) => void) | null = null;
   const unsubscribe = vi.fn();
   const call = vi.fn<Installation['call']>(() => Promise.resolve({ answer: 42 }));
+  // The window's one session, bound to the owner (no token).
+  const session = { person: owner };
   const installation = {
     call,
     owner: () => owner,
-    subscribe: (person: Person, l: (event: AppEvent) => void) => {
-      expect(person).toBe(owner);
+    ownerSession: () => session,
+    sessions: { forget: vi.fn() },
+    subscribe: (subscriber: { person: Person }, l: (event: AppEvent) => void) => {
+      expect(subscriber).toBe(session);
       listener = l;
       return unsubscribe;
     },

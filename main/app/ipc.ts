@@ -48,6 +48,7 @@ export function wireIpc(
   pageUrl: string,
   options: WireOptions = {},
 ): () => void {
+  const session = installation.ownerSession();
   ipcMain.handle(INVOKE_CHANNEL, async (event, method: unknown, params: unknown): Promise<InvokeEnvelope> => {
     if (!isTrustedSender(event, win, pageUrl)) {
       log.warn('app API call refused from an unexpected frame', { url: event.senderFrame?.url ?? null });
@@ -57,7 +58,7 @@ export function wireIpc(
       return failure('invalid', 'method must be a method name');
     }
     try {
-      const result = await installation.call({ person: installation.owner() }, method, params ?? {});
+      const result = await installation.call(session, method, params ?? {});
       return { ok: true, result };
     } catch (error) {
       if (error instanceof ApiError || (error instanceof Error && isErrorCode((error as { code?: unknown }).code))) {
@@ -68,7 +69,7 @@ export function wireIpc(
     }
   });
 
-  const unsubscribe = installation.subscribe(installation.owner(), (event: AppEvent) => sendToRenderer(win, event));
+  const unsubscribe = installation.subscribe(session, (event: AppEvent) => sendToRenderer(win, event));
 
   const listening = (event: IpcMainEvent) => {
     if (isTrustedSender(event, win, pageUrl)) options.onRendererListening?.();
@@ -79,5 +80,6 @@ export function wireIpc(
     ipcMain.removeHandler(INVOKE_CHANNEL);
     ipcMain.removeListener(LISTENING_CHANNEL, listening);
     unsubscribe();
+    installation.sessions.forget(session);
   };
 }

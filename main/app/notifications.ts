@@ -6,7 +6,7 @@ import type { Installation } from '../installation';
 /** Starts showing; returns a function that stops it. */
 export function showNotices(installation: Installation, window: () => BrowserWindow | null): () => void {
   if (!Notification.isSupported()) return () => undefined;
-  return installation.subscribe(installation.owner(), (event) => {
+  return installation.subscribe({ person: installation.owner() }, (event) => {
     if (event.type !== 'notice') return;
     const win = window();
     if (win && !win.isDestroyed() && win.isFocused()) return;

@@ -19,7 +19,7 @@ export class UnseenAnswers implements CountSource {
   private readonly stop: () => void;
 
   constructor(installation: Installation, person: Person, inFront: () => boolean) {
-    this.stop = installation.subscribe(person, (event) => {
+    this.stop = installation.subscribe({ person }, (event) => {
       if (event.type === 'notice' && !inFront()) this.set(this.value + 1);
     });
   }

@@ -9,6 +9,8 @@ import type { TLSSocket } from 'node:tls';
 import type WebSocket from 'ws';
 import type { ContextKind, ConnectionSummary, TextState, TextView, ThreadSummary } from '../../shared/domain';
 import type { AgentContext } from '../agents/types';
+import { threadAudience } from '../access/lookup';
+import { eventAudience } from '../access/rules';
 import type { Audience, EventHub } from '../events';
 import { log } from '../log';
 import type { Caller, PeerGateway } from '../role-api/server';
@@ -838,7 +840,7 @@ export class ConnectionEngine implements PeerGateway {
       const message = transaction(this.db, () => insertMessage(this.db, conversation.id, author, text));
       this.options.events.emit(
         { type: 'changed', kind: 'conversation', id: conversation.id },
-        { personId: conversation.person_id },
+        eventAudience.conversation(conversation),
       );
       return { reported: 'conversation', id: conversation.id, messageId: message.id };
     }
@@ -846,7 +848,7 @@ export class ConnectionEngine implements PeerGateway {
       const task = getTaskRow(this.db, root.id);
       if (!task) throw new RoleApiError('closed', 'the task this answers for was deleted');
       const entry = transaction(this.db, () => insertTaskLog(this.db, task.id, 'report', author, text));
-      this.options.events.emit({ type: 'changed', kind: 'task', id: task.id }, 'everyone');
+      this.options.events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
       return { reported: 'task', id: task.id, logId: entry.id };
     }
     // The root is an agent conversation a peer started: report there, to that peer.
@@ -860,14 +862,19 @@ export class ConnectionEngine implements PeerGateway {
     });
   }
 
-  history(role: { id: number; name: string }, withPeerRole: string): Promise<unknown> {
+  history(
+    role: { id: number; name: string },
+    withPeerRole: string,
+    include: (threadRowId: number) => boolean = () => true,
+  ): Promise<unknown> {
     const match = PEER_ROLE.exec(withPeerRole);
     if (!match) return Promise.reject(new RoleApiError('invalid', `"${withPeerRole}" must look like PEER/ROLE`));
     const [, peerName, peerRole] = match as unknown as [string, string, string];
     const connection = connectionByName(this.db, peerName);
     if (!connection) return Promise.reject(new RoleApiError('not_found', `no connection named "${peerName}"`));
+    const rows = historyBetween(this.db, connection.id, role.id, peerRole).filter((row) => include(row.thread_id));
     return Promise.resolve(
-      historyBetween(this.db, connection.id, role.id, peerRole).map((row) => ({
+      rows.map((row) => ({
         thread: row.wire_thread,
         direction: row.direction,
         from: row.direction === 'out' ? role.name : `${peerName}/${peerRole}`,
@@ -1181,14 +1188,9 @@ export class ConnectionEngine implements PeerGateway {
     };
   }
 
-  /** Who may see changes of an agent conversation (DESIGN §7). */
+  /** Who may see changes of an agent conversation: the access rules say (DESIGN §7). */
   threadAudience(thread: ThreadRow): Audience {
-    if (thread.root_gone) return 'owners';
-    if (thread.root_kind === 'conversation') {
-      const conversation = getConversationRow(this.db, thread.root_id);
-      return conversation ? { personId: conversation.person_id } : 'owners';
-    }
-    return 'everyone';
+    return threadAudience(this.db, thread);
   }
 
   threadChanged(threadRowId: number): void {
@@ -1211,7 +1213,7 @@ export class ConnectionEngine implements PeerGateway {
   }
 
   private connectionChanged(connectionId: number): void {
-    this.options.events.emit({ type: 'changed', kind: 'connection', id: connectionId }, 'everyone');
+    this.options.events.emit({ type: 'changed', kind: 'connection', id: connectionId }, eventAudience.installation());
   }
 }
 

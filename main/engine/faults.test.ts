@@ -2,7 +2,6 @@
 // connection at random while 10,000 texts cross it over 100 agent conversations.
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Role } from '../../shared/domain';
 import { ensureRun, type RunRow } from '../store/queries/runs';
 import type { TestInstallation } from '../testing/installation';
 import { openPeer } from '../testing/network';
@@ -63,7 +62,7 @@ describe('faults on the wire', () => {
     });
     open.push(bob, alice);
     await bob.owner('roles.create', { name: 'sink', agent: { adapter: 'scripted' } });
-    const assistant: Role = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+    const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
     const proxy = await cuttingProxy(Number(bob.installation.peerAddress!.split(':')[1]));
     const { code } = await bob.owner('connections.invite', { roles: ['sink'] });
     const viaProxy = encodeInvite({ ...decodeInvite(code), address: `127.0.0.1:${proxy.port}` });

@@ -5,6 +5,7 @@
 import type { PeerNetworkStatus } from '../../shared/api-contract';
 import type { ConnectionEngine } from '../engine/engine';
 import type { Identity } from '../engine/identity';
+import { eventAudience } from '../access/rules';
 import type { EventHub } from '../events';
 import { log } from '../log';
 import { transaction, type Db } from '../store/database';
@@ -232,7 +233,8 @@ export class PeerNetwork {
   }
 
   private changed(): void {
-    if (!this.closed) this.options.events.emit({ type: 'changed', kind: 'network', id: 0 }, 'everyone');
+    if (!this.closed)
+      this.options.events.emit({ type: 'changed', kind: 'network', id: 0 }, eventAudience.installation());
   }
 
   private async runCheck(): Promise<void> {

@@ -7,6 +7,8 @@ import path from 'node:path';
 import { type z } from 'zod';
 import { describeIssues } from '../../shared/api-contract';
 import type { Role } from '../../shared/domain';
+import { historyScope } from '../access/lookup';
+import { eventAudience } from '../access/rules';
 import type { EventHub } from '../events';
 import { log } from '../log';
 import type { RunManager } from '../runs/run-manager';
@@ -32,7 +34,8 @@ export interface PeerGateway {
   send(caller: Extract<Caller, { kind: 'run' }>, to: string, text: string): Promise<unknown>;
   reply(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown>;
   reportOnThread(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown>;
-  history(role: Role, withPeerRole: string): Promise<unknown>;
+  /** Every text between `role` and that peer role, in the agent conversations (by row id) `include` lets through. */
+  history(role: Role, withPeerRole: string, include: (threadRowId: number) => boolean): Promise<unknown>;
 }
 
 export interface RoleApiOptions {
@@ -145,7 +148,14 @@ export class RoleApiServer {
       case 'history': {
         const { with: peerRole } = params as z.infer<typeof roleApiRequests.history>;
         if (!this.peers) throw new RoleApiError('not_found', `no connection named "${peerRole.split('/')[0]}"`);
-        return this.peers.history(caller.role, peerRole);
+        // From a run, only what the people of its root may read (DESIGN §11.3); a role token reads all its role's.
+        const scope = historyScope(
+          this.options.db,
+          caller.kind === 'role'
+            ? caller
+            : { kind: 'run', context: { kind: caller.run.context_kind, id: caller.run.context_id } },
+        );
+        return this.peers.history(caller.role, peerRole, scope);
       }
       case 'send': {
         const { to, text } = params as z.infer<typeof roleApiRequests.send>;
@@ -186,14 +196,17 @@ export class RoleApiServer {
       const conversation = getConversationRow(db, run.context_id);
       if (!conversation) throw new RoleApiError('closed', 'the conversation this run reports to was deleted');
       const message = transaction(db, () => insertMessage(db, conversation.id, author, text));
-      events.emit({ type: 'changed', kind: 'conversation', id: conversation.id }, { personId: conversation.person_id });
+      events.emit(
+        { type: 'changed', kind: 'conversation', id: conversation.id },
+        eventAudience.conversation(conversation),
+      );
       return { reported: 'conversation', id: conversation.id, messageId: message.id };
     }
     if (run.context_kind === 'task') {
       const task = getTaskRow(db, run.context_id);
       if (!task) throw new RoleApiError('closed', 'the task this run reports to was deleted');
       const entry = transaction(db, () => insertTaskLog(db, task.id, 'report', author, text));
-      events.emit({ type: 'changed', kind: 'task', id: task.id }, 'everyone');
+      events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
       return { reported: 'task', id: task.id, logId: entry.id };
     }
     if (!this.peers) throw noEngine();

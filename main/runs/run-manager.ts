@@ -7,6 +7,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { ContextRef } from '../../shared/domain';
+import { contextAudience } from '../access/lookup';
+import { eventAudience } from '../access/rules';
 import type { AgentAdapter, AgentContext, AgentInput, AgentLaunch, ProcessResult, TurnOutcome } from '../agents/types';
 import type { EventHub } from '../events';
 import { log } from '../log';
@@ -517,10 +519,13 @@ export class RunManager {
       if (conversation)
         this.options.events.emit(
           { type: 'changed', kind: 'conversation', id: run.context_id },
-          { personId: conversation.person_id },
+          eventAudience.conversation(conversation),
         );
     } else if (run.context_kind === 'task') {
-      this.options.events.emit({ type: 'changed', kind: 'task', id: run.context_id }, 'everyone');
+      this.options.events.emit(
+        { type: 'changed', kind: 'task', id: run.context_id },
+        contextAudience(this.db, { kind: 'task', id: run.context_id }),
+      );
     } else {
       this.threadHooks?.changed(run.context_id);
     }

@@ -18,8 +18,13 @@ export class ApiClient {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly listeners = new Set<(event: AppEvent) => void>();
+  /** How the socket closed (the server's close code and reason), once it has. */
+  readonly closed: Promise<{ code: number; reason: string }>;
 
   private constructor(private readonly ws: WebSocket) {
+    this.closed = new Promise((resolve) =>
+      ws.once('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') })),
+    );
     ws.on('message', (data) => {
       const message = JSON.parse((data as Buffer).toString('utf8')) as {
         id?: number;
@@ -51,7 +56,14 @@ export class ApiClient {
       ws.once('error', reject);
     });
     const client = new ApiClient(ws);
-    if (token !== undefined) await client.call('session.signIn', { token });
+    if (token !== undefined) {
+      try {
+        await client.call('session.signIn', { token });
+      } catch (error) {
+        client.close();
+        throw error;
+      }
+    }
     return client;
   }
 
@@ -62,6 +74,7 @@ export class ApiClient {
   /** Sends anything, for tests of bad input. */
   raw(method: string, params: unknown): Promise<unknown> {
     const id = this.nextId++;
+    if (this.ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error('socket closed'));
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));

@@ -47,15 +47,36 @@ export function insertSignInToken(db: Db, personId: number, tokenHash: string, l
   run(db, 'INSERT INTO sign_in_tokens (person_id, token_hash, label) VALUES (?, ?, ?)', personId, tokenHash, label);
 }
 
-export function deleteSignInTokensByLabel(db: Db, personId: number, label: string): void {
-  run(db, 'DELETE FROM sign_in_tokens WHERE person_id = ? AND label = ?', personId, label);
+/** Deletes a person's sign-in tokens (those with `label`, or all); returns their row ids. */
+export function deleteSignInTokens(db: Db, personId: number, label?: string): number[] {
+  return (
+    label === undefined
+      ? all<{ id: number }>(db, 'DELETE FROM sign_in_tokens WHERE person_id = ? RETURNING id', personId)
+      : all<{ id: number }>(
+          db,
+          'DELETE FROM sign_in_tokens WHERE person_id = ? AND label = ? RETURNING id',
+          personId,
+          label,
+        )
+  ).map((row) => row.id);
 }
 
-export function personByTokenHash(db: Db, tokenHash: string): Person | undefined {
+/** The sign-in token with this hash (its row id) and its person. */
+export function signInByTokenHash(db: Db, tokenHash: string): { tokenId: number; person: Person } | undefined {
+  const row = get<PersonRow & { token_id: number }>(
+    db,
+    'SELECT people.*, sign_in_tokens.id AS token_id FROM sign_in_tokens JOIN people ON people.id = sign_in_tokens.person_id WHERE token_hash = ?',
+    tokenHash,
+  );
+  return row && { tokenId: row.token_id, person: toPerson(row) };
+}
+
+/** The person a sign-in token (by row id) belongs to, while it exists. */
+export function personBySignInToken(db: Db, tokenId: number): Person | undefined {
   const row = get<PersonRow>(
     db,
-    'SELECT people.* FROM sign_in_tokens JOIN people ON people.id = sign_in_tokens.person_id WHERE token_hash = ?',
-    tokenHash,
+    'SELECT people.* FROM sign_in_tokens JOIN people ON people.id = sign_in_tokens.person_id WHERE sign_in_tokens.id = ?',
+    tokenId,
   );
   return row && toPerson(row);
 }
