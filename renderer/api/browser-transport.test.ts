@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { ApiError, type AppEvent } from '../../shared/api-contract';
+import { ApiError, SESSION_ENDED_CLOSE_CODE, type AppEvent } from '../../shared/api-contract';
 import { apiUrlFor, BrowserTransport, takeTokenFromAddress, type SocketLike } from './browser-transport';
 
 interface Request {
@@ -49,6 +49,11 @@ class FakeServer {
 
   broadcast(event: AppEvent): void {
     for (const ws of this.sockets) ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'event', params: event }));
+  }
+
+  /** Closes every socket the way the server ends a session (person removed, token replaced). */
+  endSessions(reason: string): void {
+    for (const ws of this.sockets) ws.close(SESSION_ENDED_CLOSE_CODE, reason);
   }
 
   dropAll(): void {
@@ -149,6 +154,28 @@ describe('BrowserTransport', () => {
     await expect.poll(() => server.sockets.size).toBe(1);
     server.broadcast({ type: 'changed', kind: 'person', id: 1 });
     await expect.poll(() => events.map((e) => (e.type === 'changed' ? e.kind : e.type))).toEqual(['role', 'person']);
+    transport.disconnect();
+  });
+
+  it('signs out for good when the server ends the session, says why, and does not try the old token again', async () => {
+    const storage = memoryStorage();
+    storage.setItem('parley.token', 'good');
+    const transport = new BrowserTransport({
+      url: server.url,
+      token: 'good',
+      storage,
+      openSocket: openWs,
+      reconnectDelayMs: 20,
+    });
+    const events: AppEvent[] = [];
+    transport.onEvent((event) => events.push(event));
+    await transport.invoke('roles.list', {});
+    server.endSessions('your sign-in token was replaced');
+    await expect.poll(() => events).toEqual([{ type: 'sessionEnded', reason: 'your sign-in token was replaced' }]);
+    expect(transport.hasToken()).toBe(false);
+    expect(storage.items.has('parley.token')).toBe(false);
+    expect((await rejection(transport.invoke('roles.list', {}))).code).toBe('unauthenticated');
+    expect(server.requests.filter((r) => r.method === 'session.signIn')).toHaveLength(1);
     transport.disconnect();
   });
 

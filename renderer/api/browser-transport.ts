@@ -4,6 +4,7 @@
 // is kept in sessionStorage for this tab only, and is removed from the address bar.
 import {
   ApiError,
+  SESSION_ENDED_CLOSE_CODE,
   type AppEvent,
   type MethodName,
   type ParamsOf,
@@ -19,7 +20,8 @@ export interface SocketLike {
   readonly readyState: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
-  addEventListener(type: 'open' | 'close' | 'error', listener: () => void): void;
+  addEventListener(type: 'open' | 'error', listener: () => void): void;
+  addEventListener(type: 'close', listener: (event: { code?: number; reason?: string }) => void): void;
   addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
 }
 export type SocketFactory = (url: string) => SocketLike;
@@ -121,6 +123,8 @@ class Connection {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private closedError: ApiError | null = null;
+  /** Why the server ended the session, when it closed the socket for that reason. */
+  ended: string | null = null;
 
   constructor(
     private readonly socket: SocketLike,
@@ -128,7 +132,10 @@ class Connection {
     private readonly onClose: (connection: Connection) => void,
   ) {
     socket.addEventListener('message', (message) => this.receive(message.data));
-    socket.addEventListener('close', () => this.closed());
+    socket.addEventListener('close', (event) => {
+      if (event?.code === SESSION_ENDED_CLOSE_CODE) this.ended = event.reason || 'your session ended';
+      this.closed();
+    });
   }
 
   call(method: string, params: unknown): Promise<unknown> {
@@ -323,6 +330,12 @@ export class BrowserTransport implements ParleyBridge {
     if (this.current !== connection) return;
     this.current = null;
     this.connection = null;
+    if (connection.ended !== null) {
+      // Removed, or the token was replaced: it will not sign in again, so say so instead of retrying.
+      this.forget();
+      this.emit({ type: 'sessionEnded', reason: connection.ended });
+      return;
+    }
     this.scheduleReconnect();
   }
 

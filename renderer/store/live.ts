@@ -62,6 +62,10 @@ export function startLiveUpdates(): () => void {
       useUi.getState().navigate({ kind: 'settings', tab: 'connections' });
       return;
     }
+    if (event.type === 'sessionEnded') {
+      useSession.getState().ended(event.reason);
+      return;
+    }
     if (event.type === 'changed') schedule(event.kind, event.id);
   });
   // Back from the background (or a dropped socket that reconnected meanwhile): read again.

@@ -1,7 +1,8 @@
 // The people of the installation (everyone reads them; owners add and remove).
 import { create } from 'zustand';
 import type { Person, PersonKind } from '../../shared/domain';
-import { call, messageOf } from './client';
+import { apiClient, call, messageOf } from './client';
+import { useSession } from './session';
 
 interface PeopleState {
   list: Person[] | null;
@@ -10,6 +11,11 @@ interface PeopleState {
   /** Owner: adds a person; their sign-in token is returned once and never again. */
   add(name: string, kind: PersonKind): Promise<{ person: Person; token: string }>;
   remove: (id: number) => Promise<void>;
+  /**
+   * Owner: a new sign-in token for a person, shown once; their old one stops working and
+   * their sessions end. Reissuing one's own keeps this tab signed in with the new one.
+   */
+  reissue(id: number): Promise<string>;
 }
 
 export const usePeople = create<PeopleState>()((set, get) => ({
@@ -26,6 +32,12 @@ export const usePeople = create<PeopleState>()((set, get) => ({
     const added = await call('people.add', { name, kind });
     await get().load();
     return added;
+  },
+  async reissue(id) {
+    const { token } = await call('people.reissueToken', { id });
+    if (id === useSession.getState().person?.id && apiClient().transport === 'browser')
+      await useSession.getState().signIn(token);
+    return token;
   },
   async remove(id) {
     await call('people.remove', { id });

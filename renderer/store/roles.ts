@@ -1,21 +1,21 @@
 // The installation's roles (everyone reads them; owners manage them).
 import { create } from 'zustand';
 import type { ParamsOf } from '../../shared/api-contract';
-import type { Role } from '../../shared/domain';
+import type { RoleView } from '../../shared/domain';
 import { call, messageOf } from './client';
 
 interface RolesState {
-  list: Role[] | null;
+  list: RoleView[] | null;
   error: string | null;
   load: () => Promise<void>;
-  create: (params: ParamsOf<'roles.create'>) => Promise<Role>;
-  update: (params: ParamsOf<'roles.update'>) => Promise<Role>;
+  create: (params: ParamsOf<'roles.create'>) => Promise<RoleView>;
+  update: (params: ParamsOf<'roles.update'>) => Promise<RoleView>;
   remove: (id: number) => Promise<void>;
   /** Owner: a role token for scripts, shown once. */
   token: (id: number) => Promise<string>;
 }
 
-const byName = (a: Role, b: Role) => a.name.localeCompare(b.name);
+const byName = (a: RoleView, b: RoleView) => a.name.localeCompare(b.name);
 
 export const useRoles = create<RolesState>()((set, get) => ({
   list: null,

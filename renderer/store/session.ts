@@ -17,6 +17,8 @@ interface SessionState {
   /** Reads who is signed in; moves to `signed-out` when there are no (valid) credentials. */
   load: () => Promise<void>;
   signIn: (token: string) => Promise<void>;
+  /** The server ended this session (removed, or a new token issued): back to signing in, saying why. */
+  ended: (reason: string) => void;
 }
 
 export const useSession = create<SessionState>()((set, get) => ({
@@ -64,6 +66,10 @@ export const useSession = create<SessionState>()((set, get) => ({
     }
     await get().load();
     set({ signingIn: false });
+  },
+
+  ended(reason: string) {
+    set({ status: 'signed-out', person: null, installation: null, error: sentence(`You were signed out: ${reason}`) });
   },
 }));
 

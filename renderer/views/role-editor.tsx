@@ -1,8 +1,11 @@
 // Create or edit a role: name, description and its agent's settings per adapter,
-// validated with the same schema main uses, errors shown next to their fields.
+// validated with the same schema main uses, errors shown next to their fields. Stored
+// secrets never come back: environment values show as set (kept, replaced by typing
+// NAME=value, or removed), an API key as saved.
 import { useId, useState, type FormEvent, type ReactNode } from 'react';
 import { methods } from '../../shared/api-contract';
-import type { AdapterName, AgentSettings, Role } from '../../shared/domain';
+import type { ParamsOf } from '../../shared/api-contract';
+import type { AdapterName, AgentSettingsUpdate, RoleView, StoredSecret } from '../../shared/domain';
 import { Dialog, DialogButtons, useAction } from '../components/ui';
 import { messageOf } from '../store/client';
 import { useRoles } from '../store/roles';
@@ -32,8 +35,10 @@ interface Form {
   /** `command`: one argument per line; claude-code and codex: the executable. */
   command: string;
   cwd: string;
-  /** KEY=value per line. */
+  /** KEY=value per line: new values, and replacements of stored ones. */
   env: string;
+  /** The names whose values are stored, and whether to keep each. */
+  storedEnv: Record<string, boolean>;
   input: 'text' | 'json';
   model: string;
   permissionMode: '' | 'default' | 'acceptEdits' | 'bypassPermissions' | 'plan';
@@ -45,8 +50,10 @@ interface Form {
 }
 
 type Errors = Partial<Record<keyof Form | 'form', string>>;
+/** The fields typed as text. */
+type TextField = { [K in keyof Form]: Form[K] extends string ? K : never }[keyof Form];
 
-function formOf(role: Role | null): Form {
+function formOf(role: RoleView | null): Form {
   const agent = role?.agent;
   const form: Form = {
     name: role?.name ?? '',
@@ -57,6 +64,7 @@ function formOf(role: Role | null): Form {
     command: '',
     cwd: '',
     env: '',
+    storedEnv: {},
     input: 'text',
     model: '',
     permissionMode: '',
@@ -67,17 +75,15 @@ function formOf(role: Role | null): Form {
     maxSteps: '',
   };
   if (!agent) return form;
-  const envText = (env: Record<string, string> | undefined) =>
-    Object.entries(env ?? {})
-      .map(([k, v]) => `${k}=${v}`)
-      .join('\n');
+  const stored = (env: Record<string, StoredSecret> | undefined) =>
+    Object.fromEntries(Object.keys(env ?? {}).map((name) => [name, true]));
   switch (agent.adapter) {
     case 'command':
       return {
         ...form,
         command: agent.command.join('\n'),
         cwd: agent.cwd ?? '',
-        env: envText(agent.env),
+        storedEnv: stored(agent.env),
         input: agent.input ?? 'text',
       };
     case 'claude-code':
@@ -87,7 +93,7 @@ function formOf(role: Role | null): Form {
         model: agent.model ?? '',
         permissionMode: agent.permissionMode ?? '',
         cwd: agent.cwd ?? '',
-        env: envText(agent.env),
+        storedEnv: stored(agent.env),
       };
     case 'codex':
       return {
@@ -96,7 +102,7 @@ function formOf(role: Role | null): Form {
         model: agent.model ?? '',
         sandbox: agent.sandbox ?? '',
         cwd: agent.cwd ?? '',
-        env: envText(agent.env),
+        storedEnv: stored(agent.env),
       };
     case 'openai-compatible':
       return {
@@ -114,15 +120,17 @@ function formOf(role: Role | null): Form {
 const optional = (value: string) => (value.trim() === '' ? undefined : value.trim());
 
 /** Builds the agent settings; errors for what cannot even be parsed. */
-function settingsOf(form: Form, previous: Role | null, errors: Errors): AgentSettings {
+function settingsOf(form: Form, errors: Errors): AgentSettingsUpdate {
   const number = (field: keyof Form, value: string): number | undefined => {
     if (value.trim() === '') return undefined;
     const parsed = Number(value);
     if (!Number.isFinite(parsed)) errors[field] = 'must be a number';
     return parsed;
   };
-  const env = (): Record<string, string> | undefined => {
-    const out: Record<string, string> = {};
+  /** Stored values kept as `{set: true}`, then what was typed; `{}` when every stored one goes. */
+  const env = (): Record<string, string | StoredSecret> | undefined => {
+    const out: Record<string, string | StoredSecret> = {};
+    for (const [name, keep] of Object.entries(form.storedEnv)) if (keep) out[name] = { set: true };
     for (const line of form.env.split('\n')) {
       if (!line.trim()) continue;
       const at = line.indexOf('=');
@@ -132,7 +140,8 @@ function settingsOf(form: Form, previous: Role | null, errors: Errors): AgentSet
       }
       out[line.slice(0, at).trim()] = line.slice(at + 1);
     }
-    return Object.keys(out).length > 0 ? out : undefined;
+    const hadStored = Object.keys(form.storedEnv).length > 0;
+    return Object.keys(out).length > 0 || hadStored ? out : undefined;
   };
   const common = {
     instructions: optional(form.instructions),
@@ -174,13 +183,12 @@ function settingsOf(form: Form, previous: Role | null, errors: Errors): AgentSet
         ...common,
       };
     case 'openai-compatible': {
-      // An empty key field keeps the key saved before.
-      const kept = previous?.agent.adapter === 'openai-compatible' ? previous.agent.apiKey : undefined;
       return {
         adapter: 'openai-compatible',
         baseUrl: form.baseUrl.trim(),
         model: form.model.trim(),
-        apiKey: optional(form.apiKey) ?? kept,
+        // Left empty, the key saved before stays (main keeps it while the origin does).
+        apiKey: optional(form.apiKey),
         temperature: number('temperature', form.temperature),
         maxSteps: number('maxSteps', form.maxSteps),
         ...common,
@@ -210,25 +218,30 @@ function readable(issue: {
   return issue.message;
 }
 
-function validate(form: Form, previous: Role | null): { errors: Errors; agent: AgentSettings } {
+type Saving = { create: ParamsOf<'roles.create'> } | { update: ParamsOf<'roles.update'> };
+
+function validate(form: Form, role: RoleView | null): { errors: Errors; saving: Saving | null } {
   const errors: Errors = {};
-  const agent = clean(settingsOf(form, previous, errors));
-  const parsed = methods['roles.create'].params.safeParse({
-    name: form.name,
-    description: form.description,
-    agent,
-  });
+  const agent = clean(settingsOf(form, errors));
+  const fields = { name: form.name.trim(), description: form.description.trim(), agent };
+  const parsed = role
+    ? methods['roles.update'].params.safeParse({ id: role.id, ...fields })
+    : methods['roles.create'].params.safeParse(fields);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const [first, second] = issue.path;
       const field = (first === 'agent' ? (second ?? 'adapter') : (first ?? 'form')) as keyof Errors;
       errors[field] ??= readable(issue);
     }
+    return { errors, saving: null };
   }
-  return { errors, agent };
+  const saving: Saving = role
+    ? { update: parsed.data as ParamsOf<'roles.update'> }
+    : { create: parsed.data as ParamsOf<'roles.create'> };
+  return { errors, saving };
 }
 
-export function RoleEditor({ role, onClose }: { role: Role | null; onClose: () => void }) {
+export function RoleEditor({ role, onClose }: { role: RoleView | null; onClose: () => void }) {
   const [form, setForm] = useState<Form>(() => formOf(role));
   const [errors, setErrors] = useState<Errors>({});
   const [busy, run] = useAction();
@@ -237,15 +250,14 @@ export function RoleEditor({ role, onClose }: { role: Role | null; onClose: () =
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const { errors: found, agent } = validate(form, role);
+    const { errors: found, saving } = validate(form, role);
     setErrors(found);
-    if (Object.keys(found).length > 0) return;
+    if (Object.keys(found).length > 0 || !saving) return;
     void run(async () => {
       try {
         const store = useRoles.getState();
-        const description = form.description.trim();
-        if (role) await store.update({ id: role.id, name: form.name.trim(), description, agent });
-        else await store.create({ name: form.name.trim(), description, agent });
+        if ('update' in saving) await store.update(saving.update);
+        else await store.create(saving.create);
         onClose();
       } catch (caught) {
         setErrors({ form: messageOf(caught) });
@@ -258,7 +270,7 @@ export function RoleEditor({ role, onClose }: { role: Role | null; onClose: () =
       {input}
     </Field>
   );
-  const text = (key: keyof Form, props: { placeholder?: string; type?: string; autoFocus?: boolean } = {}) => (
+  const text = (key: TextField, props: { placeholder?: string; type?: string; autoFocus?: boolean } = {}) => (
     <input
       value={form[key]}
       onChange={(event) => set(key, event.target.value as never)}
@@ -267,7 +279,7 @@ export function RoleEditor({ role, onClose }: { role: Role | null; onClose: () =
       {...props}
     />
   );
-  const area = (key: keyof Form, rows: number, placeholder?: string) => (
+  const area = (key: TextField, rows: number, placeholder?: string) => (
     <textarea
       value={form[key]}
       rows={rows}
@@ -283,8 +295,48 @@ export function RoleEditor({ role, onClose }: { role: Role | null; onClose: () =
     text('cwd', { placeholder: '/home/me/project' }),
     'An absolute path; optional.',
   );
-  const envField = field('env', 'Environment', area('env', 3, 'KEY=value'), 'One KEY=value per line; optional.');
-  const hadKey = role?.agent.adapter === 'openai-compatible' && Boolean(role.agent.apiKey);
+  const storedNames = Object.keys(form.storedEnv);
+  const envField = (
+    <>
+      {storedNames.length > 0 && (
+        <div className="field">
+          <span className="field-label" id={`${formId}-stored`}>
+            Stored environment values
+          </span>
+          <ul className="stored-env" aria-labelledby={`${formId}-stored`}>
+            {storedNames.map((name) => {
+              const keep = form.storedEnv[name];
+              return (
+                <li key={name} className={keep ? undefined : 'removed'}>
+                  <code>{name}</code>
+                  <span className="muted small">{keep ? 'set' : 'will be removed'}</span>
+                  <button
+                    type="button"
+                    className="btn btn-ghost btn-sm"
+                    aria-label={`${keep ? 'Remove' : 'Keep'} ${name}`}
+                    onClick={() => set('storedEnv', { ...form.storedEnv, [name]: !keep })}
+                  >
+                    {keep ? 'Remove' : 'Keep'}
+                  </button>
+                </li>
+              );
+            })}
+          </ul>
+          <span className="field-hint">
+            Values are never shown again. To replace one, write NAME=new value below. A new command or folder needs them
+            given again.
+          </span>
+        </div>
+      )}
+      {field(
+        'env',
+        storedNames.length > 0 ? 'New or replaced values' : 'Environment',
+        area('env', 3, 'KEY=value'),
+        'One KEY=value per line; optional.',
+      )}
+    </>
+  );
+  const hadKey = role?.hasApiKey === true;
 
   return (
     <Dialog

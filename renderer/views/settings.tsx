@@ -3,7 +3,7 @@
 // them anyway).
 import { useEffect, useId, useState, type FormEvent, type ReactNode } from 'react';
 import type { Invitation } from '../../shared/api-contract';
-import type { ConnectionSummary, Person, Role } from '../../shared/domain';
+import type { ConnectionSummary, Person, RoleView } from '../../shared/domain';
 import {
   GearIcon,
   LinkIcon,
@@ -566,6 +566,8 @@ function PeoplePane() {
   const me = useSession(selectPerson);
   const [added, setAdded] = useState<{ person: Person; token: string } | null>(null);
   const [removing, setRemoving] = useState<Person | null>(null);
+  const [reissuing, setReissuing] = useState<Person | null>(null);
+  const [reissued, setReissued] = useState<{ person: Person; token: string } | null>(null);
   useEffect(() => {
     void load();
   }, [load]);
@@ -595,6 +597,23 @@ function PeoplePane() {
           </button>
         </div>
       )}
+      {reissued && (
+        <div className="callout" role="status">
+          <p>
+            A new sign-in token for <strong>{reissued.person.name}</strong>
+            {reissued.person.id === me?.id ? ' (you)' : ''}: the old one no longer works, and every tab signed in with
+            it was signed out. Shown only now.
+          </p>
+          <CopyField
+            label={`New sign-in token for ${reissued.person.name}`}
+            value={reissued.token}
+            copyLabel="Copy token"
+          />
+          <button type="button" className="btn btn-ghost btn-sm" onClick={() => setReissued(null)}>
+            Done
+          </button>
+        </div>
+      )}
       {error && !people && <ErrorNote onRetry={() => void load()}>{error}</ErrorNote>}
       {!people && !error && <Loading />}
       <ul className="people-list card">
@@ -616,6 +635,16 @@ function PeoplePane() {
             <Badge tone={person.kind === 'owner' ? 'accent' : 'neutral'}>
               {person.kind === 'owner' ? 'Owner' : 'Member'}
             </Badge>
+            {isOwner && (
+              <button
+                type="button"
+                className="btn btn-ghost btn-sm"
+                aria-label={`Reissue token for ${person.name}`}
+                onClick={() => setReissuing(person)}
+              >
+                Reissue token
+              </button>
+            )}
             {isOwner && person.id !== me?.id && (
               <button
                 type="button"
@@ -635,6 +664,22 @@ function PeoplePane() {
           confirm="Remove"
           onConfirm={() => usePeople.getState().remove(removing.id)}
           onClose={() => setRemoving(null)}
+        />
+      )}
+      {reissuing && (
+        <ConfirmDialog
+          title={`Reissue ${reissuing.name}’s sign-in token?`}
+          body={
+            <p>
+              A new token replaces the old one, which stops working at once: every tab signed in with it is signed out.
+            </p>
+          }
+          confirm="Reissue"
+          tone="primary"
+          onConfirm={async () =>
+            setReissued({ person: reissuing, token: await usePeople.getState().reissue(reissuing.id) })
+          }
+          onClose={() => setReissuing(null)}
         />
       )}
     </section>
@@ -682,7 +727,7 @@ function AddPerson({ onAdded }: { onAdded: (added: { person: Person; token: stri
 
 // ------------------------------------------------------------------ roles
 
-function describeAgent(role: Role): string {
+function describeAgent(role: RoleView): string {
   const a = role.agent;
   switch (a.adapter) {
     case 'command':
@@ -702,8 +747,8 @@ function RolesPane() {
   const error = useRoles(selectRolesError);
   const load = useRoles((s) => s.load);
   const isOwner = useSession(selectIsOwner);
-  const [editing, setEditing] = useState<Role | 'new' | null>(null);
-  const [removing, setRemoving] = useState<Role | null>(null);
+  const [editing, setEditing] = useState<RoleView | 'new' | null>(null);
+  const [removing, setRemoving] = useState<RoleView | null>(null);
   const [token, setToken] = useState<{ role: string; token: string } | null>(null);
   const [, run] = useAction();
   useEffect(() => {
