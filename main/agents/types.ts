@@ -50,6 +50,8 @@ export interface ProcessResult {
   stderr: string;
   /** True when stdout went over the cap and was cut. */
   truncated: boolean;
+  /** Set when the program could not be started at all: why (also in stderr). */
+  notStarted?: string;
 }
 
 export type TurnOutcome = { ok: true; output: string; session?: string | null } | { ok: false; error: string };
@@ -58,6 +60,8 @@ export interface StreamUpdate {
   session?: string | null;
   /** A line of live output for people watching the run. */
   live?: string;
+  /** The turn cannot succeed (a refused key, say): Parley ends the agent and fails the turn with this. */
+  fail?: string;
 }
 
 export interface AgentLaunch {

@@ -4,12 +4,21 @@
 // the order their work arrived. Stop ends the process tree, keeps the session, counts
 // the turn's inputs as handled and leaves a notice for the next turn; nothing but new
 // work starts the agent again.
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { ContextRef } from '../../shared/domain';
 import { contextAudience } from '../access/lookup';
 import { eventAudience } from '../access/rules';
-import type { AgentAdapter, AgentContext, AgentInput, AgentLaunch, ProcessResult, TurnOutcome } from '../agents/types';
+import type {
+  AgentAdapter,
+  AgentContext,
+  AgentInput,
+  AgentLaunch,
+  ProcessResult,
+  StreamUpdate,
+  TurnOutcome,
+} from '../agents/types';
 import type { EventHub } from '../events';
 import { log } from '../log';
 import type { Db } from '../store/database';
@@ -38,7 +47,7 @@ import {
 } from '../store/queries/runs';
 import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
 import { hashToken, newToken } from '../tokens';
-import { endGroup, endStaleGroup, processStartTime, spawnInGroup } from './process-tree';
+import { endStaleGroup, endTree, processStartTime, ProcessTree, spawnInGroup } from './process-tree';
 import type { AdapterName } from '../../shared/domain';
 
 export interface RunManagerOptions {
@@ -68,10 +77,18 @@ export interface ThreadHooks {
 interface ActiveTurn {
   turnId: number;
   run: RunRow;
-  pgid: number | null;
+  /** The agent's process tree, once it started. */
+  tree: ProcessTree | null;
+  /** In the environment of every process of the turn: how its tree is found once processes left it. */
+  marker: string;
   /** Set once a stop was asked for; says who or what stopped it. */
   stoppedBy: string | null;
+  /** Set when the adapter read from the agent's output that the turn cannot succeed: why. */
+  failure: string | null;
+  /** Resolves when the leader has exited. */
   exited: Promise<void>;
+  /** Ending the tree, once begun (by a stop, a failure, or leftovers after the leader's exit). */
+  ending: Promise<void> | null;
   /** Resolves when the turn's end has been committed. */
   settled: Promise<void>;
   timer: NodeJS.Timeout | null;
@@ -195,7 +212,7 @@ export class RunManager {
     await Promise.all(
       turns.map(async (turn) => {
         if (turn.timer) clearTimeout(turn.timer);
-        if (turn.pgid !== null) await endGroup(turn.pgid, this.graceMs, turn.exited);
+        await this.endTree(turn);
       }),
     );
   }
@@ -275,9 +292,12 @@ export class RunManager {
     const active: ActiveTurn = {
       turnId,
       run,
-      pgid: null,
+      tree: null,
+      marker: `PARLEY_TOKEN=${token}`,
       stoppedBy: null,
+      failure: null,
       exited: Promise.resolve(),
+      ending: null,
       settled: Promise.resolve(),
       timer: null,
       session: run.session,
@@ -285,14 +305,16 @@ export class RunManager {
       liveTimer: null,
     };
     this.active.set(turnId, active);
-    active.settled = this.runProcess(active, launch).then((result) => {
-      if (active.timer) clearTimeout(active.timer);
-      this.active.delete(turnId);
-      if (this.closed) return;
-      if (active.stoppedBy !== null) this.commitStopped(active);
-      else this.commitEnd(run, turnId, result === null ? null : launch.finish(result), active.session);
-      this.schedule();
-    });
+    active.settled = this.runProcess(active, launch)
+      .then((result) => {
+        if (active.timer) clearTimeout(active.timer);
+        this.active.delete(turnId);
+        if (this.closed) return;
+        if (active.stoppedBy !== null) this.commitStopped(active);
+        else this.commitEnd(run, turnId, this.outcome(active, launch, result), active.session);
+      })
+      .catch((error: unknown) => log.error('could not record the end of a turn', { turnId, error: String(error) }))
+      .finally(() => this.schedule());
     const limitSec = role?.agent.turnTimeoutSec ?? this.timeoutSec;
     active.timer = setTimeout(() => {
       void this.stopTurn(active, `Stopped by the time limit (${formatDuration(limitSec)})`);
@@ -302,33 +324,56 @@ export class RunManager {
     if (attempt > 0) log.info('re-running an interrupted turn', { turnId, runId });
   }
 
-  /** Spawns the agent and collects its output; null when it could not start. */
-  private runProcess(active: ActiveTurn, launch: AgentLaunch): Promise<ProcessResult | null> {
+  /**
+   * Spawns the agent and collects its output. The turn is over when the leader has
+   * exited and nothing of its tree is left: whatever it left running is ended then,
+   * and the output pipes are not waited on past that (a command it started may hold
+   * them). A start that fails resolves with the reason in stderr.
+   */
+  private runProcess(active: ActiveTurn, launch: AgentLaunch): Promise<ProcessResult> {
     return new Promise((resolve) => {
-      const child = spawnInGroup(launch.command, launch.args, { cwd: launch.cwd, env: launch.env });
+      const notStarted = (error: unknown) => {
+        const reason = startFailure(launch.command, error);
+        resolve({ code: null, signal: null, stdout: '', stderr: reason, truncated: false, notStarted: reason });
+      };
+      let child: ChildProcess;
+      try {
+        child = spawnInGroup(launch.command, launch.args, { cwd: launch.cwd, env: launch.env });
+      } catch (error) {
+        // Arguments the program cannot be started with (a NUL byte, say).
+        notStarted(error);
+        return;
+      }
+      const { pid, stdin, stdout: out, stderr: err } = child;
+      if (pid === undefined || !stdin || !out || !err) {
+        // Not started (no such program, out of file descriptors): 'error' says why.
+        child.once('error', (error) => {
+          for (const stream of [stdin, out, err]) stream?.destroy();
+          notStarted(error);
+        });
+        return;
+      }
+      child.on('error', (error) => log.warn('agent process error', { turnId: active.turnId, error: String(error) }));
       let stdout = '';
       let stderr = '';
       let truncated = false;
       let lineBuffer = '';
-      let failedToStart: Error | null = null;
-      active.exited = new Promise((done) => child.once('close', () => done()));
-      child.once('error', (error) => {
-        failedToStart = error;
-      });
-      child.stdin!.on('error', () => {
+      const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+        child.once('exit', (code, signal) => done({ code, signal })),
+      );
+      active.exited = exit.then(() => undefined);
+      stdin.on('error', () => {
         // The agent may exit without reading its input; that is its business.
       });
       // Input first: the agent can start while we record its pid.
-      child.stdin!.end(launch.stdin);
-      if (child.pid !== undefined) {
-        active.pgid = child.pid;
-        setTurnProcess(this.db, active.turnId, child.pid, processStartTime(child.pid));
-        // A stop asked for before the process existed takes effect now.
-        if (active.stoppedBy !== null) void endGroup(child.pid, this.graceMs, active.exited);
-      }
-      child.stdout!.setEncoding('utf8');
-      child.stderr!.setEncoding('utf8');
-      child.stdout!.on('data', (chunk: string) => {
+      stdin.end(launch.stdin);
+      active.tree = new ProcessTree(pid, active.marker);
+      setTurnProcess(this.db, active.turnId, pid, processStartTime(pid));
+      // A stop asked for before the process existed takes effect now.
+      if (active.stoppedBy !== null) void this.endTree(active);
+      out.setEncoding('utf8');
+      err.setEncoding('utf8');
+      out.on('data', (chunk: string) => {
         // Anything past the cap, even a chunk that starts exactly at it, marks the output as cut.
         if (stdout.length + chunk.length > this.maxOutput) {
           stdout += chunk.slice(0, Math.max(0, this.maxOutput - stdout.length));
@@ -342,27 +387,58 @@ export class RunManager {
           this.onLine(active, launch, line);
         }
       });
-      child.stderr!.on('data', (chunk: string) => {
+      err.on('data', (chunk: string) => {
         stderr = (stderr + chunk).slice(-64 * 1024);
       });
-      child.once('close', (code, signal) => {
+      const drained = Promise.all([closed(out), closed(err)]);
+      void exit.then(async ({ code, signal }) => {
+        // Whatever the agent left running ends with its turn.
+        if (active.tree!.alive(true)) await this.endTree(active);
+        else await active.ending;
+        // Nothing of the tree is left, so what it wrote is in the pipes: read it, but do
+        // not wait on a pipe someone outside the tree still holds open.
+        await Promise.race([drained, delay(active.stoppedBy === null ? PIPE_DRAIN_MS : STOPPED_PIPE_DRAIN_MS)]);
+        out.destroy();
+        err.destroy();
         if (lineBuffer) this.onLine(active, launch, lineBuffer);
-        if (failedToStart) {
-          const reason =
-            (failedToStart as NodeJS.ErrnoException).code === 'ENOENT'
-              ? `could not start \`${launch.command}\`: no such program (is it installed and on PATH?)`
-              : `could not start \`${launch.command}\`: ${failedToStart.message}`;
-          resolve({ code: null, signal: null, stdout: '', stderr: reason, truncated: false });
-          return;
-        }
+        lineBuffer = '';
         resolve({ code, signal, stdout, stderr, truncated });
       });
     });
   }
 
+  /** What a turn that was not stopped came to. */
+  private outcome(active: ActiveTurn, launch: AgentLaunch, result: ProcessResult): TurnOutcome {
+    if (result.notStarted !== undefined) return { ok: false, error: result.notStarted };
+    if (active.failure !== null) return { ok: false, error: active.failure };
+    try {
+      return launch.finish(result);
+    } catch (error) {
+      return { ok: false, error: `Parley could not read the agent’s output: ${(error as Error).message}` };
+    }
+  }
+
+  /** Ends the turn's process tree (once, however many ask). */
+  private endTree(active: ActiveTurn): Promise<void> {
+    if (!active.tree) return Promise.resolve();
+    active.ending ??= endTree(active.tree, this.graceMs, active.exited);
+    return active.ending;
+  }
+
   private onLine(active: ActiveTurn, launch: AgentLaunch, line: string): void {
-    const update = launch.onLine?.(line);
+    let update: StreamUpdate | void;
+    try {
+      update = launch.onLine?.(line);
+    } catch (error) {
+      log.warn('an adapter could not read a line of its agent', { turnId: active.turnId, error: String(error) });
+      return;
+    }
     if (!update) return;
+    if (update.fail !== undefined && active.failure === null && active.stoppedBy === null) {
+      // The agent cannot succeed (a refused key, say): end it now rather than let it retry.
+      active.failure = update.fail;
+      void this.endTree(active);
+    }
     if (update.session !== undefined && update.session !== active.session) {
       active.session = update.session;
       setRunSession(this.db, active.run.id, update.session);
@@ -385,7 +461,7 @@ export class RunManager {
     if (active.stoppedBy === null) {
       active.stoppedBy = reason;
       this.changed(active.run);
-      if (active.pgid !== null) await endGroup(active.pgid, this.graceMs, active.exited);
+      await this.endTree(active);
     }
     await active.settled;
   }
@@ -416,8 +492,7 @@ export class RunManager {
     this.changed(active.run);
   }
 
-  private commitEnd(run: RunRow, turnId: number, outcome: TurnOutcome | null, session: string | null): void {
-    const result: TurnOutcome = outcome ?? { ok: false, error: 'the agent could not be started' };
+  private commitEnd(run: RunRow, turnId: number, result: TurnOutcome, session: string | null): void {
     if (!getRun(this.db, run.id)) return;
     transaction(this.db, () => {
       if (result.ok) {
@@ -529,6 +604,43 @@ export class RunManager {
     } else {
       this.threadHooks?.changed(run.context_id);
     }
+  }
+}
+
+/** How long the output pipes are read after the tree is gone, before they are closed. */
+const PIPE_DRAIN_MS = 2_000;
+/** After a stop the output is not used: people are waiting for the stop to answer. */
+const STOPPED_PIPE_DRAIN_MS = 50;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/** Resolves when the stream has closed (its writers are gone, or it was destroyed). */
+function closed(stream: NodeJS.ReadableStream & { closed?: boolean }): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.closed) resolve();
+    else stream.once('close', () => resolve());
+  });
+}
+
+/** Why an agent could not be started, in words for people. */
+export function startFailure(command: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const message = (error as Error).message ?? String(error);
+  switch (code) {
+    case 'ENOENT':
+      return `could not start \`${command}\`: no such program (is it installed and on PATH?)`;
+    case 'EACCES':
+      return `could not start \`${command}\`: permission denied (is it executable?)`;
+    case 'EMFILE':
+    case 'ENFILE':
+      return `could not start \`${command}\`: too many open files (${code}); Parley has run out of file descriptors — fewer agents at once (maxConcurrentTurns) or a higher open-files limit (ulimit -n) helps`;
+    case 'EAGAIN':
+      return `could not start \`${command}\`: the system refused to start another process (EAGAIN); try again when fewer processes run`;
+    case 'ERR_INVALID_ARG_VALUE':
+    case 'ERR_INVALID_ARG_TYPE':
+      return `could not start \`${command}\`: ${message.replace(/^The argument '([^']+)'/, 'its $1')} (check the command and environment in the role’s settings)`;
+    default:
+      return `could not start \`${command}\`: ${message}`;
   }
 }
 
