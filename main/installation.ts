@@ -196,7 +196,12 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       reconnect: options.reconnect,
       afterCommit: () => checkpointer.wrote(),
     });
-    runs.setThreadHooks({ describe: (run) => engine.describeThread(run), changed: (id) => engine.threadChanged(id) });
+    runs.setThreadHooks({
+      describe: (run) => engine.describeThread(run),
+      changed: (id) => engine.threadChanged(id),
+      replyWithOutput: (run, text) => engine.replyWithOutput(run, text),
+      answerArrived: (run, outcome) => engine.answerArrived(run, outcome),
+    });
     const roleApi = new RoleApiServer({ db, runs, events, socketPath: roleApiSocket, peers: engine });
     await roleApi.listen();
     const network = new PeerNetwork({ db, engine, identity, events, config: peerConfig(options) });

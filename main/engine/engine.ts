@@ -8,13 +8,13 @@ import { randomBytes } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type WebSocket from 'ws';
 import type { ContextKind, ConnectionSummary, TextState, TextView, ThreadSummary } from '../../shared/domain';
-import type { AgentContext } from '../agents/types';
+import type { AgentContext, TurnOutcome } from '../agents/types';
 import { threadAudience } from '../access/lookup';
 import { eventAudience } from '../access/rules';
 import type { Audience, EventHub } from '../events';
 import { log } from '../log';
 import type { Caller, PeerGateway } from '../role-api/server';
-import { RoleApiError } from '../role-api/protocol';
+import { RoleApiError, roleApiRequests } from '../role-api/protocol';
 import type { RunManager } from '../runs/run-manager';
 import { transaction, type Db } from '../store/database';
 import {
@@ -816,8 +816,55 @@ export class ConnectionEngine implements PeerGateway {
   }
 
   reply(caller: RunCaller, text: string): Promise<unknown> {
+    return this.replyIn(caller.run.context_id, text);
+  }
+
+  /** The reply guard (DESIGN §11.7): a turn's final output sent as its reply, checked like `parley reply`. */
+  replyWithOutput(run: RunRow, text: string): Promise<SendResult> {
+    const parsed = roleApiRequests.reply.shape.text.safeParse(text);
+    if (!parsed.success) return Promise.reject(new RoleApiError('invalid', parsed.error.issues[0]!.message));
+    return this.replyIn(run.context_id, parsed.data);
+  }
+
+  /**
+   * An answer came back in an agent conversation this side started, and the turn it
+   * woke passed nothing on (DESIGN §11.7): a line in the person's conversation or the
+   * task's log says that it arrived. When the root is an agent conversation a peer
+   * started (a relay), the turn's final output goes on there, as a report would.
+   */
+  async answerArrived(run: RunRow, outcome: TurnOutcome): Promise<void> {
+    const thread = getThread(this.db, run.context_id);
+    if (!thread || thread.started_by !== 'local' || thread.root_gone) return;
+    const connection = getConnectionRow(this.db, thread.connection_id)!;
+    const peer = `${connection.name}/${thread.peer_role}`;
+    const note = outcome.ok
+      ? `${peer} answered (see the agent conversation)`
+      : `${peer} answered, but ${thread.local_role} failed on it: ${outcome.error} (see the agent conversation)`;
+    const author = { kind: 'system' as const, id: null, name: 'Parley' };
+    if (thread.root_kind === 'conversation') {
+      const conversation = getConversationRow(this.db, thread.root_id);
+      if (!conversation) return;
+      transaction(this.db, () => insertMessage(this.db, conversation.id, author, note));
+      this.options.events.emit(
+        { type: 'changed', kind: 'conversation', id: conversation.id },
+        eventAudience.conversation(conversation),
+      );
+    } else if (thread.root_kind === 'task') {
+      const task = getTaskRow(this.db, thread.root_id);
+      if (!task) return;
+      transaction(this.db, () => insertTaskLog(this.db, task.id, 'notice', author, note));
+      this.options.events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
+    } else if (outcome.ok && outcome.output.trim()) {
+      const parsed = roleApiRequests.report.shape.text.safeParse(outcome.output);
+      if (!parsed.success) throw new RoleApiError('invalid', parsed.error.issues[0]!.message);
+      await this.replyIn(thread.root_id, parsed.data);
+    }
+  }
+
+  /** A send on an agent conversation that exists: `parley reply`, and the reply guard. */
+  private replyIn(threadRowId: number, text: string): Promise<SendResult> {
     return this.batch.run((after, tx) => {
-      const state = this.threads.byRowId(caller.run.context_id);
+      const state = this.threads.byRowId(threadRowId);
       if (!state) throw new RoleApiError('closed', 'this agent conversation no longer exists');
       const thread = state.row;
       if (thread.status === 'closed')

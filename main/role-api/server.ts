@@ -143,8 +143,10 @@ export class RoleApiServer {
     switch (command) {
       case 'context':
         return this.context(caller);
-      case 'report':
-        return this.report(requireRun(caller), (params as z.infer<typeof roleApiRequests.report>).text);
+      case 'report': {
+        const run = requireRun(caller);
+        return this.noted(run, await this.report(run, (params as z.infer<typeof roleApiRequests.report>).text));
+      }
       case 'history': {
         const { with: peerRole } = params as z.infer<typeof roleApiRequests.history>;
         if (!this.peers) throw new RoleApiError('not_found', `no connection named "${peerRole.split('/')[0]}"`);
@@ -161,7 +163,7 @@ export class RoleApiServer {
         const { to, text } = params as z.infer<typeof roleApiRequests.send>;
         const run = requireRun(caller);
         if (!this.peers) throw noEngine();
-        return this.peers.send(run, to, text);
+        return this.noted(run, await this.peers.send(run, to, text));
       }
       case 'reply': {
         const { text } = params as z.infer<typeof roleApiRequests.reply>;
@@ -172,9 +174,22 @@ export class RoleApiServer {
             '`parley reply` works only in an agent conversation; in a conversation or on a task use `parley report`, or `parley send --to PEER/ROLE`',
           );
         if (!this.peers) throw noEngine();
-        return this.peers.reply(run, text);
+        return this.noted(run, await this.peers.reply(run, text));
       }
     }
+  }
+
+  /**
+   * Tells the run manager what a turn in an agent conversation sent, for the reply
+   * guard: a text on its own agent conversation is a reply; anything to its root is a
+   * report.
+   */
+  private noted(caller: Extract<Caller, { kind: 'run' }>, result: unknown): unknown {
+    if (caller.run.context_kind !== 'thread') return result;
+    const { threadId, reported } = (result ?? {}) as { threadId?: unknown; reported?: unknown };
+    if (threadId === caller.run.context_id) this.options.runs.noteTurnAction(caller.turn.id, 'replied');
+    else if (reported !== undefined) this.options.runs.noteTurnAction(caller.turn.id, 'reported');
+    return result;
   }
 
   private context(caller: Caller): unknown {

@@ -27,6 +27,7 @@ import { getConversationRow, insertMessage } from '../store/queries/conversation
 import { getPerson } from '../store/queries/people';
 import { getRole } from '../store/queries/roles';
 import {
+  appendTurnOutput,
   endTurn,
   getRun,
   insertInput,
@@ -69,10 +70,22 @@ export interface RunManagerOptions {
   startTurns?: boolean;
 }
 
+/** What the connection engine does for runs in agent conversations. */
 export interface ThreadHooks {
   describe(run: RunRow): AgentContext;
   changed(threadRowId: number): void;
+  /**
+   * The reply guard: a turn in an agent conversation the peer started ended without
+   * replying, so its final output goes back as the reply, with the checks of `parley
+   * reply`. Rejects with the reason when it cannot be sent.
+   */
+  replyWithOutput(run: RunRow, text: string): Promise<unknown>;
+  /** An answer came back and the turn it woke passed nothing on: the root shows that it arrived. */
+  answerArrived(run: RunRow, outcome: TurnOutcome): Promise<void>;
 }
+
+/** What a turn sent, as the role API saw it: an answer on its own agent conversation, or a report to its root. */
+export type TurnAction = 'replied' | 'reported';
 
 interface ActiveTurn {
   turnId: number;
@@ -89,6 +102,12 @@ interface ActiveTurn {
   exited: Promise<void>;
   /** Ending the tree, once begun (by a stop, a failure, or leftovers after the leader's exit). */
   ending: Promise<void> | null;
+  /** What the run works on, as its agent was told (null when that could not be said). */
+  context: AgentContext | null;
+  /** How many texts from the peer the turn was given. */
+  texts: number;
+  replied: boolean;
+  reported: boolean;
   /** Resolves when the turn's end has been committed. */
   settled: Promise<void>;
   timer: NodeJS.Timeout | null;
@@ -298,6 +317,10 @@ export class RunManager {
       failure: null,
       exited: Promise.resolve(),
       ending: null,
+      context,
+      texts: inputs.filter((input) => input.kind === 'text').length,
+      replied: false,
+      reported: false,
       settled: Promise.resolve(),
       timer: null,
       session: run.session,
@@ -310,8 +333,13 @@ export class RunManager {
         if (active.timer) clearTimeout(active.timer);
         this.active.delete(turnId);
         if (this.closed) return;
-        if (active.stoppedBy !== null) this.commitStopped(active);
-        else this.commitEnd(run, turnId, this.outcome(active, launch, result), active.session);
+        if (active.stoppedBy !== null) {
+          this.commitStopped(active);
+          return;
+        }
+        const outcome = this.outcome(active, launch, result);
+        this.commitEnd(run, turnId, outcome, active.session);
+        this.afterThreadTurn(active, outcome);
       })
       .catch((error: unknown) => log.error('could not record the end of a turn', { turnId, error: String(error) }))
       .finally(() => this.schedule());
@@ -464,6 +492,47 @@ export class RunManager {
       await this.endTree(active);
     }
     await active.settled;
+  }
+
+  /** The role API tells what a running turn sent (see `afterThreadTurn`). */
+  noteTurnAction(turnId: number, action: TurnAction): void {
+    const active = this.active.get(turnId);
+    if (!active) return;
+    if (action === 'replied') active.replied = true;
+    else active.reported = true;
+  }
+
+  /**
+   * After a turn in an agent conversation that was given texts from the peer (DESIGN
+   * §11.7). In one the peer started, a turn that did not reply has its final output
+   * sent as the reply; one that cannot be sent (the budget, a paused connection, too
+   * long) leaves a note in the run log instead. In one rooted elsewhere (an answer came
+   * back) nothing is ever sent back by itself; if the turn passed nothing on, the root
+   * shows that the answer arrived.
+   */
+  private afterThreadTurn(active: ActiveTurn, outcome: TurnOutcome): void {
+    const hooks = this.threadHooks;
+    const context = active.context;
+    if (active.run.context_kind !== 'thread' || !hooks || !context || active.texts === 0) return;
+    if (!getRun(this.db, active.run.id)) return;
+    if (context.peerStarted) {
+      if (active.replied || !outcome.ok || !outcome.output.trim()) return;
+      // Started at once, so the reply is ordered before anything the next turn sends.
+      hooks.replyWithOutput(active.run, outcome.output).catch((error: unknown) => {
+        const reason = (error as Error).message ?? String(error);
+        transaction(this.db, () =>
+          appendTurnOutput(this.db, active.turnId, `\n\n[Parley did not send this as the reply: ${reason}]`),
+        );
+        this.changed(active.run);
+      });
+      return;
+    }
+    if (active.reported) return;
+    hooks
+      .answerArrived(active.run, outcome)
+      .catch((error: unknown) =>
+        log.warn('could not show that an answer arrived', { turnId: active.turnId, error: String(error) }),
+      );
   }
 
   /** Ends agents whose context was deleted under them (a turn that started while a delete waited). */

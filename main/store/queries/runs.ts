@@ -190,6 +190,11 @@ export function endTurn(
   );
 }
 
+/** Adds a note to the end of a finished turn's output (its run log entry). */
+export function appendTurnOutput(db: Db, turnId: number, note: string): void {
+  run(db, "UPDATE turns SET output = coalesce(output, '') || ? WHERE id = ?", note, turnId);
+}
+
 /** Marks a turn cut off by a crash and puts its inputs back for one re-run. */
 export function requeueInterrupted(db: Db, turnId: number, reason: string): void {
   run(db, "UPDATE inputs SET state = 'pending' WHERE turn_id = ?", turnId);
