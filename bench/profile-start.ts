@@ -87,6 +87,8 @@ async function main(): Promise<void> {
     const launch = adapters.command.prepare({
       role: fullRole,
       session: row.session,
+      peers: [],
+      privateDir: path.join(inst.dataDir, 'turns'),
       inputs: inputs.map((input): AgentInput => ({
         kind: input.kind,
         from: input.author_name,

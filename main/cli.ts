@@ -13,7 +13,8 @@ Commands for agents (need PARLEY_TOKEN and PARLEY_API, which Parley sets for eac
   parley history PEER/ROLE             everything between this role and PEER/ROLE
   parley send --to PEER/ROLE TEXT      send TEXT to a peer's role, in the agent conversation for this topic
   parley reply TEXT                    answer in the agent conversation this run works in
-  parley mcp                           the same five commands as tools of a stdio MCP server
+  parley peers                         whom this role can ask: each connection, its state, the roles it lets you address
+  parley mcp                           the same six commands as tools of a stdio MCP server
 
 Commands for people:
   parley serve [--data DIR] [--name NAME] [--host 127.0.0.1] [--ui-port N] [--peer-port N]
@@ -40,9 +41,10 @@ function textFrom(positionals: string[], what: string): string {
 async function roleCommand(command: RoleApiCommand, args: string[]): Promise<void> {
   let body: object;
   switch (command) {
-    case 'context': {
+    case 'context':
+    case 'peers': {
       const { positionals } = parseArgs({ args, allowPositionals: true, strict: true });
-      if (positionals.length > 0) throw new UsageError('context takes no arguments');
+      if (positionals.length > 0) throw new UsageError(`${command} takes no arguments`);
       body = {};
       break;
     }
@@ -82,7 +84,8 @@ async function roleCommand(command: RoleApiCommand, args: string[]): Promise<voi
       'PARLEY_TOKEN and PARLEY_API are not set: this command is for agents that Parley runs',
     );
   const result = await callRoleApi({ socketPath, token }, command, body);
-  process.stdout.write(JSON.stringify(result, null, command === 'context' || command === 'history' ? 2 : 0) + '\n');
+  const pretty = command === 'context' || command === 'history' || command === 'peers';
+  process.stdout.write(JSON.stringify(result, null, pretty ? 2 : 0) + '\n');
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -110,6 +113,7 @@ async function main(argv: string[]): Promise<void> {
     case 'history':
     case 'send':
     case 'reply':
+    case 'peers':
       await roleCommand(command, rest);
       return;
     default:

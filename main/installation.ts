@@ -201,6 +201,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       changed: (id) => engine.threadChanged(id),
       replyWithOutput: (run, text) => engine.replyWithOutput(run, text),
       answerArrived: (run, outcome) => engine.answerArrived(run, outcome),
+      peers: () => engine.peers(),
     });
     const roleApi = new RoleApiServer({ db, runs, events, socketPath: roleApiSocket, peers: engine });
     await roleApi.listen();

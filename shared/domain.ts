@@ -79,6 +79,10 @@ export const agentSettingsSchema = z.discriminatedUnion('adapter', [
     temperature: z.number().min(0).max(2).optional(),
     /** Tool-call rounds per turn before the turn ends. */
     maxSteps: z.number().int().min(1).max(100).optional(),
+    /** How long the server may take to start answering a request (default 300 s: a model may be loading). */
+    requestTimeoutSec: z.number().int().min(1).max(3600).optional(),
+    /** How long a streamed answer may pause before the turn fails (default 120 s). */
+    idleTimeoutSec: z.number().int().min(1).max(3600).optional(),
     ...agentCommon,
   }),
 ]);

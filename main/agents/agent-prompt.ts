@@ -1,43 +1,91 @@
-// The prompt Parley gives a coding-agent CLI (Claude Code, Codex) for one turn: where
-// the run is and whom it answers for, how to reach people and peers, then what arrived.
+// The prompt Parley gives a coding agent (Claude Code, Codex, ACP agents) for one
+// turn: where the run is and whom it answers for, how to reach people and peers, then
+// what arrived. The tools are named as the MCP server offers them; the `parley`
+// command is mentioned only where the agent's shell has it (with its token) on PATH.
 import path from 'node:path';
-import type { AgentContext, TurnRequest } from './types';
+import type { AgentContext, PeerDirectoryEntry, TurnRequest } from './types';
 import { inputsAsText } from './types';
 
-/** The standing text for the agent's system prompt: who it is and how it acts. */
-export function standingInstructions(request: TurnRequest): string {
+export interface StandingOptions {
+  /** The agent's shell commands see `parley` on PATH with the turn's token, and may run it without asking anyone. */
+  cliOnPath: boolean;
+  /** Leave out the role owner's instructions (the adapter gives them another way). */
+  withoutOwnerInstructions?: boolean;
+}
+
+/** Whom the role can ask, one line per peer role, for a prompt. */
+export function describePeers(peers: readonly PeerDirectoryEntry[]): string[] {
+  if (peers.length === 0) return ['You are not connected to any peer yet, so there is no one to `send` to.'];
+  const lines = ['Whom you can ask with `send` (the `peers` tool says this again, up to date):'];
+  for (const entry of peers) {
+    const state =
+      entry.state === 'online'
+        ? 'online'
+        : entry.state === 'offline'
+          ? 'offline: a text waits until it is back'
+          : 'paused: sends are refused';
+    if (entry.roles.length === 0) lines.push(`- ${entry.peer} (${state}) lets you address none of its roles`);
+    for (const role of entry.roles)
+      lines.push(`- ${role.address}${role.description.trim() ? ` — ${role.description.trim()}` : ''} (${state})`);
+  }
+  return lines;
+}
+
+/** The standing text for the agent's system prompt: who it is, how it acts, whom it can ask. */
+export function standingInstructions(request: TurnRequest, options: StandingOptions): string {
   const lines = [
     `You are the agent behind the role "${request.role.name}" in Parley, an app where people and their agents work with the agents of people they trust.`,
     'Each of your turns starts with what arrived since the last one: messages from people, comments on a task, texts from peer roles, and notices from Parley.',
-    'You act in Parley only through the tools of the MCP server "parley" (the `parley` command on your PATH does the same):',
+    'You act in Parley through the tools of the MCP server "parley"; they need no approval:',
     '- context: where this run is, whom it answers for and how to report there (JSON)',
+    '- peers: whom you can ask: each connection, whether it is online or paused, and the roles it lets you address',
     '- report {text}: post to the root right away (the person’s conversation, the task log, or the agent conversation this answers for)',
     '- send {to: "PEER/ROLE", text}: write to a peer’s role; its answer arrives in a later turn, not as the tool’s result',
     '- reply {text}: answer the peer in the agent conversation this run works in',
     '- history {with: "PEER/ROLE"}: everything between this role and that peer role',
   ];
+  if (options.cliOnPath)
+    lines.push(
+      'The same commands are on your shell’s PATH as `parley` (`parley report TEXT`, `parley send --to PEER/ROLE TEXT`, `parley peers` …), for scripts.',
+    );
+  lines.push('', ...describePeers(request.peers));
   const extra = request.role.agent.instructions?.trim();
-  if (extra) lines.push('', 'Instructions from the role’s owner:', extra);
+  if (extra && !options.withoutOwnerInstructions) lines.push('', 'Instructions from the role’s owner:', extra);
   return lines.join('\n');
 }
 
-function describeContext(context: AgentContext): string[] {
+/** True when one of the turn's inputs already carries the task's body (its first turn). */
+function bodyInInputs(request: TurnRequest, body: string): boolean {
+  return request.inputs.some((input) => input.body.includes(body));
+}
+
+function describeContext(request: TurnRequest): string[] {
+  const context: AgentContext = request.context;
   const lines = [context.summary];
   if (context.kind === 'thread' && context.root.kind !== 'thread')
     lines.push(`This agent conversation answers for ${context.root.summary}.`);
   if (context.task) {
     lines.push(`Task #${context.task.id} "${context.task.title}" (${context.task.status}).`);
-    if (context.task.body.trim()) lines.push('', context.task.body.trim(), '');
+    const body = context.task.body.trim();
+    if (body && !bodyInInputs(request, body)) lines.push('', body, '');
   }
   lines.push(context.reporting);
-  lines.push('The parley tools (send, reply, report, history, context) do what the `parley` commands named here do.');
   return lines;
 }
 
+export interface PromptOptions {
+  /** Said before the inputs, from Parley. */
+  notice?: string;
+  /** The role owner's instructions, for an agent that does not get them in its system prompt. */
+  instructions?: string;
+}
+
 /** One turn's prompt: the run's context and root, then the inputs. */
-export function turnPrompt(request: TurnRequest, notice?: string): string {
-  const parts = ['[Parley] ' + describeContext(request.context).join('\n')];
-  if (notice) parts.push(`[notice] ${notice}`);
+export function turnPrompt(request: TurnRequest, options: PromptOptions = {}): string {
+  const parts = ['[Parley] ' + describeContext(request).join('\n')];
+  if (options.instructions?.trim())
+    parts.push(`[Instructions from the role’s owner, until they say otherwise]\n${options.instructions.trim()}`);
+  if (options.notice) parts.push(`[notice] ${options.notice}`);
   parts.push(inputsAsText(request.inputs));
   return parts.join('\n\n') + '\n';
 }

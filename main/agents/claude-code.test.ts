@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +65,17 @@ describe('ClaudeStream', () => {
       'Claude Code is not logged in here (“Not logged in · Please run /login”). Run `claude` once in a terminal on this computer and log in (or set ANTHROPIC_API_KEY in the role’s environment), then send the message again.',
     );
     expect(stream.session).toBe(SESSION);
+  });
+
+  it('ends the turn at the first refused key instead of letting Claude Code retry for minutes (the real 2.1 stream)', () => {
+    const stream = new ClaudeStream(null);
+    const updates = feed(stream, transcript('claude-key-refused.jsonl', { SESSION }));
+    const failed = updates.filter((update) => update.fail !== undefined);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toEqual({
+      live: 'Claude Code: the API refused the key (401 authentication_failed)',
+      fail: 'Claude Code is not logged in here, or its API key was refused (401 authentication_failed). Run `claude` once in a terminal on this computer and log in (or set ANTHROPIC_API_KEY in the role’s environment), then send the message again.',
+    });
   });
 
   it('forgets a failed resume once the runner falls back, and says so in the output', () => {
@@ -152,10 +164,21 @@ describe('claude-code adapter', () => {
     expect(option(run!, '--model')).toBe('sonnet');
     expect(option(run!, '--allowedTools')).toBe('mcp__parley');
     expect(run!.argv).not.toContain('--resume');
-    expect(option(run!, '--append-system-prompt')).toContain('Instructions from the role’s owner:\nAnswer in French.');
+    // The standing text and the owner's instructions: in a private file of the data folder, not on the command line.
+    expect(run!.argv.join(' ')).not.toContain('Answer in French.');
+    expect(run!.argv).not.toContain('--append-system-prompt');
+    expect(run!.systemPrompt).toContain('Instructions from the role’s owner:\nAnswer in French.');
+    expect(run!.systemPromptMode).toBe('600');
+    expect(path.dirname(path.dirname(run!.systemPromptFile as string))).toBe(
+      path.join(t.installation.dataDir, 'turns'),
+    );
+    expect(existsSync(run!.systemPromptFile as string)).toBe(false);
+    // MCP first: the tools, never a shell command that would need approval.
+    expect(run!.systemPrompt).toContain('You act in Parley through the tools of the MCP server "parley"');
+    expect(run!.systemPrompt).not.toContain('parley report');
     // The prompt: the run's context and root, then the inputs.
     expect(run!.prompt).toContain('You are assistant, in your conversation with alice.');
-    expect(run!.prompt).toContain('`parley report TEXT` posts a message to alice right away.');
+    expect(run!.prompt).toContain('`report` posts a message to alice right away.');
     expect(run!.prompt.trim().endsWith('alice: hello there')).toBe(true);
     expect(run!.cwd).toBe(path.join(t.installation.dataDir, 'work'));
     // The MCP config: `parley mcp` with the turn's token, private, and gone after the turn.
@@ -178,6 +201,37 @@ describe('claude-code adapter', () => {
     expect(existsSync(run!.mcpConfigFile as string)).toBe(false);
     // Parley runs the runner as Node; Claude Code does not inherit that.
     expect(run!.electronRunAsNode).toBeNull();
+  });
+
+  it('ends a turn whose key is refused at once, and says what to do', async () => {
+    t = await openTestInstallation({ stopGraceMs: 300 });
+    const c = conversations(t);
+    const fake = agent();
+    const { conversation } = await c.open(fake.settings);
+    const detail = await c.turn(conversation.id, 'key refused');
+    expect(detail.turns.at(-1)?.status).toBe('failed');
+    expect(lastMessage(detail)).toBe(
+      'The agent failed: Claude Code is not logged in here, or its API key was refused (401 authentication_failed). Run `claude` once in a terminal on this computer and log in (or set ANTHROPIC_API_KEY in the role’s environment), then send the message again.',
+    );
+    expect(processAlive(fake.runs()[0]!.pid)).toBe(false);
+  });
+
+  it('shows a task’s body once in its first turn', async () => {
+    t = await openTestInstallation();
+    const fake = agent();
+    const role = await t.owner('roles.create', { name: 'assistant', agent: fake.settings });
+    const task = await t.owner('tasks.create', {
+      roleId: role.id,
+      title: 'Quarterly numbers',
+      body: 'Collect the Q3 figures from the finance sheet.',
+    });
+    await t.waitFor(
+      async () => (await t.owner('tasks.get', { id: task.id })).task.run.lastTurn?.status === 'done',
+      'the turn',
+    );
+    const prompt = fake.runs()[0]!.prompt;
+    expect(prompt.split('Collect the Q3 figures from the finance sheet.')).toHaveLength(2);
+    expect(prompt).toContain('Task #1 "Quarterly numbers" (open).');
   });
 
   it('resumes its session on the next turn, in the role’s working folder', async () => {
@@ -344,5 +398,40 @@ describe.skipIf(skipReal !== null)('claude-code adapter with the real Claude Cod
     const fresh = second.conversation.run.session;
     expect(fresh).toMatch(UUID);
     expect([lost, session]).not.toContain(fresh);
+  }, 120_000);
+
+  it('fails at the first refused key instead of retrying for minutes', async () => {
+    // An Anthropic API on loopback that refuses every key.
+    let requests = 0;
+    const api = http.createServer((req, res) => {
+      requests++;
+      req.resume();
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }));
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    try {
+      t = await openTestInstallation({ stopGraceMs: 500 });
+      const c = conversations(t);
+      const { conversation } = await c.open({
+        adapter: 'claude-code',
+        command: claude.path!,
+        env: {
+          HOME: home,
+          ANTHROPIC_API_KEY: 'sk-ant-refused-0000',
+          ANTHROPIC_BASE_URL: `http://127.0.0.1:${(api.address() as { port: number }).port}`,
+        },
+      });
+      const detail = await c.turn(conversation.id, 'hello');
+      expect(lastMessage(detail)).toMatch(
+        /^The agent failed: Claude Code is not logged in here, or its API key was refused \(401 authentication_failed\)/,
+      );
+      // Claude Code retries a refused key ten times over about three minutes; Parley ends it at the
+      // first retry (a request or two more may go out while it ends on a loaded machine).
+      expect(requests).toBeLessThanOrEqual(5);
+    } finally {
+      api.closeAllConnections();
+      await new Promise<void>((resolve) => api.close(() => resolve()));
+    }
   }, 120_000);
 });

@@ -1,11 +1,12 @@
 // The claude-code adapter: one `claude -p --output-format stream-json --verbose` per
 // turn, run by the session runner so that a session that cannot be resumed falls back
 // to a fresh one. The prompt goes on stdin; Parley's standing text and the role's
-// instructions are appended to Claude Code's system prompt; `parley mcp` is its only
-// way to act in Parley, through a per-turn MCP config in a private folder.
+// instructions are appended to Claude Code's system prompt from a file (a command
+// line is readable by every user of the machine); `parley mcp` is its only way to act
+// in Parley, through a per-turn MCP config. Both files live in a private folder of
+// the data folder that goes with the turn.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
 import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
@@ -15,9 +16,15 @@ import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcom
 /** What Claude Code says when `--resume` finds nothing to resume. */
 export const CLAUDE_RESUME_FAILED = 'No conversation found with session ID';
 
+/** Claude Code's words for a refused key in its `api_retry` events. */
+const KEY_REFUSED = /authentication|unauthori[sz]ed|invalid.*key/i;
+
 /** What a failed login or a refused key looks like. */
 const LOGIN_FAILED =
   /not logged in|please run \/login|invalid api key|authentication_failed|oauth token (has )?expired|invalid x-api-key|\b401\b|unauthori[sz]ed/i;
+
+const LOG_IN =
+  'Run `claude` once in a terminal on this computer and log in (or set ANTHROPIC_API_KEY in the role’s environment), then send the message again.';
 
 export const FRESH_SESSION_NOTICE =
   'Parley could not resume your previous Claude Code session (it was probably stopped before it was saved), so this is a fresh session: you do not remember earlier turns. The context and history tools tell you where you are and what was said with peers.';
@@ -25,7 +32,14 @@ export const FRESH_SESSION_NOTICE =
 /** The stream-json events Parley reads; everything else is passed over. */
 export type ClaudeEvent =
   | { type: 'system'; subtype: 'init'; session_id: string; model?: string; permissionMode?: string }
-  | { type: 'system'; subtype: 'api_retry'; attempt?: number; max_retries?: number; error?: string }
+  | {
+      type: 'system';
+      subtype: 'api_retry';
+      attempt?: number;
+      max_retries?: number;
+      error?: string;
+      error_status?: number | null;
+    }
   | { type: 'system'; subtype: string }
   | { type: 'assistant'; message: { content: ClaudeContent[] }; error?: string }
   | { type: 'user'; message: { content: ClaudeContent[] | string } }
@@ -63,6 +77,8 @@ const CLAUDE_CODE: CliProduct = {
 /** Reads Claude Code's stream-json: the session, live lines, the final result. */
 export class ClaudeStream extends CliStream<ClaudeEvent> {
   result: Extract<ClaudeEvent, { type: 'result' }> | null = null;
+  /** The API refused the key: the turn was ended at once. */
+  private refused = false;
 
   constructor(session: string | null) {
     super(session, CLAUDE_CODE);
@@ -82,6 +98,19 @@ export class ClaudeStream extends CliStream<ClaudeEvent> {
         }
         if (event.subtype === 'api_retry') {
           const retry = event as Extract<ClaudeEvent, { subtype: 'api_retry' }>;
+          // A refused key stays refused: Claude Code would retry it for minutes before saying so.
+          const refused =
+            retry.error_status === 401 || retry.error_status === 403 || KEY_REFUSED.test(retry.error ?? '');
+          if (refused && !this.refused) {
+            this.refused = true;
+            const why = [retry.error_status, retry.error]
+              .filter((part) => part !== undefined && part !== null)
+              .join(' ');
+            return {
+              live: `Claude Code: the API refused the key (${why})`,
+              fail: `Claude Code is not logged in here, or its API key was refused (${why}). ${LOG_IN}`,
+            };
+          }
           return {
             live: `Claude Code: retrying the API (attempt ${retry.attempt ?? '?'}/${retry.max_retries ?? '?'})`,
           };
@@ -145,26 +174,29 @@ export class ClaudeStream extends CliStream<ClaudeEvent> {
     }
     const after = this.fellBack ? ' (after the earlier session could not be resumed)' : '';
     if (LOGIN_FAILED.test(message))
-      return {
-        ok: false,
-        error: `Claude Code is not logged in here (“${message}”). Run \`claude\` once in a terminal on this computer and log in (or set ANTHROPIC_API_KEY in the role’s environment), then send the message again.${after}`,
-      };
+      return { ok: false, error: `Claude Code is not logged in here (“${message}”). ${LOG_IN}${after}` };
     return { ok: false, error: `Claude Code failed: ${message}${after}` };
   }
 }
 
-/** The per-turn MCP config: `parley mcp` with the turn's token, in a folder only this user can read. */
-function writeMcpConfig(request: TurnRequest): { dir: string; file: string } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-turn-'));
-  const file = path.join(dir, 'mcp.json');
+/**
+ * The turn's private files, in a folder only this user can read (mkdtemp makes it
+ * 0700): the MCP config (`parley mcp` with the turn's token) and the system prompt.
+ */
+function writeTurnFiles(request: TurnRequest): { dir: string; mcpConfig: string; systemPrompt: string } {
+  const dir = mkdtempSync(path.join(request.privateDir, 'claude-'));
+  const mcpConfig = path.join(dir, 'mcp.json');
+  const systemPrompt = path.join(dir, 'system-prompt.md');
   const env: Record<string, string> = {};
   for (const name of ['PARLEY_TOKEN', 'PARLEY_API', 'PATH'] as const) {
     const value = request.env[name];
     if (value !== undefined) env[name] = value;
   }
   const config = { mcpServers: { parley: { type: 'stdio', command: parleyLauncher(request), args: ['mcp'], env } } };
-  writeFileSync(file, JSON.stringify(config, null, 2), { mode: 0o600 });
-  return { dir, file };
+  writeFileSync(mcpConfig, JSON.stringify(config, null, 2), { mode: 0o600 });
+  // Claude Code asks before it runs a shell command: the MCP tools are how it acts in Parley.
+  writeFileSync(systemPrompt, standingInstructions(request, { cliOnPath: false }), { mode: 0o600 });
+  return { dir, mcpConfig, systemPrompt };
 }
 
 export const claudeCodeAdapter: AgentAdapter = {
@@ -172,23 +204,26 @@ export const claudeCodeAdapter: AgentAdapter = {
     const agent = request.role.agent;
     if (agent.adapter !== 'claude-code') throw new Error('claude-code adapter given another adapter’s settings');
     const { command, cwd, env } = cliTurn(request, agent, 'claude');
-    const mcp = writeMcpConfig(request);
+    const files = writeTurnFiles(request);
     const common = [
       '-p',
       '--output-format',
       'stream-json',
       '--verbose',
       '--mcp-config',
-      mcp.file,
+      files.mcpConfig,
       // The parley tools need no approval: they are how this agent acts in Parley.
       '--allowedTools',
       'mcp__parley',
-      '--append-system-prompt',
-      standingInstructions(request),
+      '--append-system-prompt-file',
+      files.systemPrompt,
     ];
     if (agent.permissionMode) common.push('--permission-mode', agent.permissionMode);
     if (agent.model) common.push('--model', agent.model);
-    const fresh = { args: [...common, '--session-id', randomUUID()], stdin: turnPrompt(request, FRESH_SESSION_NOTICE) };
+    const fresh = {
+      args: [...common, '--session-id', randomUUID()],
+      stdin: turnPrompt(request, { notice: FRESH_SESSION_NOTICE }),
+    };
     const attempts: RunnerPlan['attempts'] = [];
     if (request.session && SESSION_UUID.test(request.session)) {
       attempts.push({ args: [...common, '--resume', request.session], stdin: turnPrompt(request) }, fresh);
@@ -200,7 +235,7 @@ export const claudeCodeAdapter: AgentAdapter = {
       command,
       attempts,
       retryWhen: CLAUDE_RESUME_FAILED,
-      cleanup: [mcp.dir],
+      cleanup: [files.dir],
       unset: [],
     };
     const stream = new ClaudeStream(request.session);
@@ -208,7 +243,7 @@ export const claudeCodeAdapter: AgentAdapter = {
       ...runnerLaunch(request, plan, cwd, env),
       onLine: (line) => stream.line(line),
       finish(result) {
-        rmSync(mcp.dir, { recursive: true, force: true });
+        rmSync(files.dir, { recursive: true, force: true });
         return stream.finish(result, command, agent.command !== undefined);
       },
     };

@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -122,18 +123,43 @@ describe('codex adapter', () => {
     expect(overrides(run!)).toEqual({
       sandbox_mode: 'workspace-write',
       developer_instructions: expect.stringContaining(
-        'Instructions from the role’s owner:\nAnswer in French.',
+        'You act in Parley through the tools of the MCP server "parley"',
       ) as string,
+      // Its shell commands find `parley` with the turn's token, and no other secret (FAKE_CLI_DIR is none).
+      allow_login_shell: false,
+      'shell_environment_policy.ignore_default_excludes': true,
+      'shell_environment_policy.exclude': [],
       'mcp_servers.parley.command': path.join(t.installation.dataDir, 'bin', 'parley'),
       'mcp_servers.parley.args': ['mcp'],
       'mcp_servers.parley.env_vars': ['PARLEY_TOKEN', 'PARLEY_API'],
       'mcp_servers.parley.default_tools_approval_mode': 'approve',
     });
-    // The token reaches the MCP server through the environment, never the command line.
+    // The token reaches the MCP server through the environment, never the command line, and
+    // neither do the owner's instructions: they are in the prompt on stdin.
     expect(run!.argv.join(' ')).not.toMatch(/prt_/);
+    expect(run!.argv.join(' ')).not.toContain('Answer in French.');
+    expect(run!.prompt).toContain('[Instructions from the role’s owner, until they say otherwise]\nAnswer in French.');
+    expect(overrides(run!).developer_instructions).toContain('on your shell’s PATH as `parley`');
     expect(run!.prompt).toContain('You are assistant, in your conversation with alice.');
     expect(run!.prompt.trim().endsWith('alice: hello there')).toBe(true);
     expect(detail.conversation.run.session).toMatch(UUID);
+  });
+
+  it('gives the owner’s instructions again only when they changed, and keeps secrets from its shell', async () => {
+    t = await openTestInstallation();
+    const c = conversations(t);
+    const fake = agent({ instructions: 'Be brief.' });
+    fake.settings.env = { ...fake.settings.env, OPENAI_API_KEY: 'sk-test', GITHUB_TOKEN: 'ghp-test' };
+    const { role, conversation } = await c.open(fake.settings);
+    await c.turn(conversation.id, 'one');
+    await c.turn(conversation.id, 'two');
+    await t.owner('roles.update', { id: role.id, agent: { ...fake.settings, instructions: 'Be thorough.' } });
+    await c.turn(conversation.id, 'three');
+    const prompts = fake.runs().map((run) => run.prompt);
+    expect(prompts[0]).toContain('Be brief.');
+    expect(prompts[1]).not.toContain('[Instructions from the role’s owner');
+    expect(prompts[2]).toContain('[Instructions from the role’s owner, until they say otherwise]\nBe thorough.');
+    expect(overrides(fake.runs()[0]!)['shell_environment_policy.exclude']).toEqual(['GITHUB_TOKEN', 'OPENAI_API_KEY']);
   });
 
   it('resumes its thread on the next turn', async () => {
@@ -257,7 +283,8 @@ describe.skipIf(skipReal !== null)('codex adapter with the real Codex (not logge
     };
     const request = {
       role,
-      env: { PATH: `/nonexistent${path.delimiter}${process.env.PATH}` },
+      peers: [],
+      env: { PATH: `/nonexistent${path.delimiter}${process.env.PATH}`, OPENAI_API_KEY: 'x' },
     } as unknown as TurnRequest;
     const args = ['exec', '--strict-config', ...codexOptions(request), '-'];
     const child = spawn(codex.path!, args, { env: env(), cwd: home, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -276,6 +303,86 @@ describe.skipIf(skipReal !== null)('codex adapter with the real Codex (not logge
     expect(stderr).not.toMatch(/unknown configuration field|error loading config/i);
     expect(first, stderr).toMatch(/^\{"type":"thread\.started"/);
   }, 60_000);
+
+  it('runs `parley` from its shell commands: the turn’s PATH and token reach them, other secrets do not', async () => {
+    // A Responses API on loopback whose model runs one shell command, then answers "done".
+    const command = 'parley report "from the shell of Codex"; echo "key: ${PARLEY_TEST_MODEL_KEY:-hidden}"';
+    const outputs: string[] = [];
+    const api = http.createServer((req, res) => {
+      let raw = '';
+      req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+      req.on('end', () => {
+        if (!req.url?.endsWith('/responses')) return void res.writeHead(404).end();
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const send = (event: { type: string } & Record<string, unknown>) =>
+          res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+        send({ type: 'response.created', response: { id: 'resp' } });
+        const body = JSON.parse(raw) as { input: { type: string; output?: unknown }[]; tools?: { name?: string }[] };
+        const result = body.input.find((item) => item.type.endsWith('call_output'));
+        if (result) {
+          outputs.push(JSON.stringify(result.output));
+          send({
+            type: 'response.output_item.done',
+            item: { type: 'message', role: 'assistant', id: 'msg', content: [{ type: 'output_text', text: 'done' }] },
+          });
+        } else if ((body.tools ?? []).some((tool) => tool.name === 'exec_command')) {
+          const item = { type: 'function_call', id: 'fc', call_id: 'call', name: 'exec_command' };
+          send({ type: 'response.output_item.done', item: { ...item, arguments: JSON.stringify({ cmd: command }) } });
+        } else {
+          // Code mode: the shell is a tool of the `exec` JavaScript tool.
+          const input = `const r = await tools.exec_command({ cmd: ${JSON.stringify(command)} }); text(typeof r === 'string' ? r : JSON.stringify(r));`;
+          send({
+            type: 'response.output_item.done',
+            item: { type: 'custom_tool_call', id: 'ct', call_id: 'call', name: 'exec', input },
+          });
+        }
+        send({
+          type: 'response.completed',
+          response: { id: 'resp', usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } },
+        });
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    const codexHome = mkdtempSync(path.join(home, 'codex-home-'));
+    writeFileSync(
+      path.join(codexHome, 'config.toml'),
+      [
+        'model_provider = "parleytest"',
+        'model = "test-model"',
+        '[model_providers.parleytest]',
+        'name = "parleytest"',
+        `base_url = "http://127.0.0.1:${(api.address() as { port: number }).port}/v1"`,
+        'wire_api = "responses"',
+        'env_key = "PARLEY_TEST_MODEL_KEY"',
+      ].join('\n'),
+    );
+    try {
+      t = await openTestInstallation();
+      const c = conversations(t);
+      const { conversation } = await c.open({
+        adapter: 'codex',
+        command: codex.path!,
+        sandbox: 'danger-full-access',
+        env: { HOME: home, CODEX_HOME: codexHome, PARLEY_TEST_MODEL_KEY: 'sk-test-model-key' },
+      });
+      await t.owner('conversations.send', { id: conversation.id, text: 'run it' });
+      const done = await t.waitFor(
+        async () => {
+          const d = await c.detail(conversation.id);
+          return d.turns.at(-1)?.status !== 'running' && d.messages.some((m) => m.body === 'done') ? d : undefined;
+        },
+        'Codex to answer',
+        90_000,
+      );
+      const bodies = done.messages.filter((m) => m.author.kind === 'role').map((m) => m.body);
+      expect(bodies).toEqual(['from the shell of Codex', 'done']);
+      expect(outputs.join('\n')).toContain('key: hidden');
+    } finally {
+      api.closeAllConnections();
+      await new Promise<void>((resolve) => api.close(() => resolve()));
+    }
+  }, 120_000);
 
   it('runs `parley mcp` with the turn’s token, ends its whole tree on Stop, and falls back when a thread cannot be resumed', async () => {
     t = await openTestInstallation({ stopGraceMs: 1000 });

@@ -3,6 +3,19 @@
 // falls back to a fresh one. The prompt goes on stdin (`-`); `parley mcp` is given as
 // an MCP server with `-c mcp_servers.parley…`, and it inherits the turn's token through
 // `env_vars`, so the token never appears on a command line.
+//
+// Parley's standing text goes in `developer_instructions` (nothing in it is private);
+// the role owner's instructions go on stdin instead, in the first turn of a thread and
+// again whenever they change, since a command line is readable by every user.
+//
+// Codex runs its shell commands in a login shell by default, whose profile resets PATH
+// (so `parley` is not found), and passes the shell either everything or nothing whose
+// name holds KEY, SECRET or TOKEN depending on its version. Parley turns the login
+// shell off and passes the shell the turn's environment without secrets other than
+// PARLEY_TOKEN, so `parley` works from Codex's shell as documented.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
 import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
 import { runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
@@ -41,6 +54,34 @@ export type CodexEvent =
   | { type: 'turn.failed'; error: { message: string } }
   | { type: 'item.started' | 'item.updated' | 'item.completed'; item: CodexItem }
   | { type: 'error'; message: string };
+
+const digest = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * Which instructions each Codex thread was given, as a digest, in the data folder's
+ * private `sessions` folder beside the openai-compatible histories.
+ */
+function instructionsRecord(defaultCwd: string) {
+  const folder = path.join(path.dirname(path.resolve(defaultCwd)), 'sessions');
+  const file = (thread: string) => path.join(folder, `codex-${thread}.instructions`);
+  return {
+    read(thread: string): string | null {
+      try {
+        return readFileSync(file(thread), 'utf8').trim();
+      } catch {
+        return null;
+      }
+    },
+    write(thread: string, value: string): void {
+      try {
+        mkdirSync(folder, { recursive: true, mode: 0o700 });
+        writeFileSync(file(thread), value, { mode: 0o600 });
+      } catch {
+        // Not fatal: the next turn gives the instructions again.
+      }
+    },
+  };
+}
 
 /** A TOML string for a `-c key=value` override (JSON's escapes are TOML's). */
 const toml = (value: string) => JSON.stringify(value);
@@ -157,17 +198,30 @@ export class CodexStream extends CliStream<CodexEvent> {
   }
 }
 
-/** The `-c` overrides and flags every Codex turn gets. */
-export function codexOptions(request: TurnRequest): string[] {
+/** Names Codex would keep from its shell commands by default, and Parley keeps from them too (but PARLEY_TOKEN). */
+const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL/i;
+
+/** The `-c` overrides and flags every Codex turn gets; `env` is the environment Codex is started with. */
+export function codexOptions(request: TurnRequest, env: Record<string, string> = request.env): string[] {
   const agent = request.role.agent;
   if (agent.adapter !== 'codex') throw new Error('codex adapter given another adapter’s settings');
   const options = ['--json', '--skip-git-repo-check'];
   if (agent.model) options.push('--model', agent.model);
   // `exec resume` has no --sandbox flag: the config key works for both.
   if (agent.sandbox) options.push('-c', `sandbox_mode=${toml(agent.sandbox)}`);
+  const secrets = Object.keys(env)
+    .filter((name) => SECRET_NAME.test(name) && name !== 'PARLEY_TOKEN')
+    .sort();
   options.push(
     '-c',
-    `developer_instructions=${toml(standingInstructions(request))}`,
+    `developer_instructions=${toml(standingInstructions(request, { cliOnPath: true, withoutOwnerInstructions: true }))}`,
+    // Shell commands see the turn's PATH (with `parley`) and PARLEY_TOKEN, and no other secret.
+    '-c',
+    'allow_login_shell=false',
+    '-c',
+    'shell_environment_policy.ignore_default_excludes=true',
+    '-c',
+    `shell_environment_policy.exclude=[${secrets.map(toml).join(',')}]`,
     '-c',
     `mcp_servers.parley.command=${toml(parleyLauncher(request))}`,
     '-c',
@@ -187,23 +241,41 @@ export const codexAdapter: AgentAdapter = {
     const agent = request.role.agent;
     if (agent.adapter !== 'codex') throw new Error('codex adapter given another adapter’s settings');
     const { command, cwd, env } = cliTurn(request, agent, 'codex');
-    const options = codexOptions(request);
+    const options = codexOptions(request, env);
+    const instructions = agent.instructions?.trim() ?? '';
+    const record = instructionsRecord(request.defaultCwd);
     const attempts: RunnerPlan['attempts'] = [];
     if (request.session && SESSION_UUID.test(request.session)) {
+      // A thread remembers what it was told: the instructions again only when they changed.
+      const before = record.read(request.session);
+      const told = before === digest(instructions);
+      const withdrawn = !told && !instructions && before !== null && before !== digest('');
       attempts.push(
-        { args: ['exec', 'resume', ...options, request.session, '-'], stdin: turnPrompt(request) },
-        { args: ['exec', ...options, '-'], stdin: turnPrompt(request, FRESH_THREAD_NOTICE) },
+        {
+          args: ['exec', 'resume', ...options, request.session, '-'],
+          stdin: turnPrompt(request, {
+            instructions: told ? undefined : withdrawn ? 'None: the earlier ones no longer apply.' : instructions,
+          }),
+        },
+        {
+          args: ['exec', ...options, '-'],
+          stdin: turnPrompt(request, { notice: FRESH_THREAD_NOTICE, instructions }),
+        },
       );
     } else {
       // No thread yet, or a session another adapter made: start a thread of our own.
-      attempts.push({ args: ['exec', ...options, '-'], stdin: turnPrompt(request) });
+      attempts.push({ args: ['exec', ...options, '-'], stdin: turnPrompt(request, { instructions }) });
     }
     const plan: RunnerPlan = { command, attempts, retryWhen: CODEX_RESUME_FAILED, cleanup: [], unset: [] };
     const stream = new CodexStream(request.session);
     return {
       ...runnerLaunch(request, plan, cwd, env),
       onLine: (line) => stream.line(line),
-      finish: (result) => stream.finish(result, command, agent.command !== undefined),
+      finish(result) {
+        const outcome = stream.finish(result, command, agent.command !== undefined);
+        if (stream.session && SESSION_UUID.test(stream.session)) record.write(stream.session, digest(instructions));
+        return outcome;
+      },
     };
   },
 };

@@ -35,6 +35,8 @@ type Responder = (request: ChatRequest, res: http.ServerResponse) => void;
  */
 class FakeModelServer {
   readonly requests: ChatRequest[] = [];
+  /** When each request arrived (ms since the epoch). */
+  readonly arrivals: number[] = [];
   private readonly responders: Responder[] = [];
   private readonly waiting: Array<{ n: number; resolve: (request: ChatRequest) => void }> = [];
   private server = http.createServer((req, res) => this.handle(req, res));
@@ -70,9 +72,16 @@ class FakeModelServer {
       const aborted = new Promise<void>((resolve) => res.once('close', () => !res.writableEnded && resolve()));
       const request: ChatRequest = { headers: req.headers, body: JSON.parse(raw) as ChatRequest['body'], aborted };
       this.requests.push(request);
+      this.arrivals.push(Date.now());
       for (const waiter of this.waiting.filter((w) => w.n === this.requests.length - 1)) {
         this.waiting.splice(this.waiting.indexOf(waiter), 1);
         waiter.resolve(request);
+      }
+      // Like the strict chat templates of Mistral, Gemma and Llama 2 (vLLM, llama.cpp).
+      const broken = alternationError(request.body.messages);
+      if (broken) {
+        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: broken } }));
+        return;
       }
       const responder = this.responders.shift();
       if (!responder)
@@ -85,6 +94,36 @@ class FakeModelServer {
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/**
+ * What a strict chat template says about a history, or null when it takes it: after
+ * the system message, user and assistant take turns, starting with the user; tool
+ * results follow the assistant message that called them, and an assistant answer
+ * follows them.
+ */
+function alternationError(messages: ChatRequest['body']['messages']): string | null {
+  let expect: 'user' | 'assistant' = 'user';
+  let inTools = false;
+  for (const [index, message] of messages.entries()) {
+    if (message.role === 'system') {
+      if (index !== 0) return 'System message must be first';
+      continue;
+    }
+    if (message.role === 'tool') {
+      if (!inTools) return 'Tool results must follow an assistant message with tool calls';
+      continue;
+    }
+    if (inTools && message.role !== 'assistant') return 'After tool results must come an assistant message';
+    inTools = false;
+    if (message.role !== expect) return 'Conversation roles must alternate user/assistant/user/assistant/...';
+    if (message.role === 'assistant' && message.tool_calls?.length) {
+      inTools = true;
+      continue;
+    }
+    expect = message.role === 'user' ? 'assistant' : 'user';
+  }
+  return null;
 }
 
 const chunk = (delta: object, finish: string | null = null) =>
@@ -132,6 +171,18 @@ const hang: Responder = (_request, res) => {
   res.write(chunk({ role: 'assistant', content: 'Thinking about it' }));
   res.write(chunk({ content: '...\n' }));
 };
+
+/** Answers with an error status (and a Retry-After, if given). */
+const status =
+  (code: number, retryAfter?: string): Responder =>
+  (_request, res) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
+    res.writeHead(code, headers).end(JSON.stringify({ error: { message: `status ${code} from the test server` } }));
+  };
+
+/** Never answers at all: no status line, no headers. */
+const silent: Responder = () => {};
 
 /** Refuses the key, quoting it back the way some servers do. */
 const unauthorized: Responder = (request, res) => {
@@ -201,6 +252,7 @@ describe('openai-compatible adapter', () => {
     expect(first.body.tools!.map((tool) => tool.function.name).sort()).toEqual([
       'context',
       'history',
+      'peers',
       'reply',
       'report',
       'send',
@@ -284,13 +336,80 @@ describe('openai-compatible adapter', () => {
     expect(detail.turns.at(-1)).toMatchObject({ status: 'stopped', reason: 'Stopped by alice' });
     expect(detail.conversation.run.session).toBe(run.session);
 
-    // The next turn continues the session: the stopped request is in it, and the stop notice.
+    // The next turn continues the session in one user message: the stopped request, the stop notice, the new one.
     await t.owner('conversations.send', { id: conversation.id, text: 'still there?' });
-    await turnEnded(conversation.id, 2);
+    const after = await turnEnded(conversation.id, 2);
+    expect(after.turns.at(-1)).toMatchObject({ status: 'done' });
     const messages = model.requests[1]!.body.messages.slice(1).map((m) => [m.role, m.content]);
-    expect(messages[0]).toEqual(['user', 'alice: take your time']);
-    expect(messages[1]![0]).toBe('user');
-    expect(messages[1]![1]).toMatch(/^\[notice\] You were stopped by alice .*\n\nalice: still there\?$/s);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]![0]).toBe('user');
+    expect(messages[0]![1]).toMatch(
+      /^alice: take your time\n\n\[notice\] You were stopped by alice .*\n\nalice: still there\?$/s,
+    );
+  });
+
+  it('keeps the history alternating after a failed turn, and tells the next turn it failed', async () => {
+    model = await new FakeModelServer().start();
+    t = await openTestInstallation();
+    const { conversation } = await conversationWith(settings());
+    // A tool round, then the server fails: the history ends with tool results and no answer.
+    model.answer(toolCalls({ name: 'context', args: {} }), status(500));
+    await t.owner('conversations.send', { id: conversation.id, text: 'first' });
+    const failed = await turnEnded(conversation.id, 1);
+    expect(failed.turns.at(-1)).toMatchObject({ status: 'failed' });
+    // A turn that fails before anything came back.
+    model.answer(status(500));
+    await t.owner('conversations.send', { id: conversation.id, text: 'second' });
+    await turnEnded(conversation.id, 2);
+    model.answer(text('Back again.'));
+    await t.owner('conversations.send', { id: conversation.id, text: 'third' });
+    const detail = await turnEnded(conversation.id, 3);
+    expect(detail.turns.map((turn) => turn.status)).toEqual(['failed', 'failed', 'done']);
+    expect(detail.messages.at(-1)!.body).toBe('Back again.');
+    const last = model.requests.at(-1)!.body.messages.slice(1);
+    expect(last.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(last[3]!.content).toMatch(/^\[Parley: this turn ended before an answer/);
+    expect(last[4]!.content).toMatch(
+      /^alice: second\n\n\[notice\] Your previous turn failed: the model server answered 500 .*\n\nalice: third$/s,
+    );
+  });
+
+  it('says so when the server does not answer in time, or stops in the middle of its answer', async () => {
+    model = await new FakeModelServer().start();
+    t = await openTestInstallation();
+    const { conversation } = await conversationWith(settings({ requestTimeoutSec: 1, idleTimeoutSec: 1 }));
+    model.answer(silent);
+    await t.owner('conversations.send', { id: conversation.id, text: 'hello' });
+    const first = await turnEnded(conversation.id, 1);
+    expect(first.messages.at(-1)!.body).toBe(
+      'The agent failed: the model server did not answer within 1 s (the role’s requestTimeoutSec); is it overloaded, or still loading the model?',
+    );
+    model.answer(hang);
+    await t.owner('conversations.send', { id: conversation.id, text: 'again' });
+    const second = await turnEnded(conversation.id, 2);
+    expect(second.messages.at(-1)!.body).toBe(
+      'The agent failed: the model server sent nothing for 1 s in the middle of its answer (the role’s idleTimeoutSec)',
+    );
+  });
+
+  it('tries again when the server is busy (429, 503), waiting as long as Retry-After says', async () => {
+    model = await new FakeModelServer().start();
+    t = await openTestInstallation();
+    const { conversation } = await conversationWith(settings());
+    model.answer(status(429, '1'), status(503, '0'), text('Made it.'));
+    await t.owner('conversations.send', { id: conversation.id, text: 'hello' });
+    const detail = await turnEnded(conversation.id, 1);
+    expect(detail.turns.at(-1)).toMatchObject({ status: 'done' });
+    expect(detail.messages.at(-1)!.body).toBe('Made it.');
+    expect(model.requests).toHaveLength(3);
+    expect(model.arrivals[1]! - model.arrivals[0]!).toBeGreaterThanOrEqual(1_000);
+    // A wait longer than Parley waits is not waited for: the turn says when to try again.
+    model.answer(status(429, '3600'));
+    await t.owner('conversations.send', { id: conversation.id, text: 'more' });
+    const refused = await turnEnded(conversation.id, 2);
+    expect(refused.messages.at(-1)!.body).toBe(
+      'The agent failed: the model server is busy (429 Too Many Requests) and asks to wait 3600 s; send the message again later.',
+    );
   });
 
   it('fails with a clear message when the server refuses the key, and never shows the key', async () => {
@@ -382,6 +501,8 @@ describe('openai-compatible worker', () => {
     session: 'oai-00000000000000000000000000000000',
     sessionFile: path.join(sessionDir, 'oai-00000000000000000000000000000000.json'),
     historyBudgetChars: 200_000,
+    requestTimeoutMs: 60_000,
+    idleTimeoutMs: 60_000,
     ...overrides,
   });
 

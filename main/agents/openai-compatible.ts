@@ -11,13 +11,18 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { agentEnv } from './environment';
-import type { AgentAdapter, AgentContext, AgentLaunch, TurnRequest } from './types';
+import { describePeers } from './agent-prompt';
+import type { AgentAdapter, AgentContext, AgentLaunch, PeerDirectoryEntry, TurnRequest } from './types';
 import { inputsAsText } from './types';
 
 /** Tool-call rounds per turn when the role sets no `maxSteps`. */
 export const DEFAULT_MAX_STEPS = 10;
 /** How much history (in characters) is sent to the model; older turns are left out. */
 export const HISTORY_BUDGET_CHARS = 200_000;
+/** How long the server may take to start answering when the role sets no `requestTimeoutSec`: a local model may be loading. */
+export const DEFAULT_REQUEST_TIMEOUT_SEC = 300;
+/** How long a streamed answer may pause when the role sets no `idleTimeoutSec`. */
+export const DEFAULT_IDLE_TIMEOUT_SEC = 120;
 
 /** What the worker reads on stdin. */
 export interface OpenAiTurn {
@@ -33,6 +38,10 @@ export interface OpenAiTurn {
   session: string;
   sessionFile: string;
   historyBudgetChars: number;
+  /** Until the server starts answering (its status line and headers). */
+  requestTimeoutMs: number;
+  /** Between two pieces of a streamed answer. */
+  idleTimeoutMs: number;
 }
 
 /** One JSON object per stdout line. */
@@ -60,8 +69,12 @@ export function scrub(text: string, secret: string | null | undefined): string {
   return text.split(secret).join('[api key]');
 }
 
-/** Instructions first, then where the agent is and how its words reach people. */
-export function systemPrompt(context: AgentContext, instructions: string | undefined): string {
+/** Instructions first, then where the agent is, how its words reach people, and whom it can ask. */
+export function systemPrompt(
+  context: AgentContext,
+  instructions: string | undefined,
+  peers: readonly PeerDirectoryEntry[] = [],
+): string {
   const parts: string[] = [];
   if (instructions?.trim()) parts.push(instructions.trim());
   const where = [
@@ -72,14 +85,15 @@ export function systemPrompt(context: AgentContext, instructions: string | undef
   if (context.kind === 'thread')
     where.push(
       context.peerStarted
-        ? `${context.peer ?? 'A peer'} started this agent conversation: \`reply\` sends your answer back to it; your final answer is only recorded.`
+        ? `${context.peer ?? 'A peer'} started this agent conversation: \`reply\` sends your answer back to it; a final answer given without replying is sent as your reply.`
         : 'An answer came back in an agent conversation you started: pass on what matters with `report`.',
     );
   where.push(
-    'Tools: `context` (where you are, as JSON), `report` (post to the root now), `send` (a text to PEER/ROLE on a connected installation), `reply` (answer in this agent conversation), `history` (everything between you and PEER/ROLE).',
+    'Tools: `context` (where you are, as JSON), `peers` (whom you can ask), `report` (post to the root now), `send` (a text to PEER/ROLE on a connected installation), `reply` (answer in this agent conversation), `history` (everything between you and PEER/ROLE).',
     'Your answer without tool calls ends the turn and is your final output.',
   );
   parts.push(where.join('\n'));
+  parts.push(describePeers(peers).join('\n'));
   return parts.join('\n\n');
 }
 
@@ -102,11 +116,13 @@ export const openAiCompatibleAdapter: AgentAdapter = {
       apiKey,
       temperature: agent.temperature ?? null,
       maxSteps: agent.maxSteps ?? DEFAULT_MAX_STEPS,
-      system: systemPrompt(request.context, agent.instructions),
+      system: systemPrompt(request.context, agent.instructions, request.peers),
       prompt: inputsAsText(request.inputs),
       session,
       sessionFile: sessionFile(request.defaultCwd, session),
       historyBudgetChars: HISTORY_BUDGET_CHARS,
+      requestTimeoutMs: (agent.requestTimeoutSec ?? DEFAULT_REQUEST_TIMEOUT_SEC) * 1000,
+      idleTimeoutMs: (agent.idleTimeoutSec ?? DEFAULT_IDLE_TIMEOUT_SEC) * 1000,
     };
     let output: string | null = null;
     let failure: string | null = null;

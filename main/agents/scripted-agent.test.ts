@@ -173,6 +173,6 @@ describe('scripted agent behind a role', () => {
       const messages = (await t.owner('conversations.get', { id: conversation.id })).messages;
       return messages.find((m) => m.author.kind === 'role')?.body;
     }, 'the reply');
-    expect(reply).toBe('error: no connection named "bob"');
+    expect(reply).toBe('error: no connection named "bob"; this installation is not connected to any peer yet');
   });
 });

@@ -30,15 +30,29 @@ export interface AgentContext {
   peer?: string;
 }
 
+/** One connection as an agent sees it: whom it can ask there (DESIGN §11.8). */
+export interface PeerDirectoryEntry {
+  /** The connection's name: the PEER of PEER/ROLE. */
+  peer: string;
+  /** online: a send goes now; offline: it waits until the peer is back; paused: sends are refused. */
+  state: 'online' | 'offline' | 'paused';
+  /** The roles this peer lets this installation's roles address, with what they do. */
+  roles: { address: string; description: string }[];
+}
+
 export interface TurnRequest {
   role: Role;
   session: string | null;
   inputs: AgentInput[];
   context: AgentContext;
+  /** Whom the role can ask, as `parley peers` lists it when the turn starts. */
+  peers: PeerDirectoryEntry[];
   /** PARLEY_TOKEN, PARLEY_API, PATH with `parley` on it. */
   env: Record<string, string>;
   /** Used when the role sets no working folder. */
   defaultCwd: string;
+  /** A folder in the data folder only this user can read, for a turn's private files (its adapter removes them). */
+  privateDir: string;
   /** Files the adapters need, e.g. the scripted agent's script. */
   paths: { node: string; scriptedAgent: string };
 }

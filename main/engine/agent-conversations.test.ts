@@ -152,7 +152,7 @@ describe('agent conversations per topic (ADR 0035)', () => {
       peer: 'bob/researcher',
       root: { kind: 'conversation', summary: 'your conversation with alice' },
     });
-    expect(context.reporting).toContain('parley report');
+    expect(context.reporting).toContain('`report`');
     const bobThread = await onlyThread(bob, { peerStarted: true });
     const bobContext = bob.installation.engine.describeThread(
       findRun(bob.installation.db, { kind: 'thread', id: bobThread.id })!,
@@ -162,7 +162,7 @@ describe('agent conversations per topic (ADR 0035)', () => {
       peer: 'alice/assistant',
       root: { kind: 'thread', id: bobThread.id },
     });
-    expect(bobContext.reporting).toContain('parley reply');
+    expect(bobContext.reporting).toContain('`reply`');
   });
 
   it('keeps a finished task’s agent conversations working: a late answer is still reported on it', async () => {

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type WebSocket from 'ws';
 import type { ContextKind, ConnectionSummary, TextState, TextView, ThreadSummary } from '../../shared/domain';
-import type { AgentContext, TurnOutcome } from '../agents/types';
+import type { AgentContext, PeerDirectoryEntry, TurnOutcome } from '../agents/types';
 import { threadAudience } from '../access/lookup';
 import { eventAudience } from '../access/rules';
 import type { Audience, EventHub } from '../events';
@@ -794,7 +794,7 @@ export class ConnectionEngine implements PeerGateway {
         // Starting or continuing our own agent conversation addresses the peer's role: it must be exposed to us.
         const exposedToUs = this.batch.memo(`peer roles ${connection.id}`, () => peerRoles(this.db, connection.id));
         if (state?.row.started_by !== 'peer' && !exposedToUs.some((r) => r.name === peerRole))
-          throw new RoleApiError('not_exposed', `${peerName} does not let you address a role named "${peerRole}"`);
+          throw this.notExposed(connection, peerRole);
         this.checkLimits(connection, state?.row.id);
         tx.writing();
         state ??= this.threads.load(
@@ -909,6 +909,48 @@ export class ConnectionEngine implements PeerGateway {
     });
   }
 
+  /** Whom roles can ask (DESIGN §11.8): every connection not revoked, its state, and the roles it lets us address. */
+  peers(): PeerDirectoryEntry[] {
+    return listConnectionRows(this.db)
+      .filter((connection) => connection.status !== 'revoked')
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((connection) => ({
+        peer: connection.name,
+        state: connection.status === 'paused' ? 'paused' : this.isOnline(connection.id) ? 'online' : 'offline',
+        roles: peerRoles(this.db, connection.id).map((role) => ({
+          address: `${connection.name}/${role.name}`,
+          description: role.description,
+        })),
+      }));
+  }
+
+  /** A refusal for a connection that does not exist, naming whom the role can ask instead. */
+  private noConnection(name: string): RoleApiError {
+    const directory = this.peers();
+    const addresses = directory.flatMap((entry) =>
+      entry.roles.map((role) => (entry.state === 'paused' ? `${role.address} (paused)` : role.address)),
+    );
+    const alternatives =
+      directory.length === 0
+        ? 'this installation is not connected to any peer yet'
+        : addresses.length === 0
+          ? `no peer lets you address any of its roles yet (connections: ${directory.map((entry) => entry.peer).join(', ')})`
+          : `you can address ${addresses.join(', ')}`;
+    return new RoleApiError('not_found', `no connection named "${name}"; ${alternatives}`);
+  }
+
+  /** A refusal for a role the peer does not expose, naming the ones it does. */
+  private notExposed(connection: ConnectionRow, role: string): RoleApiError {
+    const exposed = peerRoles(this.db, connection.id).map((r) => `${connection.name}/${r.name}`);
+    const alternatives = exposed.length
+      ? `${connection.name} lets you address ${exposed.join(', ')}`
+      : `${connection.name} lets you address none of its roles`;
+    return new RoleApiError(
+      'not_exposed',
+      `${connection.name} does not let you address a role named "${role}"; ${alternatives}`,
+    );
+  }
+
   history(
     role: { id: number; name: string },
     withPeerRole: string,
@@ -918,7 +960,7 @@ export class ConnectionEngine implements PeerGateway {
     if (!match) return Promise.reject(new RoleApiError('invalid', `"${withPeerRole}" must look like PEER/ROLE`));
     const [, peerName, peerRole] = match as unknown as [string, string, string];
     const connection = connectionByName(this.db, peerName);
-    if (!connection) return Promise.reject(new RoleApiError('not_found', `no connection named "${peerName}"`));
+    if (!connection) return Promise.reject(this.noConnection(peerName));
     const rows = historyBetween(this.db, connection.id, role.id, peerRole).filter((row) => include(row.thread_id));
     return Promise.resolve(
       rows.map((row) => ({
@@ -937,7 +979,7 @@ export class ConnectionEngine implements PeerGateway {
 
   private usableConnection(name: string): ConnectionRow {
     const connection = this.batch.memo(`connection named ${name}`, () => connectionByName(this.db, name));
-    if (!connection) throw new RoleApiError('not_found', `no connection named "${name}"`);
+    if (!connection) throw this.noConnection(name);
     if (connection.status === 'revoked') throw new RoleApiError('revoked', `the connection to ${name} was revoked`);
     if (connection.status === 'paused')
       throw new RoleApiError('paused', `the connection to ${name} is paused; an owner can unpause it`);
@@ -1202,8 +1244,8 @@ export class ConnectionEngine implements PeerGateway {
         summary: `You are ${role.name}, in an agent conversation that ${peer} started.`,
         root: { kind: 'thread', id: thread.id, summary: `this agent conversation with ${peer}` },
         reporting:
-          `Answer ${peer} with \`parley reply TEXT\`; your final output stays in this agent conversation's log and is not sent. ` +
-          'To ask another peer for help, `parley send --to PEER/ROLE TEXT`: its answer comes back to a run that answers for this agent conversation.',
+          `Answer ${peer} with \`reply\`; when a turn of yours ends without a reply, your final output is sent to ${peer} as your reply. ` +
+          'To ask another peer for help, `send` to PEER/ROLE: its answer comes back to a run that answers for this agent conversation.',
       };
     }
     let rootSummary: string;
@@ -1215,17 +1257,18 @@ export class ConnectionEngine implements PeerGateway {
       const conversation = getConversationRow(this.db, thread.root_id);
       const person = conversation ? getPerson(this.db, conversation.person_id) : undefined;
       rootSummary = `your conversation with ${person?.name ?? 'a person'}`;
-      reporting = `${peer} is answering for ${rootSummary}. Tell ${person?.name ?? 'them'} with \`parley report TEXT\`; continue with ${peer} with \`parley reply TEXT\`. Your final output is not sent.`;
+      const name = person?.name ?? 'the person';
+      reporting = `${peer} is answering for ${rootSummary}. Tell ${name} with \`report\`; continue with ${peer} with \`reply\`. Your final output is not sent: if you report nothing, ${name} sees only that ${peer} answered.`;
     } else if (thread.root_kind === 'task') {
       const task = getTaskRow(this.db, thread.root_id);
       rootSummary = `task #${thread.root_id} "${task?.title ?? ''}"`;
-      reporting = `${peer} is answering for ${rootSummary}. Add it to the task log with \`parley report TEXT\`; continue with ${peer} with \`parley reply TEXT\`. Your final output is not sent.`;
+      reporting = `${peer} is answering for ${rootSummary}. Add it to the task log with \`report\`; continue with ${peer} with \`reply\`. Your final output is not sent: if you report nothing, the task log shows only that ${peer} answered.`;
     } else {
       const rootThread = getThread(this.db, thread.root_id);
       const rootConnection = rootThread ? getConnectionRow(this.db, rootThread.connection_id) : undefined;
       const asker = rootThread ? `${rootConnection?.name}/${rootThread.peer_role}` : 'a peer';
       rootSummary = `the agent conversation ${asker} started with you`;
-      reporting = `${peer} is answering for ${rootSummary}. Pass it on to ${asker} with \`parley report TEXT\`; continue with ${peer} with \`parley reply TEXT\`. Your final output is not sent.`;
+      reporting = `${peer} is answering for ${rootSummary}. Pass it on to ${asker} with \`report\`; continue with ${peer} with \`reply\`. If you report nothing, your final output is passed on to ${asker}.`;
     }
     return {
       ...base,

@@ -93,13 +93,17 @@ describe('parley mcp', () => {
     return c;
   }
 
-  it('lists the five tools with their input schemas', async () => {
+  it('lists the six tools with their input schemas, every parameter described', async () => {
     const c = await client(runEnv);
     const { tools } = await c.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([...MCP_TOOL_NAMES].sort());
     const send = tools.find((tool) => tool.name === 'send')!;
     expect(send.inputSchema).toMatchObject({ type: 'object', required: ['to', 'text'] });
     expect(tools.find((tool) => tool.name === 'context')!.annotations).toMatchObject({ readOnlyHint: true });
+    // Every parameter says what it is for.
+    for (const tool of tools)
+      for (const [name, property] of Object.entries(tool.inputSchema.properties ?? {}))
+        expect((property as { description?: string }).description, `${tool.name}.${name}`).toMatch(/\w{3}/);
   });
 
   it('sends from a run token to the peer’s role', async () => {
@@ -136,6 +140,7 @@ describe('parley mcp', () => {
       role: { id: roleId, name: 'worker' },
       run: null,
       context: null,
+      peers: [{ peer: 'bob', state: 'online', roles: [{ address: 'bob/researcher', description: '' }] }],
     });
     for (const [name, args] of [
       ['send', { to: 'bob/researcher', text: 'no topic' }],
@@ -155,7 +160,7 @@ describe('parley mcp', () => {
     const c = await client(runEnv);
     const result = await c.callTool({ name: 'history', arguments: { with: 'carol/writer' } });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toBe('no connection named "carol"');
+    expect(textOf(result)).toBe('no connection named "carol"; you can address bob/researcher');
     expect(await cli(alice, ['history', 'carol/writer'], runEnv)).toBe(`parley: ${textOf(result)}`);
     const reply = await c.callTool({ name: 'reply', arguments: { text: 'hi' } });
     expect(reply.isError).toBe(true);

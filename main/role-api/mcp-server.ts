@@ -1,5 +1,5 @@
 // `parley mcp`: the role API as a stdio MCP server, for agents that speak MCP (Claude
-// Code, Codex). Five tools, the same rules and messages as the `parley` CLI, acting
+// Code, Codex, ACP agents). Six tools, the same rules and messages as the `parley` CLI, acting
 // with the turn's run token from PARLEY_TOKEN on the socket in PARLEY_API. A role
 // token reads (context, history); every send from it is refused: it has no topic.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -10,11 +10,14 @@ import packageJson from '../../package.json';
 import { callRoleApi, ConnectError, type RoleApiTarget } from './client';
 import { peerRoleSchema, RoleApiError, roleApiRequests, type RoleApiCommand } from './protocol';
 
-export const MCP_TOOL_NAMES = ['send', 'reply', 'report', 'history', 'context'] as const;
+export const MCP_TOOL_NAMES = ['send', 'reply', 'report', 'history', 'context', 'peers'] as const;
 
 const NOT_SET = 'PARLEY_TOKEN and PARLEY_API are not set: this command is for agents that Parley runs';
 
 const text = roleApiRequests.report.shape.text;
+const peerRole = peerRoleSchema.describe(
+  'PEER/ROLE: the name of a connection and one of the roles it lets you address, e.g. bob/researcher (the `peers` tool lists them)',
+);
 
 /** One tool call against the role API; refusals come back as tool errors with the CLI's message. */
 async function call(target: RoleApiTarget | null, command: RoleApiCommand, body: object): Promise<CallToolResult> {
@@ -29,14 +32,14 @@ async function call(target: RoleApiTarget | null, command: RoleApiCommand, body:
   }
 }
 
-/** The server with its five tools; `target` is null when the environment names no token. */
+/** The server with its six tools; `target` is null when the environment names no token. */
 export function createMcpServer(target: RoleApiTarget | null): McpServer {
   const server = new McpServer(
     { name: 'parley', version: packageJson.version },
     {
       instructions:
         'Parley’s role tools: how an agent run by Parley talks to people and to the agents of peers. ' +
-        'Call `context` first to learn where this run is, whom it answers for and how to report there.',
+        'Call `context` first to learn where this run is, whom it answers for and how to report there; `peers` lists whom you can ask.',
     },
   );
   server.registerTool(
@@ -46,7 +49,12 @@ export function createMcpServer(target: RoleApiTarget | null): McpServer {
       description:
         'Send TEXT to a role a peer exposes (PEER/ROLE, e.g. bob/researcher), in the agent conversation for the topic this run works on. ' +
         'It is created on first use; the answer does not come back as this tool’s result but as a new input in a later turn.',
-      inputSchema: { to: peerRoleSchema.describe('PEER/ROLE, e.g. bob/researcher'), text },
+      inputSchema: {
+        to: peerRole,
+        text: text.describe(
+          'What to say to the peer role, in plain words or Markdown. Its agent reads it as from you.',
+        ),
+      },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     ({ to, text: body }) => call(target, 'send', { to, text: body }),
@@ -57,7 +65,7 @@ export function createMcpServer(target: RoleApiTarget | null): McpServer {
       title: 'Reply in this agent conversation',
       description:
         'Answer the peer role of the agent conversation this run works in. Only in an agent conversation; in a person’s conversation or on a task use `report`.',
-      inputSchema: { text },
+      inputSchema: { text: text.describe('Your answer to the peer role, in plain words or Markdown.') },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     ({ text: body }) => call(target, 'reply', { text: body }),
@@ -68,7 +76,11 @@ export function createMcpServer(target: RoleApiTarget | null): McpServer {
       title: 'Report to the root',
       description:
         'Post TEXT right away to what this run answers for: a message in the person’s conversation, an entry in the task’s log, or (for an agent conversation a peer started) a send on it.',
-      inputSchema: { text },
+      inputSchema: {
+        text: text.describe(
+          'What to post, in plain words or Markdown: the person or the task’s readers see it as from you.',
+        ),
+      },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     ({ text: body }) => call(target, 'report', { text: body }),
@@ -78,7 +90,7 @@ export function createMcpServer(target: RoleApiTarget | null): McpServer {
     {
       title: 'History with a peer role',
       description: 'Everything between this role and PEER/ROLE, every agent conversation, in time order (JSON).',
-      inputSchema: { with: peerRoleSchema.describe('PEER/ROLE, e.g. bob/researcher') },
+      inputSchema: { with: peerRole },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     ({ with: peerRole }) => call(target, 'history', { with: peerRole }),
@@ -92,6 +104,17 @@ export function createMcpServer(target: RoleApiTarget | null): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     () => call(target, 'context', {}),
+  );
+  server.registerTool(
+    'peers',
+    {
+      title: 'Whom you can ask',
+      description:
+        'The connections to other installations: whether each is online, offline (a send waits for it) or paused (sends are refused), and the roles it lets you address as PEER/ROLE, with what they do (JSON).',
+      inputSchema: z.strictObject({}),
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    () => call(target, 'peers', {}),
   );
   return server;
 }

@@ -20,6 +20,7 @@ export const roleApiRequests = {
   history: z.strictObject({ with: peerRoleSchema }),
   send: z.strictObject({ to: peerRoleSchema, text }),
   reply: z.strictObject({ text }),
+  peers: z.strictObject({}),
 } as const;
 export type RoleApiCommand = keyof typeof roleApiRequests;
 

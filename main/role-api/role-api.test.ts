@@ -75,7 +75,7 @@ describe('role API and the parley CLI', () => {
         root: { kind: 'conversation', id: conversationId, summary: 'your conversation with alice' },
       },
     });
-    expect(context.context.reporting).toContain('parley report');
+    expect(context.context.reporting).toContain('`report`');
   });
 
   it('reports to the person’s conversation right away, before the turn ends', async () => {
@@ -103,11 +103,15 @@ describe('role API and the parley CLI', () => {
     await agentRuns('parley send --to bob/researcher "what is new?"; echo "exit $?"');
     expect(await lastRoleMessage()).toBe(`exit ${exitCodes.not_found}`);
     await agentRuns('parley send --to bob/researcher hi 2>&1; true');
-    expect(await lastRoleMessage()).toBe('parley: no connection named "bob"');
+    expect(await lastRoleMessage()).toBe(
+      'parley: no connection named "bob"; this installation is not connected to any peer yet',
+    );
     await agentRuns('parley reply "an answer" 2>&1; echo "exit $?"');
     expect(await lastRoleMessage()).toMatch(/works only in an agent conversation[\s\S]*exit 2$/);
     await agentRuns('parley history bob/researcher 2>&1; echo "exit $?"');
-    expect(await lastRoleMessage()).toBe(`parley: no connection named "bob"\nexit ${exitCodes.not_found}`);
+    expect(await lastRoleMessage()).toBe(
+      `parley: no connection named "bob"; this installation is not connected to any peer yet\nexit ${exitCodes.not_found}`,
+    );
   });
 
   it('rejects malformed arguments before calling Parley, with usage', async () => {
@@ -138,6 +142,7 @@ describe('role API and the parley CLI', () => {
       role: { id: roleId, name: 'worker' },
       run: null,
       context: null,
+      peers: [],
     });
     for (const args of [
       ['send', '--to', 'bob/researcher', 'hi'],

@@ -9,6 +9,7 @@ import { describeIssues } from '../../shared/api-contract';
 import type { Role } from '../../shared/domain';
 import { historyScope } from '../access/lookup';
 import { eventAudience } from '../access/rules';
+import type { PeerDirectoryEntry } from '../agents/types';
 import type { EventHub } from '../events';
 import { log } from '../log';
 import type { RunManager } from '../runs/run-manager';
@@ -36,6 +37,8 @@ export interface PeerGateway {
   reportOnThread(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown>;
   /** Every text between `role` and that peer role, in the agent conversations (by row id) `include` lets through. */
   history(role: Role, withPeerRole: string, include: (threadRowId: number) => boolean): Promise<unknown>;
+  /** Whom roles can ask (DESIGN §11.8). */
+  peers(): PeerDirectoryEntry[];
 }
 
 export interface RoleApiOptions {
@@ -143,13 +146,19 @@ export class RoleApiServer {
     switch (command) {
       case 'context':
         return this.context(caller);
+      case 'peers':
+        return this.peers?.peers() ?? [];
       case 'report': {
         const run = requireRun(caller);
         return this.noted(run, await this.report(run, (params as z.infer<typeof roleApiRequests.report>).text));
       }
       case 'history': {
         const { with: peerRole } = params as z.infer<typeof roleApiRequests.history>;
-        if (!this.peers) throw new RoleApiError('not_found', `no connection named "${peerRole.split('/')[0]}"`);
+        if (!this.peers)
+          throw new RoleApiError(
+            'not_found',
+            `no connection named "${peerRole.split('/')[0]}"; this installation is not connected to any peer yet`,
+          );
         // From a run, only what the people of its root may read (DESIGN §11.3); a role token reads all its role's.
         const scope = historyScope(
           this.options.db,
@@ -194,12 +203,14 @@ export class RoleApiServer {
 
   private context(caller: Caller): unknown {
     const role = { id: caller.role.id, name: caller.role.name };
-    if (caller.kind === 'role') return { token: 'role', role, run: null, context: null };
+    const peers = this.peers?.peers() ?? [];
+    if (caller.kind === 'role') return { token: 'role', role, run: null, context: null, peers };
     return {
       token: 'run',
       role,
       run: { id: caller.run.id, turnId: caller.turn.id, session: caller.run.session },
       context: this.options.runs.describeContext(caller.run),
+      peers,
     };
   }
 

@@ -5,7 +5,7 @@
 // the turn's inputs as handled and leaves a notice for the next turn; nothing but new
 // work starts the agent again.
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { ContextRef } from '../../shared/domain';
 import { contextAudience } from '../access/lookup';
@@ -15,6 +15,7 @@ import type {
   AgentContext,
   AgentInput,
   AgentLaunch,
+  PeerDirectoryEntry,
   ProcessResult,
   StreamUpdate,
   TurnOutcome,
@@ -82,6 +83,8 @@ export interface ThreadHooks {
   replyWithOutput(run: RunRow, text: string): Promise<unknown>;
   /** An answer came back and the turn it woke passed nothing on: the root shows that it arrived. */
   answerArrived(run: RunRow, outcome: TurnOutcome): Promise<void>;
+  /** Whom roles can ask: the connections and the peer roles each lets them address. */
+  peers(): PeerDirectoryEntry[];
 }
 
 /** What a turn sent, as the role API saw it: an answer on its own agent conversation, or a report to its root. */
@@ -129,6 +132,8 @@ export class RunManager {
   private pumpScheduled = false;
   private threadHooks: ThreadHooks | null = null;
   private closed = false;
+  /** Turns' private files (MCP configs, system prompts): `DATA/turns`. */
+  private readonly privateDir: string;
 
   constructor(private readonly options: RunManagerOptions) {
     this.db = options.db;
@@ -137,6 +142,12 @@ export class RunManager {
     this.graceMs = options.stopGraceMs ?? 2_000;
     this.maxOutput = options.maxOutputBytes ?? 1024 * 1024;
     mkdirSync(options.workDir, { recursive: true, mode: 0o700 });
+    this.privateDir = path.join(path.dirname(path.resolve(options.workDir)), 'turns');
+    mkdirSync(this.privateDir, { recursive: true, mode: 0o700 });
+    chmodSync(this.privateDir, 0o700);
+    // What turns cut off by a crash left behind: no turn of ours runs yet, and their tokens are dead.
+    for (const entry of readdirSync(this.privateDir))
+      rmSync(path.join(this.privateDir, entry), { recursive: true, force: true });
   }
 
   /** Recovers from an earlier crash, then starts whatever work is waiting. */
@@ -300,8 +311,10 @@ export class RunManager {
           }),
         ),
         context,
+        peers: this.threadHooks?.peers() ?? [],
         env: { ...this.options.agentEnv, PARLEY_TOKEN: token },
         defaultCwd: this.options.workDir,
+        privateDir: this.privateDir,
         paths: this.options.paths,
       });
     } catch (error) {
@@ -635,7 +648,7 @@ export class RunManager {
         summary: `You are ${role.name}, in ${summary}.`,
         person: { id: person.id, name: person.name },
         root: { kind: 'conversation', id: conversation.id, summary },
-        reporting: `Your final output is your message to ${person.name}. \`parley report TEXT\` posts a message to ${person.name} right away.`,
+        reporting: `Your final output is your message to ${person.name}. \`report\` posts a message to ${person.name} right away.`,
       };
     }
     if (run.context_kind === 'task') {
@@ -649,8 +662,7 @@ export class RunManager {
         summary: `You are ${role.name}, working on ${summary}.`,
         task: { id: task.id, title: task.title, body: task.body, status: task.status, parentId: task.parent_id },
         root: { kind: 'task', id: task.id, summary },
-        reporting:
-          'Your final output goes to the task log. `parley report TEXT` adds an entry to the task log right away.',
+        reporting: 'Your final output goes to the task log. `report` adds an entry to the task log right away.',
       };
     }
     if (!this.threadHooks) throw new Error('agent conversations need the connection engine');
