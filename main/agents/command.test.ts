@@ -169,6 +169,7 @@ describe('command adapter', () => {
       role: 'agent',
       instructions: 'Be brief.',
       context: { kind: 'conversation', person: { name: 'alice' } },
+      peers: [],
       inputs: [{ kind: 'message', from: 'alice', body: 'hi' }],
     });
   });

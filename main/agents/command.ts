@@ -11,7 +11,7 @@
 // - Its stdout is capped by the run manager; an output that was cut says so.
 import { statSync } from 'node:fs';
 import { agentEnv } from './environment';
-import type { AgentAdapter, AgentContext, AgentInput, AgentLaunch } from './types';
+import type { AgentAdapter, AgentContext, AgentInput, AgentLaunch, PeerDirectoryEntry } from './types';
 import { inputsAsText } from './types';
 
 /** What a command reads on stdin with `input: "json"`. */
@@ -20,6 +20,8 @@ export interface CommandTurn {
   role: string;
   instructions: string | null;
   context: AgentContext;
+  /** Whom the role can ask (what `parley peers` says). */
+  peers: PeerDirectoryEntry[];
   inputs: AgentInput[];
 }
 
@@ -52,6 +54,7 @@ export const commandAdapter: AgentAdapter = {
       role: request.role.name,
       instructions: agent.instructions ?? null,
       context: request.context,
+      peers: request.peers,
       inputs: request.inputs,
     };
     const stdin = agent.input === 'json' ? JSON.stringify(turn) : inputsAsText(request.inputs) + '\n';

@@ -99,7 +99,8 @@ export function createMcpServer(target: RoleApiTarget | null): McpServer {
     'context',
     {
       title: 'This run’s context',
-      description: 'Where this run is, the topic (root) it answers for and how to report there (JSON).',
+      description:
+        'Where this run is, the topic (root) it answers for, how to report there, and whom you can ask (JSON).',
       inputSchema: z.strictObject({}),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
