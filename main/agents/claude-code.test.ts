@@ -266,9 +266,10 @@ describe('claude-code adapter', () => {
     const { conversation } = await c.open(fake.settings);
     await c.start(conversation.id, 'work forever');
     // Claude Code announced its session, then worked with a child that ignores SIGTERM.
-    const [runner, cli, child] = await t.waitFor(() => {
+    const [runner, cli, child, shellCommand] = await t.waitFor(() => {
       try {
-        return readFileSync(path.join(fake.state, 'pids'), 'utf8').split(' ').map(Number);
+        const pids = readFileSync(path.join(fake.state, 'pids'), 'utf8').split(' ').map(Number);
+        return pids.length === 4 ? pids : undefined;
       } catch {
         return undefined;
       }
@@ -281,7 +282,8 @@ describe('claude-code adapter', () => {
     const [turn] = runningTurns(t.installation.db);
     expect(turn!.pid).toBe(runner);
     expect(await t.owner('conversations.stop', { id: conversation.id })).toEqual({ stopped: true });
-    for (const pid of [runner!, cli!, child!]) expect(processAlive(pid)).toBe(false);
+    // Its shell command left the group in a session of its own; it is gone too.
+    for (const pid of [runner!, cli!, child!, shellCommand!]) expect(processAlive(pid)).toBe(false);
     expect(groupAlive(runner!)).toBe(false);
     expect((await c.detail(conversation.id)).conversation.run.session).toBe(session);
     // The stopped session was never saved: resuming it fails, and the runner starts a fresh one.

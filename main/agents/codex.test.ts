@@ -184,9 +184,10 @@ describe('codex adapter', () => {
     const fake = agent();
     const { conversation } = await c.open(fake.settings);
     await c.start(conversation.id, 'work forever');
-    const [runner, cli, child] = await t.waitFor(() => {
+    const [runner, cli, child, shellCommand] = await t.waitFor(() => {
       try {
-        return readFileSync(path.join(fake.state, 'pids'), 'utf8').split(' ').map(Number);
+        const pids = readFileSync(path.join(fake.state, 'pids'), 'utf8').split(' ').map(Number);
+        return pids.length === 4 ? pids : undefined;
       } catch {
         return undefined;
       }
@@ -197,7 +198,8 @@ describe('codex adapter', () => {
     );
     expect(runningTurns(t.installation.db)[0]!.pid).toBe(runner);
     expect(await t.owner('conversations.stop', { id: conversation.id })).toEqual({ stopped: true });
-    for (const pid of [runner!, cli!, child!]) expect(processAlive(pid)).toBe(false);
+    // Its shell command left the group in a session of its own; it is gone too.
+    for (const pid of [runner!, cli!, child!, shellCommand!]) expect(processAlive(pid)).toBe(false);
     expect(groupAlive(runner!)).toBe(false);
     const detail = await c.turn(conversation.id, 'are you there?');
     const [, resume, fresh] = fake.runs();
