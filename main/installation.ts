@@ -199,8 +199,8 @@ export async function openInstallation(options: InstallationOptions): Promise<In
     runs.setThreadHooks({
       describe: (run) => engine.describeThread(run),
       changed: (id) => engine.threadChanged(id),
-      replyWithOutput: (run, text) => engine.replyWithOutput(run, text),
-      answerArrived: (run, outcome) => engine.answerArrived(run, outcome),
+      replyWithOutput: (run, text, alongside) => engine.replyWithOutput(run, text, alongside),
+      answerArrived: (run, outcome, alongside) => engine.answerArrived(run, outcome, alongside),
       peers: () => engine.peers(),
     });
     const roleApi = new RoleApiServer({ db, runs, events, socketPath: roleApiSocket, peers: engine });

@@ -31,6 +31,23 @@ beforeAll(() => {
       });
     `,
   );
+  // Relays every question to carol/analyst and says so; an answer that comes back it
+  // only repeats in its final output, reporting nothing.
+  writeFileSync(
+    path.join(dir, 'relayer.cjs'),
+    `
+      const { execFileSync } = require('node:child_process');
+      let input = '';
+      process.stdin.on('data', (d) => (input += d));
+      process.stdin.on('end', () => {
+        const turn = JSON.parse(input);
+        const text = turn.inputs.map((i) => i.body).join(' ');
+        if (!turn.context.peerStarted) return process.stdout.write('carol says: ' + text);
+        execFileSync('parley', ['send', '--to', 'carol/analyst', text]);
+        process.stdout.write('I asked carol/analyst; I will pass the answer on.');
+      });
+    `,
+  );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -132,6 +149,35 @@ describe('the reply guard (DESIGN §11.7)', () => {
       ['output', 'role', 'asked'],
       ['notice', 'system', 'bob/researcher answered (see the agent conversation)'],
     ]);
+  }, 60_000);
+
+  it('sends nothing by itself for a turn that relayed the question; the answer comes back down the chain', async () => {
+    const relayer: AgentSettings = {
+      adapter: 'command',
+      command: [process.execPath, path.join(dir, 'relayer.cjs')],
+      input: 'json',
+    };
+    const { alice, bob, conversation } = await setUp({ adapter: 'scripted' }, relayer);
+    const carol = await openPeer('carol');
+    open.push(carol);
+    await carol.owner('roles.create', { name: 'analyst', agent: plainAnswer });
+    await pair(carol, bob, { inviter: ['analyst'], acceptor: [] });
+    await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: numbers' });
+    const answer = await alice.waitFor(async () => {
+      const all = await bodies(alice, conversation.id);
+      return all.find((b) => b.includes('says:'));
+    }, 'the answer from carol, through bob');
+    // Bob's answer-thread reported nothing: its final output went on to alice, the root's asker.
+    expect(answer).toBe('role: bob/researcher says: carol says: the answer to numbers is 42');
+    const [fromAlice] = await bob.owner('threads.list', { peerStarted: true });
+    const detail = await turnsEnded(bob, fromAlice!.id, 1);
+    // What bob's relaying turn said stayed in its run log: alice never learnt about carol.
+    expect(detail.runLog.map((entry) => entry.output)).toEqual(['I asked carol/analyst; I will pass the answer on.']);
+    expect(detail.texts.map((t) => [t.direction, t.body])).toEqual([
+      ['in', 'numbers'],
+      ['out', 'carol says: the answer to numbers is 42'],
+    ]);
+    expect((await bodies(alice, conversation.id)).join('\n')).not.toContain('asked carol');
   }, 60_000);
 
   it('keeps to the budget: a reply over it is not sent, and the run log says why', async () => {

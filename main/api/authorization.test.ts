@@ -277,9 +277,11 @@ async function settled(
   );
   const f = { thread: found, reader, question };
   if (question === NAP) return { ...f, pid: await working(async () => (await threadDetail(f)).thread.run) };
+  // Done: what came in handled, and what went out (the reply guard's answer, DESIGN §11.7) delivered.
   const thread = await alice.waitFor(async () => {
     const { thread } = await threadDetail(f);
-    return thread.counts.received === 0 && thread.counts.handled > 0 && thread.run.state === 'idle' && thread;
+    const { received, handled, sent, queued } = thread.counts;
+    return received === 0 && handled > 0 && sent === 0 && queued === 0 && thread.run.state === 'idle' && thread;
   }, 'its agent to be done');
   return { ...f, thread };
 }
@@ -831,7 +833,11 @@ const rows: AnyRow[] = [
         localRole: 'helper',
         root: { kind: 'thread', id: f.thread.id },
       });
-      expect(result.texts.map((t) => [t.direction, t.body, t.state])).toEqual([['in', f.question, 'handled']]);
+      // The helper's final output went back as its reply (the reply guard, DESIGN §11.7).
+      expect(result.texts.map((t) => [t.direction, t.body, t.state])).toEqual([
+        ['in', f.question, 'handled'],
+        ['out', 'noted', 'acked'],
+      ]);
     },
   }),
   row({

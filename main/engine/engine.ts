@@ -819,11 +819,15 @@ export class ConnectionEngine implements PeerGateway {
     return this.replyIn(caller.run.context_id, text);
   }
 
-  /** The reply guard (DESIGN §11.7): a turn's final output sent as its reply, checked like `parley reply`. */
-  replyWithOutput(run: RunRow, text: string): Promise<SendResult> {
+  /**
+   * The reply guard (DESIGN §11.7): a turn's final output sent as its reply, checked
+   * like `parley reply`; `alongside` (the run manager's end of the turn) is written in
+   * the same commit, so the end and the answer are never apart.
+   */
+  replyWithOutput(run: RunRow, text: string, alongside?: () => void): Promise<SendResult> {
     const parsed = roleApiRequests.reply.shape.text.safeParse(text);
     if (!parsed.success) return Promise.reject(new RoleApiError('invalid', parsed.error.issues[0]!.message));
-    return this.replyIn(run.context_id, parsed.data);
+    return this.replyIn(run.context_id, parsed.data, alongside);
   }
 
   /**
@@ -832,7 +836,7 @@ export class ConnectionEngine implements PeerGateway {
    * task's log says that it arrived. When the root is an agent conversation a peer
    * started (a relay), the turn's final output goes on there, as a report would.
    */
-  async answerArrived(run: RunRow, outcome: TurnOutcome): Promise<void> {
+  async answerArrived(run: RunRow, outcome: TurnOutcome, alongside?: () => void): Promise<void> {
     const thread = getThread(this.db, run.context_id);
     if (!thread || thread.started_by !== 'local' || thread.root_gone) return;
     const connection = getConnectionRow(this.db, thread.connection_id)!;
@@ -844,7 +848,10 @@ export class ConnectionEngine implements PeerGateway {
     if (thread.root_kind === 'conversation') {
       const conversation = getConversationRow(this.db, thread.root_id);
       if (!conversation) return;
-      transaction(this.db, () => insertMessage(this.db, conversation.id, author, note));
+      transaction(this.db, () => {
+        alongside?.();
+        insertMessage(this.db, conversation.id, author, note);
+      });
       this.options.events.emit(
         { type: 'changed', kind: 'conversation', id: conversation.id },
         eventAudience.conversation(conversation),
@@ -852,17 +859,23 @@ export class ConnectionEngine implements PeerGateway {
     } else if (thread.root_kind === 'task') {
       const task = getTaskRow(this.db, thread.root_id);
       if (!task) return;
-      transaction(this.db, () => insertTaskLog(this.db, task.id, 'notice', author, note));
+      transaction(this.db, () => {
+        alongside?.();
+        insertTaskLog(this.db, task.id, 'notice', author, note);
+      });
       this.options.events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
     } else if (outcome.ok && outcome.output.trim()) {
       const parsed = roleApiRequests.report.shape.text.safeParse(outcome.output);
       if (!parsed.success) throw new RoleApiError('invalid', parsed.error.issues[0]!.message);
-      await this.replyIn(thread.root_id, parsed.data);
+      await this.replyIn(thread.root_id, parsed.data, alongside);
     }
   }
 
-  /** A send on an agent conversation that exists: `parley reply`, and the reply guard. */
-  private replyIn(threadRowId: number, text: string): Promise<SendResult> {
+  /**
+   * A send on an agent conversation that exists: `parley reply`, and the reply guard
+   * (whose `alongside` writes the end of the turn in the same commit).
+   */
+  private replyIn(threadRowId: number, text: string, alongside?: () => void): Promise<SendResult> {
     return this.batch.run((after, tx) => {
       const state = this.threads.byRowId(threadRowId);
       if (!state) throw new RoleApiError('closed', 'this agent conversation no longer exists');
@@ -871,6 +884,8 @@ export class ConnectionEngine implements PeerGateway {
         throw new RoleApiError('closed', `this agent conversation is closed (${thread.close_reason})`);
       const connection = this.usableConnection(getConnectionRow(this.db, thread.connection_id)!.name);
       this.checkLimits(connection, thread.id);
+      tx.writing();
+      alongside?.();
       return this.enqueue(connection, state, text, after, tx);
     });
   }
@@ -1245,7 +1260,7 @@ export class ConnectionEngine implements PeerGateway {
         root: { kind: 'thread', id: thread.id, summary: `this agent conversation with ${peer}` },
         reporting:
           `Answer ${peer} with \`reply\`; when a turn of yours ends without a reply, your final output is sent to ${peer} as your reply. ` +
-          'To ask another peer for help, `send` to PEER/ROLE: its answer comes back to a run that answers for this agent conversation.',
+          'To ask another peer for help, `send` to PEER/ROLE (then nothing is sent by itself): its answer comes back to a run that answers for this agent conversation.',
       };
     }
     let rootSummary: string;

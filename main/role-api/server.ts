@@ -190,14 +190,16 @@ export class RoleApiServer {
 
   /**
    * Tells the run manager what a turn in an agent conversation sent, for the reply
-   * guard: a text on its own agent conversation is a reply; anything to its root is a
-   * report.
+   * guard: a text on its own agent conversation is a reply, anything to its root a
+   * report, a send to another agent conversation a relay.
    */
   private noted(caller: Extract<Caller, { kind: 'run' }>, result: unknown): unknown {
     if (caller.run.context_kind !== 'thread') return result;
     const { threadId, reported } = (result ?? {}) as { threadId?: unknown; reported?: unknown };
-    if (threadId === caller.run.context_id) this.options.runs.noteTurnAction(caller.turn.id, 'replied');
-    else if (reported !== undefined) this.options.runs.noteTurnAction(caller.turn.id, 'reported');
+    const turnId = caller.turn.id;
+    if (threadId === caller.run.context_id) this.options.runs.noteTurnAction(turnId, 'replied');
+    else if (reported !== undefined) this.options.runs.noteTurnAction(turnId, 'reported');
+    else if (threadId !== undefined) this.options.runs.noteTurnAction(turnId, 'relayed');
     return result;
   }
 

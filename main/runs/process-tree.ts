@@ -164,7 +164,9 @@ export class ProcessTree {
    */
   walk(deep = false): ProcStat[] {
     if (!isLinux) return [];
-    const all = liveProcesses();
+    // Everything of the tree started after its leader: older processes are never looked at.
+    const since = this.leaderStart === null ? 0 : Number(this.leaderStart);
+    const all = liveProcesses().filter((stat) => Number(stat.startTime) >= since);
     const byPid = new Map(all.map((stat) => [stat.pid, stat]));
     // Forget members that ended, or whose pid now belongs to another process.
     for (const [pid, start] of this.known) if (byPid.get(pid)?.startTime !== start) this.known.delete(pid);

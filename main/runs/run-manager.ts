@@ -30,6 +30,7 @@ import { getRole } from '../store/queries/roles';
 import {
   appendTurnOutput,
   endTurn,
+  turnStatus,
   getRun,
   insertInput,
   insertTurn,
@@ -78,17 +79,25 @@ export interface ThreadHooks {
   /**
    * The reply guard: a turn in an agent conversation the peer started ended without
    * replying, so its final output goes back as the reply, with the checks of `parley
-   * reply`. Rejects with the reason when it cannot be sent.
+   * reply`. `alongside` (the turn's end) is written in the same commit as the text.
+   * Rejects with the reason when it cannot be sent, having written nothing.
    */
-  replyWithOutput(run: RunRow, text: string): Promise<unknown>;
-  /** An answer came back and the turn it woke passed nothing on: the root shows that it arrived. */
-  answerArrived(run: RunRow, outcome: TurnOutcome): Promise<void>;
+  replyWithOutput(run: RunRow, text: string, alongside: () => void): Promise<unknown>;
+  /**
+   * An answer came back and the turn it woke passed nothing on: the root shows that it
+   * arrived, written in one commit with `alongside` (the turn's end).
+   */
+  answerArrived(run: RunRow, outcome: TurnOutcome, alongside: () => void): Promise<void>;
   /** Whom roles can ask: the connections and the peer roles each lets them address. */
   peers(): PeerDirectoryEntry[];
 }
 
-/** What a turn sent, as the role API saw it: an answer on its own agent conversation, or a report to its root. */
-export type TurnAction = 'replied' | 'reported';
+/**
+ * What a turn sent, as the role API saw it: an answer on its own agent conversation, a
+ * report to its root, or a send to another agent conversation (a relay, whose answer
+ * comes back to a run that answers for this one).
+ */
+export type TurnAction = 'replied' | 'reported' | 'relayed';
 
 interface ActiveTurn {
   turnId: number;
@@ -111,6 +120,7 @@ interface ActiveTurn {
   texts: number;
   replied: boolean;
   reported: boolean;
+  relayed: boolean;
   /** Resolves when the turn's end has been committed. */
   settled: Promise<void>;
   timer: NodeJS.Timeout | null;
@@ -334,6 +344,7 @@ export class RunManager {
       texts: inputs.filter((input) => input.kind === 'text').length,
       replied: false,
       reported: false,
+      relayed: false,
       settled: Promise.resolve(),
       timer: null,
       session: run.session,
@@ -342,7 +353,7 @@ export class RunManager {
     };
     this.active.set(turnId, active);
     active.settled = this.runProcess(active, launch)
-      .then((result) => {
+      .then(async (result) => {
         if (active.timer) clearTimeout(active.timer);
         this.active.delete(turnId);
         if (this.closed) return;
@@ -351,8 +362,7 @@ export class RunManager {
           return;
         }
         const outcome = this.outcome(active, launch, result);
-        this.commitEnd(run, turnId, outcome, active.session);
-        this.afterThreadTurn(active, outcome);
+        if (!(await this.endWithFollowUp(active, outcome))) this.commitEnd(run, turnId, outcome, active.session);
       })
       .catch((error: unknown) => log.error('could not record the end of a turn', { turnId, error: String(error) }))
       .finally(() => this.schedule());
@@ -512,40 +522,51 @@ export class RunManager {
     const active = this.active.get(turnId);
     if (!active) return;
     if (action === 'replied') active.replied = true;
-    else active.reported = true;
+    else if (action === 'reported') active.reported = true;
+    else active.relayed = true;
   }
 
   /**
-   * After a turn in an agent conversation that was given texts from the peer (DESIGN
-   * §11.7). In one the peer started, a turn that did not reply has its final output
-   * sent as the reply; one that cannot be sent (the budget, a paused connection, too
-   * long) leaves a note in the run log instead. In one rooted elsewhere (an answer came
-   * back) nothing is ever sent back by itself; if the turn passed nothing on, the root
-   * shows that the answer arrived.
+   * The end of a turn in an agent conversation that was given texts from the peer
+   * (DESIGN §11.7), committed in one transaction with what follows from it. In one the
+   * peer started, a turn that did not reply has its final output sent as the reply
+   * (unless it relayed the question: the answer comes back down the chain, and the
+   * relay is not revealed); one that cannot be sent (the budget, a paused connection,
+   * too long) leaves a note in the run log instead. In one rooted elsewhere (an answer came back) nothing is
+   * ever sent back by itself; if the turn passed nothing on, the root shows that the
+   * answer arrived. False when there is nothing to follow (the caller commits the end).
    */
-  private afterThreadTurn(active: ActiveTurn, outcome: TurnOutcome): void {
+  private async endWithFollowUp(active: ActiveTurn, outcome: TurnOutcome): Promise<boolean> {
     const hooks = this.threadHooks;
     const context = active.context;
-    if (active.run.context_kind !== 'thread' || !hooks || !context || active.texts === 0) return;
-    if (!getRun(this.db, active.run.id)) return;
+    const { run, turnId } = active;
+    if (run.context_kind !== 'thread' || !hooks || !context || active.texts === 0) return false;
+    if (!getRun(this.db, run.id)) return false;
+    let follow: ((alongside: () => void) => Promise<unknown>) | null = null;
     if (context.peerStarted) {
-      if (active.replied || !outcome.ok || !outcome.output.trim()) return;
-      // Started at once, so the reply is ordered before anything the next turn sends.
-      hooks.replyWithOutput(active.run, outcome.output).catch((error: unknown) => {
-        const reason = (error as Error).message ?? String(error);
-        transaction(this.db, () =>
-          appendTurnOutput(this.db, active.turnId, `\n\n[Parley did not send this as the reply: ${reason}]`),
-        );
-        this.changed(active.run);
-      });
-      return;
+      if (!active.replied && !active.relayed && outcome.ok && outcome.output.trim())
+        follow = (alongside) => hooks.replyWithOutput(run, outcome.output, alongside);
+    } else if (!active.reported) follow = (alongside) => hooks.answerArrived(run, outcome, alongside);
+    if (!follow) return false;
+    // Written inside the engine's commit, and again there if that commit is rerun: only while the turn is open.
+    const writeEnd = () => {
+      if (turnStatus(this.db, turnId) === 'running') this.writeEnd(run, turnId, outcome, active.session);
+    };
+    try {
+      await follow(writeEnd);
+    } catch (error) {
+      const reason = (error as Error).message ?? String(error);
+      if (context.peerStarted)
+        transaction(this.db, () => {
+          writeEnd();
+          appendTurnOutput(this.db, turnId, `\n\n[Parley did not send this as the reply: ${reason}]`);
+        });
+      else log.warn('could not show that an answer arrived', { turnId, error: reason });
     }
-    if (active.reported) return;
-    hooks
-      .answerArrived(active.run, outcome)
-      .catch((error: unknown) =>
-        log.warn('could not show that an answer arrived', { turnId: active.turnId, error: String(error) }),
-      );
+    // Nothing was written with it (the root was gone, or it failed): the end on its own.
+    if (turnStatus(this.db, turnId) === 'running') transaction(this.db, writeEnd);
+    this.changed(run);
+    return true;
   }
 
   /** Ends agents whose context was deleted under them (a turn that started while a delete waited). */
@@ -576,19 +597,22 @@ export class RunManager {
 
   private commitEnd(run: RunRow, turnId: number, result: TurnOutcome, session: string | null): void {
     if (!getRun(this.db, run.id)) return;
-    transaction(this.db, () => {
-      if (result.ok) {
-        const next = result.session !== undefined ? result.session : session;
-        setRunSession(this.db, run.id, next);
-        endTurn(this.db, turnId, 'done', result.output, null);
-        if (result.output.trim()) this.deliver(run, result.output);
-      } else {
-        if (session !== null) setRunSession(this.db, run.id, session);
-        endTurn(this.db, turnId, 'failed', null, result.error);
-        this.postNotice(run, `The agent failed: ${result.error}`);
-      }
-    });
+    transaction(this.db, () => this.writeEnd(run, turnId, result, session));
     this.changed(run);
+  }
+
+  /** Inside a transaction: the turn's end, its session, and its output or failure where people see them. */
+  private writeEnd(run: RunRow, turnId: number, result: TurnOutcome, session: string | null): void {
+    if (result.ok) {
+      const next = result.session !== undefined ? result.session : session;
+      setRunSession(this.db, run.id, next);
+      endTurn(this.db, turnId, 'done', result.output, null);
+      if (result.output.trim()) this.deliver(run, result.output);
+    } else {
+      if (session !== null) setRunSession(this.db, run.id, session);
+      endTurn(this.db, turnId, 'failed', null, result.error);
+      this.postNotice(run, `The agent failed: ${result.error}`);
+    }
   }
 
   /** A turn's final output goes to its context (agent conversations: the run log only). */

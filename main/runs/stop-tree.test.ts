@@ -29,9 +29,11 @@ beforeAll(() => {
     path.join(dir, 'stubborn-grandchild.cjs'),
     `
       const { spawn } = require('node:child_process');
-      // A grandchild in a session of its own that ignores SIGTERM and holds our stdout and stderr.
-      const child = spawn('setsid', [process.execPath, '-e', "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"], { stdio: ['ignore', 'inherit', 'inherit'] });
-      require('node:fs').writeFileSync(process.env.PIDS_FILE, process.pid + ' ' + child.pid);
+      // A grandchild in a session of its own that ignores SIGTERM and holds our stdout and
+      // stderr. It writes both pids once its handler is in place (setsid execs in place, so
+      // its parent is this agent).
+      const grandchild = "process.on('SIGTERM', () => {}); require('node:fs').writeFileSync(process.env.PIDS_FILE, process.ppid + ' ' + process.pid); setInterval(() => {}, 1000)";
+      spawn('setsid', [process.execPath, '-e', grandchild], { stdio: ['ignore', 'inherit', 'inherit'] });
       setInterval(() => {}, 1000);
     `,
   );

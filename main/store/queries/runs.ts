@@ -190,6 +190,10 @@ export function endTurn(
   );
 }
 
+export function turnStatus(db: Db, turnId: number): TurnStatus | undefined {
+  return get<{ status: TurnStatus }>(db, 'SELECT status FROM turns WHERE id = ?', turnId)?.status;
+}
+
 /** Adds a note to the end of a finished turn's output (its run log entry). */
 export function appendTurnOutput(db: Db, turnId: number, note: string): void {
   run(db, "UPDATE turns SET output = coalesce(output, '') || ? WHERE id = ?", note, turnId);
