@@ -340,6 +340,8 @@ const claude = realCli('PARLEY_TEST_CLAUDE', 'claude');
 // Parley gives Claude Code only a minimal environment and a fresh HOME here, so it cannot log in
 // even on a machine where it is logged in or ANTHROPIC_API_KEY is set.
 const skipReal = claude.path ? null : claude.reason;
+/** A real CLI starts in seconds, and twice that on a loaded machine. */
+const REAL_TURN_MS = 90_000;
 if (skipReal) console.info(`Skipping the tests against the real Claude Code: ${skipReal}`);
 
 describe.skipIf(skipReal !== null)('claude-code adapter with the real Claude Code (not logged in)', () => {
@@ -384,7 +386,7 @@ describe.skipIf(skipReal !== null)('claude-code adapter with the real Claude Cod
       instructions: 'Be brief.',
       env: { HOME: home },
     });
-    const first = await c.turn(conversation.id, 'hello');
+    const first = await c.turn(conversation.id, 'hello', REAL_TURN_MS);
     // Every flag was accepted (an unknown one ends Claude Code before it starts a session),
     // its stream-json was read (the session came from the init event), and it cannot log in here.
     expect(lastMessage(first)).toMatch(/^The agent failed: Claude Code is not logged in here \(“Not logged in/);
@@ -394,7 +396,7 @@ describe.skipIf(skipReal !== null)('claude-code adapter with the real Claude Cod
     const run = findRun(t.installation.db, { kind: 'conversation', id: conversation.id })!;
     const lost = '00000000-1111-4222-8333-444444444444';
     setRunSession(t.installation.db, run.id, lost);
-    const second = await c.turn(conversation.id, 'again');
+    const second = await c.turn(conversation.id, 'again', REAL_TURN_MS);
     expect(lastMessage(second)).toMatch(/^The agent failed: Claude Code is not logged in here/);
     expect(lastMessage(second)).toContain('(after the earlier session could not be resumed)');
     const fresh = second.conversation.run.session;
@@ -424,7 +426,7 @@ describe.skipIf(skipReal !== null)('claude-code adapter with the real Claude Cod
           ANTHROPIC_BASE_URL: `http://127.0.0.1:${(api.address() as { port: number }).port}`,
         },
       });
-      const detail = await c.turn(conversation.id, 'hello');
+      const detail = await c.turn(conversation.id, 'hello', REAL_TURN_MS);
       expect(lastMessage(detail)).toMatch(
         /^The agent failed: Claude Code is not logged in here, or its API key was refused \(401 authentication_failed\)/,
       );

@@ -64,14 +64,18 @@ export function conversations(t: TestInstallation) {
     },
     detail,
     /** Sends a message and resolves with the conversation once the turn it starts has ended. */
-    async turn(id: number, text: string) {
+    async turn(id: number, text: string, timeoutMs?: number) {
       const before = (await detail(id)).turns.length;
       await t.owner('conversations.send', { id, text });
-      return t.waitFor(async () => {
-        const d = await detail(id);
-        const last = d.turns.at(-1);
-        return d.turns.length > before && last && last.status !== 'running' ? d : undefined;
-      }, `the turn for "${text}"`);
+      return t.waitFor(
+        async () => {
+          const d = await detail(id);
+          const last = d.turns.at(-1);
+          return d.turns.length > before && last && last.status !== 'running' ? d : undefined;
+        },
+        `the turn for "${text}"`,
+        timeoutMs,
+      );
     },
     /** Sends a message and resolves once its turn is running. */
     async start(id: number, text: string) {
