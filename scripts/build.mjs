@@ -7,7 +7,7 @@
 // the wire peer driver and the stand-in `electron` module) share chunks of their own
 // under dist/testing/chunks/. electron-builder.yml leaves those out.
 import { build } from 'esbuild';
-import { chmodSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 
 const common = {
   bundle: true,
@@ -17,6 +17,9 @@ const common = {
   sourcemap: 'linked',
   logLevel: 'warning',
 };
+
+// Chunk names carry a content hash: stale ones would pile up (and be packaged) without this.
+for (const dir of ['dist/chunks', 'dist/testing/chunks']) rmSync(dir, { recursive: true, force: true });
 
 await Promise.all([
   build({
