@@ -1084,10 +1084,12 @@ export class ConnectionEngine implements PeerGateway {
     if (connection.status === 'revoked')
       throw new RoleApiError('revoked', `the connection to ${connection.name} was revoked`);
     if (connection.status === 'paused') return;
+    const failed = new Set<number>();
     transaction(this.db, () => {
       setConnectionStatus(this.db, connectionId, 'paused');
       for (const text of queuedTexts(this.db, connectionId)) {
         setTextState(this.db, text.id, 'failed', 'paused');
+        failed.add(text.thread_id);
         const thread = getThread(this.db, text.thread_id)!;
         this.notify(
           thread,
@@ -1100,6 +1102,7 @@ export class ConnectionEngine implements PeerGateway {
     this.threads.clear();
     await this.stopAgents(threadsOfConnection(this.db, connectionId), `${by} (paused the connection)`);
     this.connectionChanged(connectionId);
+    for (const threadRowId of failed) this.threadChanged(threadRowId);
   }
 
   unpause(connectionId: number): void {
@@ -1141,6 +1144,8 @@ export class ConnectionEngine implements PeerGateway {
     this.dialers.delete(connectionId);
     await this.stopAgents(threads, reason);
     this.connectionChanged(connectionId);
+    // Every agent conversation of it closed: open views must say so.
+    for (const thread of threads) this.threadChanged(thread.id);
   }
 
   expose(connectionId: number, roles: string[]): void {
