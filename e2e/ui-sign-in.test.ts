@@ -50,6 +50,18 @@ describe('signing in', () => {
     await page.close();
   });
 
+  it('says so on the sign-in screen when the link’s token is not accepted', async () => {
+    if (!node || !browser) throw new Error('setup failed');
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(`${node.serve.info.ui}#token=pst_not-a-real-token`);
+    await visible(page.getByRole('heading', { name: 'Sign in to Parley' }));
+    const alert = page.getByRole('alert');
+    await visible(alert);
+    expect(await alert.innerText()).toMatch(/link/i);
+    expect(page.url()).not.toContain('pst_not-a-real-token');
+    await page.close();
+  });
+
   it('asks for a token when the address has none, and refuses a wrong one', async () => {
     if (!node || !browser) throw new Error('setup failed');
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

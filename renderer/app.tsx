@@ -3,9 +3,11 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { RolePicker } from './components/new-conversation';
 import { Sidebar } from './components/sidebar';
+import { TextWithCode } from './components/text-with-code';
 import { Loading } from './components/ui';
 import { useConnections } from './store/connections';
 import { selectConversations, useConversations } from './store/conversations';
+import { selectLink, useLink } from './store/link';
 import { startLiveUpdates } from './store/live';
 import { usePeople } from './store/people';
 import { useRoles } from './store/roles';
@@ -41,7 +43,7 @@ export function App() {
       <div className="splash">
         <section className="card narrow" role="alert">
           <h1>Parley is not answering</h1>
-          <p className="muted">{error}</p>
+          <p className="muted">{error && <TextWithCode text={error} />}</p>
           <button type="button" className="btn btn-primary" onClick={() => void load()}>
             Try again
           </button>
@@ -84,6 +86,7 @@ function Workspace() {
     <div className="shell">
       <Sidebar />
       <main className="main">
+        <LinkBanner />
         {view.kind === 'home' && <Home />}
         {view.kind === 'conversation' && <ConversationView key={view.id} id={view.id} />}
         {view.kind === 'tasks' && <TasksView id={view.id} />}
@@ -92,6 +95,31 @@ function Workspace() {
         {view.kind === 'settings' && <SettingsView tab={view.tab} />}
       </main>
       <Toasts />
+    </div>
+  );
+}
+
+/** While the page cannot reach Parley: says so, counts down to the next try, offers one now. */
+function LinkBanner() {
+  const { status, retryAt, reconnect } = useLink(selectLink);
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (status !== 'lost' || retryAt === null) return;
+    setNow(Date.now());
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [status, retryAt]);
+  if (status !== 'lost') return null;
+  const seconds = retryAt === null ? 0 : Math.max(0, Math.ceil((retryAt - now) / 1000));
+  return (
+    <div className="link-banner" role="alert">
+      <span>
+        <strong>Connection to Parley lost.</strong>{' '}
+        {seconds > 0 ? `Trying again in ${seconds} s.` : 'Trying to reconnect…'} What you see may be out of date.
+      </span>
+      <button type="button" className="btn btn-secondary btn-sm" onClick={reconnect}>
+        Reconnect now
+      </button>
     </div>
   );
 }
@@ -121,7 +149,9 @@ function Toasts() {
     <div className="toasts" role="status" aria-live="polite">
       {toasts.map((toast) => (
         <div key={toast.id} className={`toast toast-${toast.tone}`}>
-          <span>{toast.text}</span>
+          <span>
+            <TextWithCode text={toast.text} />
+          </span>
           <button type="button" className="toast-close" aria-label="Dismiss" onClick={() => dismiss(toast.id)}>
             ×
           </button>
@@ -168,7 +198,7 @@ function SignIn({ error }: { error: string | null }) {
         </form>
         {error && (
           <p className="error" role="alert">
-            {error}
+            <TextWithCode text={error} />
           </p>
         )}
       </section>

@@ -1,5 +1,5 @@
 // Small formatting helpers for people-facing text.
-import type { RunState, TextState } from '../shared/domain';
+import type { RunState } from '../shared/domain';
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
 const dayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' });
@@ -36,24 +36,6 @@ export const runStateLabel: Record<RunState, string> = {
   queued: 'Queued',
   running: 'Working',
   stopping: 'Stopping',
-};
-
-export const textStateLabel: Record<TextState, string> = {
-  queued: 'Queued',
-  sent: 'Sent',
-  acked: 'Acknowledged',
-  failed: 'Failed',
-  received: 'Received',
-  handled: 'Handled',
-};
-
-export const textStateHelp: Record<TextState, string> = {
-  queued: 'Waiting to go out: the connection is offline or an earlier text awaits its acknowledgement.',
-  sent: 'On its way: sent, not yet acknowledged.',
-  acked: 'The peer installation stored it.',
-  failed: 'It will not be delivered.',
-  received: 'Stored here; the agent has not taken it in yet.',
-  handled: 'The agent took it in (or it was dropped by a stop).',
 };
 
 /** Why a text failed (the wire's rejection reasons), for people. */

@@ -1,6 +1,6 @@
 // What the UI tests share: real `parley serve` installations set up through the app API,
 // Debian's Chromium driven by playwright-core, and screenshots under e2e/screenshots/.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
@@ -105,12 +105,20 @@ export interface OpenedPage {
 export async function openUi(
   browser: Browser,
   node: Node,
-  options: { token?: string; viewport?: Viewport; colorScheme?: 'light' | 'dark'; view?: string } = {},
+  options: {
+    token?: string;
+    viewport?: Viewport;
+    colorScheme?: 'light' | 'dark';
+    view?: string;
+    /** Lets the accessibility scan inject axe-core into a page whose CSP forbids inline scripts. */
+    forAxe?: boolean;
+  } = {},
 ): Promise<OpenedPage> {
   const context = await browser.newContext({
     viewport: options.viewport ?? DESKTOP,
     colorScheme: options.colorScheme ?? 'light',
     reducedMotion: 'reduce',
+    ...(options.forAxe ? { bypassCSP: true } : {}),
   });
   const page = await context.newPage();
   const problems: string[] = [];
@@ -202,4 +210,118 @@ export async function say(page: Page, text: string): Promise<void> {
   await box.fill(text);
   await box.press('Enter');
   await visible(page.getByRole('region', { name: 'Messages' }).getByText(text, { exact: true }));
+}
+
+/**
+ * Whether a person sees the element without scrolling: its middle is inside the window
+ * and nothing (an ancestor's clipping, an overlay) hides it there.
+ */
+export function onScreen(locator: Locator): Promise<boolean> {
+  return locator.evaluate((element) => {
+    const rect = element.getBoundingClientRect();
+    if (rect.width === 0 || rect.height === 0) return false;
+    const x = rect.left + rect.width / 2;
+    const y = rect.top + Math.min(rect.height / 2, 10);
+    if (x < 0 || y < 0 || x > window.innerWidth || y > window.innerHeight) return false;
+    const hit = document.elementFromPoint(x, y);
+    return hit !== null && (hit === element || element.contains(hit));
+  });
+}
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: unknown[]; failureSummary?: string }>;
+}
+
+/**
+ * Runs axe-core (WCAG 2.x A and AA, contrast included) on what the page shows now.
+ * Needs a page opened with `forAxe` (the page's CSP forbids injected scripts).
+ */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  const loaded = await page.evaluate(() => 'axe' in window);
+  if (!loaded) await page.addScriptTag({ path: path.join(root, 'node_modules', 'axe-core', 'axe.min.js') });
+  // Transitions off and fonts in, so contrast is measured on the final colours.
+  await page.evaluate(() => document.fonts.ready.then(() => undefined));
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: unknown, options: unknown) => Promise<unknown> } }).axe;
+    const result = (await axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] },
+      resultTypes: ['violations'],
+    })) as { violations: AxeViolation[] };
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })),
+    }));
+  });
+}
+
+/** One line per violation and element, for a failure message people can act on. */
+export function describeViolations(violations: AxeViolation[]): string {
+  return violations
+    .flatMap((v) =>
+      v.nodes.map((n) => `${v.id} (${v.impact}): ${v.help} — ${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`),
+    )
+    .join('\n');
+}
+
+/** Stops the installation (SIGTERM, or SIGKILL with `crash`) and starts it again on the same data folder. */
+export async function restartNode(
+  node: Node,
+  options: { crash?: boolean; uiPort?: number; beforeStart?: () => Promise<void> } = {},
+): Promise<void> {
+  if (options.crash) await node.serve.crash();
+  else await node.serve.stop();
+  await options.beforeStart?.();
+  const serve = await startServe({
+    name: node.name,
+    dataDir: node.serve.dataDir,
+    ...(options.uiPort ? { extraArgs: ['--ui-port', String(options.uiPort)] } : {}),
+  });
+  node.serve = serve;
+  // The owner's `serve` token is issued anew on every start.
+  node.api = await serve.connect();
+}
+
+/** The port of an installation's UI address. */
+export const uiPortOf = (node: Node): number => Number(new URL(node.serve.info.ui).port);
+
+/**
+ * A `command` role run by Node: in a conversation or task, `ask PEER/ROLE: Q` sends Q
+ * with the real `parley` CLI and says `asked PEER/ROLE`; in an agent conversation
+ * (an answer came back) it works for two minutes, so its card shows it working.
+ */
+export async function slowAnswerRole(node: Node, name: string, dir: string): Promise<RoleView> {
+  const script = path.join(dir, `${name}.mjs`);
+  writeFileSync(
+    script,
+    `import { execFileSync } from 'node:child_process';
+let data = '';
+process.stdin.on('data', (chunk) => (data += chunk));
+process.stdin.on('end', () => {
+  const turn = JSON.parse(data);
+  if (turn.context.kind === 'thread') {
+    setTimeout(() => console.log('read the answer'), 120_000);
+    return;
+  }
+  const out = [];
+  for (const input of turn.inputs) {
+    const ask = /^ask\\s+(\\S+?):\\s*([\\s\\S]+)$/.exec(input.body.trim());
+    if (ask) {
+      execFileSync('parley', ['send', '--to', ask[1], ask[2]]);
+      out.push('asked ' + ask[1]);
+    } else out.push('echo: ' + input.body);
+  }
+  console.log(out.join('\\n'));
+});
+`,
+  );
+  return node.api.call('roles.create', {
+    name,
+    description: 'Takes its time over every answer',
+    agent: { adapter: 'command', command: [process.execPath, script], input: 'json' },
+  });
 }

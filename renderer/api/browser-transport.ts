@@ -28,6 +28,16 @@ export type SocketFactory = (url: string) => SocketLike;
 
 type TokenStore = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
 
+/**
+ * Whether the page can talk to Parley: `connected`; `lost` after a signed-in socket
+ * dropped, while it tries again (`retryAt` is when, null while it tries); `signed-out`
+ * when the token stopped working.
+ */
+export interface LinkState {
+  status: 'connecting' | 'connected' | 'lost' | 'signed-out';
+  retryAt: number | null;
+}
+
 export interface BrowserTransportOptions {
   /** The API address, e.g. `ws://127.0.0.1:4500/api`. */
   url: string;
@@ -206,6 +216,8 @@ export class BrowserTransport implements ParleyBridge {
   private connection: Promise<Connection> | null = null;
   /** The open, signed-in socket, to notice when it drops. */
   private current: Connection | null = null;
+  private link: LinkState = { status: 'connecting', retryAt: null };
+  private readonly linkListeners = new Set<(state: LinkState) => void>();
 
   constructor(options: BrowserTransportOptions) {
     this.url = options.url;
@@ -241,6 +253,27 @@ export class BrowserTransport implements ParleyBridge {
     return () => {
       this.listeners.delete(listener);
     };
+  }
+
+  linkState(): LinkState {
+    return this.link;
+  }
+
+  onLinkState(listener: (state: LinkState) => void): () => void {
+    this.linkListeners.add(listener);
+    return () => {
+      this.linkListeners.delete(listener);
+    };
+  }
+
+  /** After a drop: tries again now rather than when the backoff says, and starts the backoff anew. */
+  reconnect(): void {
+    if (this.current || this.token === null) return;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    this.reconnectDelay = this.baseDelay;
+    this.setLink({ status: 'lost', retryAt: null });
+    this.ready().catch(() => this.scheduleReconnect());
   }
 
   /** Closes the socket; the next call opens a new one. */
@@ -289,7 +322,10 @@ export class BrowserTransport implements ParleyBridge {
     } catch (error) {
       connection.close();
       if (error instanceof ApiError && (error.code === 'unauthenticated' || error.code === 'invalid')) {
-        if (this.token === token) this.forget();
+        if (this.token === token) {
+          this.forget();
+          this.setLink({ status: 'signed-out', retryAt: null });
+        }
       }
       throw error;
     }
@@ -299,6 +335,7 @@ export class BrowserTransport implements ParleyBridge {
     }
     this.current = connection;
     this.reconnectDelay = this.baseDelay;
+    this.setLink({ status: 'connected', retryAt: null });
     return { connection, signIn };
   }
 
@@ -334,8 +371,10 @@ export class BrowserTransport implements ParleyBridge {
       // Removed, or the token was replaced: it will not sign in again, so say so instead of retrying.
       this.forget();
       this.emit({ type: 'sessionEnded', reason: connection.ended });
+      this.setLink({ status: 'signed-out', retryAt: null });
       return;
     }
+    this.setLink({ status: 'lost', retryAt: null });
     this.scheduleReconnect();
   }
 
@@ -344,10 +383,24 @@ export class BrowserTransport implements ParleyBridge {
     if (this.listeners.size === 0 || this.token === null || this.reconnectTimer) return;
     const delay = this.reconnectDelay;
     this.reconnectDelay = Math.min(this.reconnectDelay * 2, 30_000);
+    if (this.link.status !== 'connecting') this.setLink({ status: 'lost', retryAt: Date.now() + delay });
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;
+      if (this.link.status === 'lost') this.setLink({ status: 'lost', retryAt: null });
       this.ready().catch(() => this.scheduleReconnect());
     }, delay);
+  }
+
+  private setLink(state: LinkState): void {
+    if (state.status === this.link.status && state.retryAt === this.link.retryAt) return;
+    this.link = state;
+    for (const listener of this.linkListeners) {
+      try {
+        listener(state);
+      } catch (error) {
+        console.error('Parley link listener failed', error);
+      }
+    }
   }
 
   private emit(event: AppEvent): void {

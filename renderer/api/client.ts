@@ -3,7 +3,7 @@
 // `parley serve` it speaks JSON-RPC over a WebSocket. Either way every call is typed
 // by the contract and every failure is an ApiError with a stable code.
 import type { AppEvent, MethodName, ParamsOf, ParleyBridge, ResultOf } from '../../shared/api-contract';
-import { apiUrlFor, BrowserTransport, takeTokenFromAddress } from './browser-transport';
+import { apiUrlFor, BrowserTransport, takeTokenFromAddress, type LinkState } from './browser-transport';
 import { toApiError } from './errors';
 
 declare global {
@@ -21,12 +21,27 @@ export interface ApiClient extends ParleyBridge {
    * installation's owner; a browser tab needs a token (from the address or a sign-in).
    */
   hasCredentials(): boolean;
+  /** Whether the token this page started with came in its address (a sign-in link). */
+  readonly tokenFromLink: boolean;
+  /** Whether calls and events get through; the Electron bridge always does. */
+  linkState(): LinkState;
+  onLinkState(listener: (state: LinkState) => void): () => void;
+  /** After the link was lost: try again now. */
+  reconnect(): void;
 }
+
+export type { LinkState };
+
+const alwaysConnected: LinkState = { status: 'connected', retryAt: null };
 
 function electronClient(bridge: ParleyBridge): ApiClient {
   return {
     transport: 'electron',
     hasCredentials: () => true,
+    tokenFromLink: false,
+    linkState: () => alwaysConnected,
+    onLinkState: () => () => undefined,
+    reconnect: () => undefined,
     async invoke<M extends MethodName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
       try {
         return await bridge.invoke(method, params);
@@ -38,10 +53,14 @@ function electronClient(bridge: ParleyBridge): ApiClient {
   };
 }
 
-function browserClient(transport: BrowserTransport): ApiClient {
+function browserClient(transport: BrowserTransport, tokenFromLink: boolean): ApiClient {
   return {
     transport: 'browser',
     hasCredentials: () => transport.hasToken(),
+    tokenFromLink,
+    linkState: () => transport.linkState(),
+    onLinkState: (listener) => transport.onLinkState(listener),
+    reconnect: () => transport.reconnect(),
     async invoke<M extends MethodName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
       try {
         return await transport.invoke(method, params);
@@ -56,6 +75,7 @@ function browserClient(transport: BrowserTransport): ApiClient {
 /** Picks the transport for this page: the preload bridge if present, else the page's own /api. */
 export function createClient(): ApiClient {
   if (window.parley) return electronClient(window.parley);
+  const fromLink = new URLSearchParams(window.location.hash.replace(/^#/, '')).has('token');
   const token = takeTokenFromAddress();
-  return browserClient(new BrowserTransport({ url: apiUrlFor(window.location), token }));
+  return browserClient(new BrowserTransport({ url: apiUrlFor(window.location), token }), fromLink);
 }

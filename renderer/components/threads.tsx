@@ -15,8 +15,23 @@ import {
   type ThreadListKey,
 } from '../store/threads';
 import { selectExpandedThreads, useUi } from '../store/ui';
+import { selectConnection, useConnections } from '../store/connections';
+import {
+  connectionState,
+  connectionStateLabel,
+  connectionStateNote,
+  connectionStateTone,
+  orphanedGroupTitle,
+  peerKey,
+  receivedWithAgent,
+  textLabel,
+  turnThatTook,
+  waitingForAgent,
+  type TextLabel,
+} from '../thread-facts';
 import { ArrowInIcon, ArrowOutIcon, ChevronIcon } from './icons';
 import { Markdown } from './markdown';
+import { TextWithCode } from './text-with-code';
 import { VirtualRows } from './virtual-rows';
 import {
   Avatar,
@@ -30,14 +45,7 @@ import {
   TextStateBadge,
 } from './ui';
 
-type Item = { kind: 'header'; key: string; label: string } | { kind: 'thread'; key: string; id: number };
-
-function rootLabel(thread: ThreadSummary): string {
-  const { kind, id } = thread.root;
-  if (kind === 'conversation') return `A deleted conversation (#${id})`;
-  if (kind === 'task') return `A deleted task (#${id})`;
-  return `A closed agent conversation (#${id})`;
-}
+type Item = { kind: 'header'; key: string; label: string; since: string } | { kind: 'thread'; key: string; id: number };
 
 /**
  * The region "Agent conversations" of one list. It owns its scroll box, so thousands of
@@ -77,19 +85,20 @@ export function ThreadList({
     if (!ids) return [];
     if (!groupByRoot) return ids.map((id) => ({ kind: 'thread', key: `t${id}`, id }));
     const { summaries } = useThreads.getState();
-    const groups = new Map<string, { label: string; ids: number[] }>();
+    const groups = new Map<string, ThreadSummary[]>();
     for (const id of ids) {
       const thread = summaries.get(id);
       if (!thread) continue;
       const key = `${thread.root.kind}:${thread.root.id}`;
-      const group = groups.get(key) ?? { label: rootLabel(thread), ids: [] };
-      group.ids.push(id);
+      const group = groups.get(key) ?? [];
+      group.push(thread);
       groups.set(key, group);
     }
     const out: Item[] = [];
     for (const [key, group] of groups) {
-      out.push({ kind: 'header', key: `h${key}`, label: group.label });
-      for (const id of group.ids) out.push({ kind: 'thread', key: `t${id}`, id });
+      const { title, since } = orphanedGroupTitle(group);
+      out.push({ kind: 'header', key: `h${key}`, label: title, since });
+      for (const thread of group) out.push({ kind: 'thread', key: `t${thread.id}`, id: thread.id });
     }
     return out;
   }, [ids, groupByRoot, groupVersion]);
@@ -146,7 +155,7 @@ function VirtualThreads({
       if (!item || item.kind === 'header') return 34;
       const thread = useThreads.getState().summaries.get(item.id);
       if (!thread) return 88;
-      const counts = thread.counts.failed > 0 || thread.counts.received > 0;
+      const counts = thread.counts.failed > 0 || waitingForAgent(thread) > 0;
       return 88 + (thread.status === 'closed' && thread.closeReason ? 21 : 0) + (counts ? 27 : 0);
     },
     [items],
@@ -166,7 +175,9 @@ function VirtualThreads({
       <VirtualRows virtualizer={virtualizer} items={items}>
         {(item) =>
           item.kind === 'header' ? (
-            <h3 className="thread-group">{item.label}</h3>
+            <h3 className="thread-group">
+              {item.label} <span className="thread-group-since">· {item.since}</span>
+            </h3>
           ) : (
             <ThreadCard id={item.id} expanded={expanded.has(item.id)} onToggle={onToggle} />
           )
@@ -178,6 +189,16 @@ function VirtualThreads({
 
 const startedLabel = (t: ThreadSummary) =>
   t.startedBy === 'local' ? `${t.localRole} asked` : `${t.connection.name} asked ${t.localRole}`;
+
+/** The label of a card's last text, from what the summary knows. */
+function lastTextLabel(thread: ThreadSummary, last: TextView): TextLabel {
+  const peer = peerKey(thread);
+  const turn = thread.run.lastTurn;
+  return textLabel(last, peer, {
+    withAgent: last.direction === 'in' && isActive(thread.run) && waitingForAgent(thread) === 0,
+    ...(turn ? { turn: turnThatTook(last, [turn]) } : {}),
+  });
+}
 
 export const ThreadCard = memo(function ThreadCard({
   id,
@@ -191,12 +212,18 @@ export const ThreadCard = memo(function ThreadCard({
   nested?: boolean;
 }) {
   const thread = useThreads(selectThread(id));
+  const connection = useConnections(selectConnection(thread?.connection.id ?? 0));
   const stop = useThreads((s) => s.stop);
   const detailId = useId();
   if (!thread) return null;
-  const peer = `${thread.connection.name}/${thread.peerRole}`;
+  const peer = peerKey(thread);
   const last = thread.lastText;
   const failed = thread.counts.failed;
+  const waiting = waitingForAgent(thread);
+  const active = isActive(thread.run);
+  const linkState = connectionState(connection);
+  // Offline and paused matter while the conversation is open; a revoke, always.
+  const shownState = linkState === 'revoked' || thread.status === 'open' ? linkState : null;
   return (
     <article
       className={`thread-card thread-${thread.status} run-${thread.run.state}${nested ? ' thread-nested' : ''}${expanded ? ' is-expanded' : ''}`}
@@ -213,7 +240,7 @@ export const ThreadCard = memo(function ThreadCard({
           <ChevronIcon size={14} />
           <Avatar name={thread.connection.name} size="sm" />
           <span className="thread-title">
-            <span className="thread-peer">
+            <span className="thread-peer" title={peer}>
               <strong>{thread.connection.name}</strong>
               <span className="sep">/</span>
               {thread.peerRole}
@@ -225,32 +252,52 @@ export const ThreadCard = memo(function ThreadCard({
         </button>
         <div className="thread-state">
           <RunStateBadge run={thread.run} hideIdle />
-          {thread.status === 'open' ? (
-            <Badge tone="good">Open</Badge>
-          ) : (
-            <Badge tone="neutral" title={thread.closeReason ?? undefined}>
-              Closed
+          {shownState && (
+            <Badge
+              tone={connectionStateTone[shownState]}
+              title={connectionStateNote(shownState, thread.connection.name)}
+            >
+              {connectionStateLabel[shownState]}
             </Badge>
           )}
-          {isActive(thread.run) && (
-            <StopButton size="sm" onStop={() => stop(id)} disabled={thread.run.state === 'stopping'} />
-          )}
+          {thread.status === 'closed'
+            ? shownState !== 'revoked' && (
+                <Badge tone="neutral" title={thread.closeReason ?? undefined}>
+                  Closed
+                </Badge>
+              )
+            : // Working says it is open; Open is for the quiet ones.
+              !active && <Badge tone="good">Open</Badge>}
+          {active && <StopButton size="sm" onStop={() => stop(id)} disabled={thread.run.state === 'stopping'} />}
         </div>
       </div>
       {thread.status === 'closed' && thread.closeReason && (
-        <p className="thread-close-reason">Closed: {thread.closeReason}</p>
+        <p className="thread-close-reason">
+          Closed: <TextWithCode text={thread.closeReason} />
+        </p>
+      )}
+      {shownState && shownState !== 'revoked' && (
+        <p className={`thread-connection-note note-${shownState}`}>
+          {connectionStateNote(shownState, thread.connection.name)}
+        </p>
       )}
       {last && !expanded && (
         <p className="thread-last">
           {last.direction === 'out' ? <ArrowOutIcon size={14} /> : <ArrowInIcon size={14} />}
-          <span className="thread-last-body">{oneLine(last.body, 160)}</span>
-          <TextStateBadge state={last.state} reason={last.reason} />
+          <span className="thread-last-body" title={oneLine(last.body, 400)}>
+            {oneLine(last.body, 160)}
+          </span>
+          <TextStateBadge label={lastTextLabel(thread, last)} reason={last.reason} />
         </p>
       )}
-      {!expanded && (failed > 0 || thread.counts.received > 0) && (
+      {!expanded && (failed > 0 || waiting > 0) && (
         <p className="thread-counts">
           {failed > 0 && <Badge tone="bad">{plural(failed, 'failed text')}</Badge>}
-          {thread.counts.received > 0 && <Badge tone="warn">{thread.counts.received} waiting for the agent</Badge>}
+          {waiting > 0 && (
+            <Badge tone="warn">
+              {waiting} {active ? 'more ' : ''}waiting for the agent
+            </Badge>
+          )}
         </p>
       )}
       {expanded && (
@@ -275,9 +322,13 @@ function ThreadDetailView({ id }: { id: number }) {
   // Live output arrives as `changed thread` events (at most twice a second), which
   // refresh watched threads; nothing to poll.
 
+  const withAgent = useMemo(
+    () => (thread && detail ? receivedWithAgent(detail.texts, thread) : new Set<number>()),
+    [thread, detail],
+  );
   if (!thread) return null;
   if (!detail) return error ? <ErrorNote>{error}</ErrorNote> : <Loading label="Loading texts…" />;
-  const peer = `${thread.connection.name}/${thread.peerRole}`;
+  const peer = peerKey(thread);
   const lastTurn = thread.run.lastTurn;
   return (
     <div className="thread-detail">
@@ -306,7 +357,15 @@ function ThreadDetailView({ id }: { id: number }) {
       ) : (
         <ol className="texts" aria-label={`Texts with ${peer}`}>
           {detail.texts.map((text) => (
-            <TextItem key={text.id} text={text} thread={thread} />
+            <TextItem
+              key={text.id}
+              text={text}
+              thread={thread}
+              label={textLabel(text, peer, {
+                withAgent: withAgent.has(text.id),
+                turn: turnThatTook(text, detail.turns),
+              })}
+            />
           ))}
         </ol>
       )}
@@ -321,7 +380,12 @@ function ThreadDetailView({ id }: { id: number }) {
       {lastTurn && lastTurn.status !== 'done' && lastTurn.status !== 'running' && (
         <p className={`turn-note turn-${lastTurn.status}`}>
           Last turn {lastTurn.status}
-          {lastTurn.reason ? ` — ${lastTurn.reason}` : ''}
+          {lastTurn.reason ? (
+            <>
+              {' '}
+              — <TextWithCode text={lastTurn.reason} />
+            </>
+          ) : null}
         </p>
       )}
       {detail.runLog.length > 0 && (
@@ -347,8 +411,8 @@ function ThreadDetailView({ id }: { id: number }) {
   );
 }
 
-function TextItem({ text, thread }: { text: TextView; thread: ThreadSummary }) {
-  const from = text.direction === 'out' ? thread.localRole : `${thread.connection.name}/${thread.peerRole}`;
+function TextItem({ text, thread, label }: { text: TextView; thread: ThreadSummary; label: TextLabel }) {
+  const from = text.direction === 'out' ? thread.localRole : peerKey(thread);
   return (
     <li className={`text text-${text.direction} text-${text.state}`}>
       <div className="text-meta">
@@ -359,10 +423,11 @@ function TextItem({ text, thread }: { text: TextView; thread: ThreadSummary }) {
         <time dateTime={text.createdAt} title={fullTime(text.createdAt)}>
           {shortTime(text.createdAt)}
         </time>
-        <TextStateBadge state={text.state} reason={text.reason} />
+        <TextStateBadge label={label} reason={text.reason} />
       </div>
       <Markdown text={text.body} className="text-body" />
       {text.state === 'failed' && <p className="text-failure">{failureReason(text.reason)}</p>}
+      {label.note && <p className="text-note">{label.note}</p>}
     </li>
   );
 }

@@ -11,11 +11,13 @@ import {
   type KeyboardEvent,
   type ReactNode,
 } from 'react';
-import type { RunSummary, TextState } from '../../shared/domain';
-import { hueOf, initials, runStateLabel, textStateHelp, textStateLabel } from '../format';
+import type { RunSummary } from '../../shared/domain';
+import { hueOf, initials, runStateLabel } from '../format';
+import type { TextLabel } from '../thread-facts';
 import { messageOf } from '../store/client';
 import { useUi } from '../store/ui';
 import { CheckIcon, CopyIcon, StopIcon } from './icons';
+import { TextWithCode } from './text-with-code';
 
 export function Avatar({ name, size = 'md', square }: { name: string; size?: 'sm' | 'md' | 'lg'; square?: boolean }) {
   const style = { '--hue': hueOf(name) } as CSSProperties;
@@ -36,20 +38,12 @@ export function Badge({ tone = 'neutral', children, title }: { tone?: Tone; chil
   );
 }
 
-const textTone: Record<TextState, Tone> = {
-  queued: 'neutral',
-  sent: 'info',
-  acked: 'good',
-  failed: 'bad',
-  received: 'warn',
-  handled: 'good',
-};
-
-export function TextStateBadge({ state, reason }: { state: TextState; reason?: string | null }) {
+/** A text's state badge, in the words `textLabel` chose (thread-facts.ts). */
+export function TextStateBadge({ label, reason }: { label: TextLabel; reason?: string | null }) {
   return (
-    <Badge tone={textTone[state]} title={textStateHelp[state]}>
-      {textStateLabel[state]}
-      {state === 'failed' && reason ? <span className="badge-reason"> · {reason}</span> : null}
+    <Badge tone={label.tone} title={label.help}>
+      {label.label}
+      {label.label === 'Failed' && reason ? <span className="badge-reason"> · {reason}</span> : null}
     </Badge>
   );
 }
@@ -212,8 +206,13 @@ export function Dialog({
   const descriptionId = useId();
   useEffect(() => {
     const dialog = ref.current;
+    // Focus goes back to what opened the dialog (a button, usually) when it closes.
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     if (dialog && !dialog.open) dialog.showModal();
-    return () => dialog?.close();
+    return () => {
+      dialog?.close();
+      if (opener?.isConnected) opener.focus();
+    };
   }, []);
   return (
     <dialog
@@ -381,7 +380,7 @@ export function EmptyState({ icon, title, children }: { icon?: ReactNode; title:
 export function ErrorNote({ children, onRetry }: { children: ReactNode; onRetry?: () => void }) {
   return (
     <div className="error-note" role="alert">
-      <span>{children}</span>
+      <span>{typeof children === 'string' ? <TextWithCode text={children} /> : children}</span>
       {onRetry && (
         <button type="button" className="btn btn-ghost btn-sm" onClick={onRetry}>
           Try again

@@ -65,3 +65,4 @@ export const useConnections = create<ConnectionsState>()((set, get) => {
 
 export const selectConnections = (s: ConnectionsState) => s.list;
 export const selectConnectionsError = (s: ConnectionsState) => s.error;
+export const selectConnection = (id: number) => (s: ConnectionsState) => s.list?.find((c) => c.id === id);

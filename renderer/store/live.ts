@@ -5,6 +5,7 @@ import type { AppEvent, ChangedKind } from '../../shared/api-contract';
 import { apiClient } from './client';
 import { useConnections } from './connections';
 import { useConversations } from './conversations';
+import { watchLink } from './link';
 import { useNetwork } from './network';
 import { usePeople } from './people';
 import { useRoles } from './roles';
@@ -73,8 +74,18 @@ export function startLiveUpdates(): () => void {
     if (document.visibilityState === 'visible') refreshAll();
   };
   document.addEventListener('visibilitychange', onVisible);
+  // A lost link that is back missed the events sent meanwhile: read everything shown again.
+  const offLink = watchLink({
+    onResumed: refreshAll,
+    // A session the server ended has said why already (a `sessionEnded` event).
+    onSignedOut: () => {
+      if (useSession.getState().status === 'ready')
+        useSession.getState().ended('this sign-in token is no longer accepted (replaced, or its person removed)');
+    },
+  });
   return () => {
     off();
+    offLink();
     document.removeEventListener('visibilitychange', onVisible);
     for (const timer of timers.values()) clearTimeout(timer);
   };
@@ -82,6 +93,7 @@ export function startLiveUpdates(): () => void {
 
 /** Refetches everything loaded. */
 export function refreshAll(): void {
+  void useSession.getState().load();
   void useConversations.getState().load();
   void useTasks.getState().load();
   void useConnections.getState().load();
@@ -91,6 +103,10 @@ export function refreshAll(): void {
   const conversations = useConversations.getState();
   for (const id of Object.keys(conversations.details))
     if (conversations.details[Number(id)]) void conversations.loadDetail(Number(id));
+  const tasks = useTasks.getState();
+  for (const id of Object.keys(tasks.details)) if (tasks.details[Number(id)]) void tasks.loadDetail(Number(id));
   const threads = useThreads.getState();
   for (const [key, list] of Object.entries(threads.lists)) if (list?.ids) void threads.loadList(key as never);
+  // Details are kept only for the agent conversations on screen.
+  for (const id of Object.keys(threads.details)) if (threads.details[Number(id)]) void threads.loadDetail(Number(id));
 }

@@ -30,9 +30,10 @@ export const useSession = create<SessionState>()((set, get) => ({
 
   async load() {
     if (!apiClient().hasCredentials()) {
-      set({ status: 'signed-out', person: null, installation: null, error: null });
+      if (get().status !== 'signed-out') set({ status: 'signed-out', person: null, installation: null, error: null });
       return;
     }
+    const first = get().status === 'loading';
     try {
       const whoami = await call('session.whoami', {});
       set({ status: 'ready', person: whoami.person, installation: whoami.installation, error: null });
@@ -46,9 +47,11 @@ export const useSession = create<SessionState>()((set, get) => ({
           installation: null,
           error: wasReady
             ? `You were signed out: ${error.message}.`
-            : apiClient().hasCredentials()
-              ? sentence(error.message)
-              : null,
+            : first
+              ? apiClient().tokenFromLink
+                ? `This sign-in link did not work: ${sentence(error.message)} Ask an owner for a new link, or paste a token below.`
+                : `The sign-in this tab kept is no longer valid: ${sentence(error.message)} Paste a token, or open a new sign-in link.`
+              : sentence(error.message),
         });
       } else if (get().status !== 'ready') {
         set({ status: 'failed', error: sentence(error.message) });

@@ -55,6 +55,10 @@ function fakeClient(answers: Record<string, (params: unknown) => unknown>) {
   const client: ApiClient = {
     transport: 'browser',
     hasCredentials: () => true,
+    tokenFromLink: false,
+    linkState: () => ({ status: 'connected', retryAt: null }),
+    onLinkState: () => () => undefined,
+    reconnect: () => undefined,
     invoke: (async (method: string, params: unknown) => {
       await Promise.resolve();
       calls.push([method, params]);

@@ -4,9 +4,11 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent } from 'react';
 import type { Message, RunSummary } from '../../shared/domain';
+import { AskLine, useAskLinks } from '../components/ask-state';
 import { WithThreads } from '../components/layout';
 import { Markdown } from '../components/markdown';
 import { SendIcon, TrashIcon, AlertIcon } from '../components/icons';
+import { TextWithCode } from '../components/text-with-code';
 import { ThreadList } from '../components/threads';
 import { VirtualRows } from '../components/virtual-rows';
 import {
@@ -22,6 +24,7 @@ import {
   useSendText,
 } from '../components/ui';
 import { fullTime, shortTime } from '../format';
+import type { AskLink } from '../thread-facts';
 import { messageOf } from '../store/client';
 import {
   selectConversation,
@@ -158,7 +161,7 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
             </EmptyState>
           </div>
         ) : (
-          <MessageList messages={messages} run={run} roleName={roleName} />
+          <MessageList conversationId={id} messages={messages} run={run} roleName={roleName} />
         )
       ) : (
         <div className="chat-empty">
@@ -172,8 +175,19 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
 
 type Row = { kind: 'message'; message: Message } | { kind: 'working' };
 
-function MessageList({ messages, run, roleName }: { messages: Message[]; run: RunSummary; roleName: string }) {
+function MessageList({
+  conversationId,
+  messages,
+  run,
+  roleName,
+}: {
+  conversationId: number;
+  messages: Message[];
+  run: RunSummary;
+  roleName: string;
+}) {
   const me = useSession(selectPerson);
+  const asks = useAskLinks(conversationId, messages);
   const scrollRef = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
   const rows: Row[] = messages.map((message) => ({ kind: 'message', message }));
@@ -209,6 +223,7 @@ function MessageList({ messages, run, roleName }: { messages: Message[]; run: Ru
             <MessageItem
               message={row.message}
               mine={row.message.author.kind === 'person' && row.message.author.id === me?.id}
+              asks={asks.get(row.message.id)}
             />
           ) : (
             <div className="message message-working" role="status">
@@ -229,7 +244,16 @@ function MessageList({ messages, run, roleName }: { messages: Message[]; run: Ru
   );
 }
 
-const MessageItem = memo(function MessageItem({ message, mine }: { message: Message; mine: boolean }) {
+const MessageItem = memo(function MessageItem({
+  message,
+  mine,
+  asks,
+}: {
+  message: Message;
+  mine: boolean;
+  /** The asks this line made, each with its live state under it. */
+  asks?: AskLink[];
+}) {
   const time = (
     <time dateTime={message.createdAt} title={fullTime(message.createdAt)}>
       {shortTime(message.createdAt)}
@@ -239,7 +263,9 @@ const MessageItem = memo(function MessageItem({ message, mine }: { message: Mess
     return (
       <div className="message message-system">
         <AlertIcon size={14} />
-        <span>{message.body}</span>
+        <span>
+          <TextWithCode text={message.body} />
+        </span>
         {time}
       </div>
     );
@@ -264,6 +290,9 @@ const MessageItem = memo(function MessageItem({ message, mine }: { message: Mess
           {time}
         </div>
         <Markdown text={message.body} />
+        {asks?.map((link) => (
+          <AskLine key={link.textId} link={link} />
+        ))}
       </div>
     </div>
   );
@@ -337,7 +366,7 @@ function Composer({
       </div>
       {error ? (
         <p className="composer-error" role="alert">
-          {error}
+          <TextWithCode text={error} />
         </p>
       ) : (
         <p className="composer-hint">

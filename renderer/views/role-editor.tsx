@@ -6,6 +6,7 @@ import { useId, useState, type FormEvent, type ReactNode } from 'react';
 import { methods } from '../../shared/api-contract';
 import type { ParamsOf } from '../../shared/api-contract';
 import type { AdapterName, AgentSettingsUpdate, RoleView, StoredSecret } from '../../shared/domain';
+import { TextWithCode } from '../components/text-with-code';
 import { Dialog, DialogButtons, useAction } from '../components/ui';
 import { messageOf } from '../store/client';
 import { useRoles } from '../store/roles';
@@ -495,7 +496,13 @@ function Field({
     <label className={`field${error ? ' has-error' : ''}`}>
       <span className="field-label">{label}</span>
       {children}
-      {error ? <span className="field-error">{error}</span> : hint ? <span className="field-hint">{hint}</span> : null}
+      {error ? (
+        <span className="field-error">
+          <TextWithCode text={error} />
+        </span>
+      ) : hint ? (
+        <span className="field-hint">{typeof hint === 'string' ? <TextWithCode text={hint} /> : hint}</span>
+      ) : null}
     </label>
   );
 }

@@ -14,6 +14,7 @@ import {
   PlusIcon,
   RobotIcon,
 } from '../components/icons';
+import { useTabs } from '../components/tabs';
 import {
   Avatar,
   Badge,
@@ -27,6 +28,7 @@ import {
   useAction,
 } from '../components/ui';
 import { fullTime, shortTime } from '../format';
+import { acceptFailure } from '../plain-errors';
 import { messageOf } from '../store/client';
 import { selectConnections, selectConnectionsError, useConnections } from '../store/connections';
 import { selectNetwork, useNetwork } from '../store/network';
@@ -43,9 +45,12 @@ const tabs: Array<{ id: SettingsTab; label: string; icon: ReactNode }> = [
   { id: 'roles', label: 'Roles', icon: <RobotIcon size={16} /> },
 ];
 
+const tabIds = tabs.map((t) => t.id);
+
 export function SettingsView({ tab }: { tab: SettingsTab }) {
   const navigate = useUi((s) => s.navigate);
   const tabsId = useId();
+  const tabProps = useTabs(tabIds, tab, (id) => navigate({ kind: 'settings', tab: id }));
   return (
     <div className="view settings-view">
       <header className="view-header">
@@ -62,12 +67,10 @@ export function SettingsView({ tab }: { tab: SettingsTab }) {
           <button
             key={t.id}
             type="button"
-            role="tab"
+            {...tabProps(t.id)}
             id={`${tabsId}-${t.id}`}
-            aria-selected={tab === t.id}
             aria-controls={`${tabsId}-panel`}
             className="tab"
-            onClick={() => navigate({ kind: 'settings', tab: t.id })}
           >
             {t.icon}
             {t.label}
@@ -515,7 +518,7 @@ function AcceptDialog({ initial, onClose }: { initial: string; onClose: () => vo
         useUi.getState().toast(`Connected to ${connection.name}`);
         onClose();
       } catch (caught) {
-        setError(messageOf(caught));
+        setError(acceptFailure(caught));
       }
     });
   };

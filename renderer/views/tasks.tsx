@@ -1,10 +1,21 @@
 // Tasks as a tree with subtasks; the selected task's brief, log and comment box, with
 // the agent conversations its role held for it.
-import { useEffect, useId, useMemo, useState, type CSSProperties, type FormEvent } from 'react';
+import {
+  useEffect,
+  useId,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type CSSProperties,
+  type FormEvent,
+  type ReactNode,
+} from 'react';
 import type { Task, TaskLogEntry } from '../../shared/domain';
 import { BackIcon, PlusIcon, TasksIcon } from '../components/icons';
 import { WithThreads } from '../components/layout';
 import { Markdown } from '../components/markdown';
+import { TextWithCode } from '../components/text-with-code';
 import { ThreadList } from '../components/threads';
 import {
   Avatar,
@@ -78,7 +89,9 @@ export function TasksView({ id }: { id: number | null }) {
                   >
                     <span className={`task-check task-check-${task.status}`} aria-hidden="true" />
                     <span className="task-item-text">
-                      <span className="task-item-title">{task.title}</span>
+                      <span className="task-item-title" title={task.title}>
+                        {task.title}
+                      </span>
                       <span className="task-item-meta">
                         {task.roleName}
                         {children > 0 ? ` · ${children} subtask${children === 1 ? '' : 's'}` : ''}
@@ -165,7 +178,7 @@ function TaskDetailView({ id, showBack }: { id: number; showBack: boolean }) {
               {parent.title} /
             </button>
           )}
-          <h1>{task.title}</h1>
+          <h1 title={task.title}>{task.title}</h1>
           <p className="muted small">
             for <strong>{task.roleName}</strong>
             {creator ? ` · by ${creator}` : ''} ·{' '}
@@ -207,7 +220,7 @@ function TaskDetailView({ id, showBack }: { id: number; showBack: boolean }) {
         listKey={`task:${id}`}
         mainLabel="Task"
         main={
-          <div className="task-body">
+          <TaskPane log={detail?.log.length ?? 0} composer={(follow) => <CommentBox task={task} onSending={follow} />}>
             {task.body.trim() && (
               <section className="card brief" aria-label="Brief">
                 <Markdown text={task.body} />
@@ -248,8 +261,7 @@ function TaskDetailView({ id, showBack }: { id: number; showBack: boolean }) {
                 </ol>
               )}
             </section>
-            <CommentBox task={task} />
-          </div>
+          </TaskPane>
         }
         threads={
           <ThreadList
@@ -310,7 +322,7 @@ function LogEntry({ entry }: { entry: TaskLogEntry }) {
       <li className={`log-entry log-${entry.kind}`}>
         <span className="log-line">
           {entry.kind === 'status' && <strong>{entry.author.name} </strong>}
-          {entry.body}
+          <TextWithCode text={entry.body} />
         </span>
         {time}
       </li>
@@ -330,12 +342,54 @@ function LogEntry({ entry }: { entry: TaskLogEntry }) {
   );
 }
 
-function CommentBox({ task }: { task: Task }) {
+/**
+ * The task's brief, subtasks and log scroll; the comment box stays below them, always
+ * on screen. Once the person comments, or has scrolled to the end, new entries (the
+ * answer) keep the end in view.
+ */
+function TaskPane({
+  log,
+  composer,
+  children,
+}: {
+  log: number;
+  composer: (follow: () => void) => ReactNode;
+  children: ReactNode;
+}) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const follow = useRef(false);
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    if (el && follow.current) el.scrollTop = el.scrollHeight;
+  }, [log]);
+  return (
+    <div className="task-pane">
+      <div
+        ref={scrollRef}
+        className="task-body"
+        onScroll={(event) => {
+          const el = event.currentTarget;
+          follow.current = el.scrollHeight - el.scrollTop - el.clientHeight < 120;
+        }}
+      >
+        {children}
+      </div>
+      {composer(() => {
+        follow.current = true;
+      })}
+    </div>
+  );
+}
+
+function CommentBox({ task, onSending }: { task: Task; onSending: () => void }) {
   const comment = useTasks((s) => s.comment);
   const [text, setText] = useState('');
   const { submit, enterSends, busy, error } = useSendText(
     text,
-    (body) => comment(task.id, body),
+    (body) => {
+      onSending();
+      return comment(task.id, body);
+    },
     () => setText(''),
   );
   return (
@@ -355,7 +409,7 @@ function CommentBox({ task }: { task: Task }) {
       </div>
       {error && (
         <p className="composer-error" role="alert">
-          {error}
+          <TextWithCode text={error} />
         </p>
       )}
     </form>
@@ -434,7 +488,7 @@ export function NewTaskDialog({ parent, onClose }: { parent: Task | null; onClos
         </label>
         {error && (
           <p className="field-error" role="alert">
-            {error}
+            <TextWithCode text={error} />
           </p>
         )}
       </form>

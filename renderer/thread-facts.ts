@@ -1,0 +1,357 @@
+// What the window says about agent conversations, derived from what the app API returns:
+// which turn took an incoming text (and whether a stop dropped it), how many texts wait
+// for the agent, the state of the connection they travel on, how an orphaned group is
+// titled, and the state of an ask shown under the chat line that made it. Pure
+// functions, tested by tables (thread-facts.test.ts).
+import type { ConnectionSummary, Message, TextView, ThreadSummary, TurnSummary } from '../shared/domain';
+import { shortTime } from './format';
+
+export type FactTone = 'neutral' | 'accent' | 'good' | 'warn' | 'bad' | 'info';
+
+// ------------------------------------------------------------------ incoming texts
+
+/**
+ * The turn an incoming text was given to: the first one that started once it was
+ * stored (a text that arrives while a turn works waits for the next one).
+ */
+export function turnThatTook(text: TextView, turns: readonly TurnSummary[]): TurnSummary | undefined {
+  if (text.direction !== 'in' || text.state !== 'handled') return undefined;
+  let found: TurnSummary | undefined;
+  for (const turn of turns) {
+    if (turn.startedAt < text.createdAt) continue;
+    if (!found || turn.startedAt < found.startedAt || (turn.startedAt === found.startedAt && turn.id < found.id))
+      found = turn;
+  }
+  return found;
+}
+
+/** How many incoming texts wait for the agent's next turn (not the ones it works on). */
+export function waitingForAgent(thread: ThreadSummary): number {
+  if (thread.run.state === 'idle') return thread.counts.received;
+  // While a turn works, the run's pending count holds what arrived meanwhile.
+  return Math.min(thread.run.pending, thread.counts.received);
+}
+
+export interface TextLabel {
+  label: string;
+  tone: FactTone;
+  help: string;
+  /** A sentence shown under the text, when its badge alone would not say enough. */
+  note?: string;
+}
+
+/**
+ * The badge of a text as people read it. `withAgent` says whether a received text is
+ * what the working agent was given; `turn` is the turn that took a handled one.
+ */
+export function textLabel(
+  text: TextView,
+  peer: string,
+  options: { withAgent?: boolean; turn?: TurnSummary } = {},
+): TextLabel {
+  switch (text.state) {
+    case 'queued':
+      return {
+        label: 'Queued',
+        tone: 'neutral',
+        help: 'Waiting to go out: the connection is offline or an earlier text awaits delivery.',
+      };
+    case 'sent':
+      return { label: 'Sent', tone: 'info', help: `On its way: ${peer} has not confirmed it yet.` };
+    case 'acked':
+      return {
+        label: 'Delivered',
+        tone: 'good',
+        help: `${peer}'s installation stored it. An answer, if one comes, arrives as a text of its own.`,
+      };
+    case 'failed':
+      return { label: 'Failed', tone: 'bad', help: 'It will not be delivered.' };
+    case 'received':
+      return options.withAgent
+        ? { label: 'With the agent', tone: 'accent', help: 'The agent is working on it now.' }
+        : { label: 'Received', tone: 'warn', help: 'Stored here; the agent has not taken it in yet.' };
+    case 'handled': {
+      const turn = options.turn;
+      if (turn?.status === 'stopped') {
+        const by = turn.reason ?? 'Stopped';
+        return {
+          label: 'Stopped',
+          tone: 'warn',
+          help: `${by} before the agent finished with it; it was dropped and is not retried.`,
+          note: `Dropped: ${by.replace(/^Stopped/, 'stopped')} before the agent finished; it will not be retried.`,
+        };
+      }
+      if (turn?.status === 'failed')
+        return {
+          label: 'Failed',
+          tone: 'bad',
+          help: 'The agent’s turn failed while working on it.',
+          note: `The agent failed on it${turn.reason ? `: ${turn.reason}` : '.'}`,
+        };
+      return { label: 'Handled', tone: 'good', help: 'The agent took it in.' };
+    }
+  }
+}
+
+/** For each received text of the detail: whether the working agent has it (the oldest ones do). */
+export function receivedWithAgent(texts: readonly TextView[], thread: ThreadSummary): Set<number> {
+  const withAgent = new Set<number>();
+  if (thread.run.state !== 'running' && thread.run.state !== 'stopping') return withAgent;
+  const received = texts.filter((t) => t.direction === 'in' && t.state === 'received').sort((a, b) => a.seq - b.seq);
+  const taken = Math.max(0, received.length - waitingForAgent(thread));
+  for (const text of received.slice(0, taken)) withAgent.add(text.id);
+  return withAgent;
+}
+
+// ------------------------------------------------------------------ connections
+
+export type ConnectionState = 'paused' | 'offline' | 'revoked';
+
+/** The connection's state where it matters to the agent conversations on it; null when all is well. */
+export function connectionState(connection: ConnectionSummary | undefined): ConnectionState | null {
+  if (!connection) return null;
+  if (connection.status === 'revoked') return 'revoked';
+  if (connection.status === 'paused') return 'paused';
+  return connection.online ? null : 'offline';
+}
+
+export const connectionStateLabel: Record<ConnectionState, string> = {
+  paused: 'Paused',
+  offline: 'Offline',
+  revoked: 'Revoked',
+};
+
+export const connectionStateTone: Record<ConnectionState, FactTone> = {
+  paused: 'warn',
+  offline: 'neutral',
+  revoked: 'bad',
+};
+
+/** One sentence on what the connection's state means for an agent conversation on it. */
+export function connectionStateNote(state: ConnectionState, peer: string): string {
+  switch (state) {
+    case 'paused':
+      return `The connection to ${peer} is paused here: nothing goes to ${peer} or comes from it until an owner unpauses it.`;
+    case 'offline':
+      return `${peer} is offline: texts wait here and go out when it is back.`;
+    case 'revoked':
+      return `The connection to ${peer} was revoked: nothing more goes either way.`;
+  }
+}
+
+/**
+ * What a list of agent conversations shows on its tab: the states of the connections
+ * its open ones travel on (paused before offline), and revoked ones.
+ */
+export function listConnectionStates(
+  threads: Iterable<ThreadSummary>,
+  connections: ReadonlyMap<number, ConnectionSummary>,
+): Array<{ state: ConnectionState; peers: string[] }> {
+  const found: Record<ConnectionState, Set<string>> = { paused: new Set(), offline: new Set(), revoked: new Set() };
+  for (const thread of threads) {
+    const state = connectionState(connections.get(thread.connection.id));
+    if (!state) continue;
+    if (state !== 'revoked' && thread.status !== 'open') continue;
+    found[state].add(thread.connection.name);
+  }
+  return (['paused', 'offline', 'revoked'] as const)
+    .filter((state) => found[state].size > 0)
+    .map((state) => ({ state, peers: [...found[state]].sort() }));
+}
+
+// ------------------------------------------------------------------ orphaned groups
+
+/**
+ * The title of a group of agent conversations whose root was deleted. The root's own
+ * title is not kept once it is gone; what was asked for it, by which role and since
+ * when, is.
+ */
+export function orphanedGroupTitle(threads: readonly ThreadSummary[]): { title: string; since: string } {
+  const first = threads.reduce((a, b) => (b.createdAt < a.createdAt ? b : a));
+  const role = first.localRole;
+  const title =
+    first.root.kind === 'conversation'
+      ? `Deleted conversation with ${role}`
+      : first.root.kind === 'task'
+        ? `Deleted task for ${role}`
+        : `Closed agent conversation of ${role}`;
+  return { title, since: `first ask ${shortTime(first.createdAt)}` };
+}
+
+// ------------------------------------------------------------------ asks in the chat
+
+/** "bob/researcher" for a thread. */
+export const peerKey = (thread: Pick<ThreadSummary, 'connection' | 'peerRole'>) =>
+  `${thread.connection.name}/${thread.peerRole}`;
+
+/** The agent conversations started here, by "PEER/ROLE" (only the keys in `only`), oldest first. */
+export function threadsByPeer(
+  threads: Iterable<ThreadSummary | undefined>,
+  only: ReadonlySet<string>,
+): Map<string, ThreadSummary[]> {
+  const byPeer = new Map<string, ThreadSummary[]>();
+  for (const thread of threads) {
+    if (!thread || thread.startedBy !== 'local') continue;
+    const key = peerKey(thread);
+    if (!only.has(key)) continue;
+    const list = byPeer.get(key) ?? [];
+    list.push(thread);
+    byPeer.set(key, list);
+  }
+  for (const list of byPeer.values())
+    list.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id - b.id));
+  return byPeer;
+}
+
+const ROLE_NAME = /^[a-z0-9][a-z0-9_-]*/;
+
+/** The "PEER/ROLE" names a text mentions, for the peers (connection names) given. */
+export function mentionedPeers(body: string, peerNames: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const name of peerNames) {
+    let from = 0;
+    for (;;) {
+      const at = body.indexOf(`${name}/`, from);
+      if (at < 0) break;
+      from = at + name.length + 1;
+      // The name must start a word: "bob/x", not "jacob/x".
+      if (at > 0 && /[\p{L}\p{N}_-]/u.test(body[at - 1]!)) continue;
+      const role = ROLE_NAME.exec(body.slice(from))?.[0];
+      const key = role && `${name}/${role}`;
+      if (key && !found.includes(key)) found.push(key);
+    }
+  }
+  return found;
+}
+
+/** The agent conversation a chat line talks about: the latest with that peer role that existed by then. */
+export function threadAt(candidates: readonly ThreadSummary[], at: string): ThreadSummary | undefined {
+  let found: ThreadSummary | undefined;
+  for (const thread of candidates) if (thread.createdAt <= at) found = thread;
+  return found;
+}
+
+export interface AskLink {
+  threadId: number;
+  textId: number;
+}
+
+/**
+ * Which chat lines made which asks. A role's message that names PEER/ROLE carries the
+ * last text its agent sent there since the line before it that carried one; lines
+ * that name a peer role without a new text (a reported answer) carry none.
+ *
+ * `candidates` are the (message, thread) pairs from `mentionedPeers` and `threadAt`;
+ * `textsOf` gives a thread's texts, or undefined while they load.
+ */
+export function linkAsks(
+  messages: readonly Message[],
+  candidates: ReadonlyMap<number, readonly number[]>,
+  textsOf: (threadId: number) => readonly TextView[] | undefined,
+): Map<number, AskLink[]> {
+  const links = new Map<number, AskLink[]>();
+  const claimedUpTo = new Map<number, string>();
+  const ordered = [...messages].sort((a, b) =>
+    a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id - b.id,
+  );
+  for (const message of ordered) {
+    for (const threadId of candidates.get(message.id) ?? []) {
+      const texts = textsOf(threadId);
+      if (!texts) continue;
+      const after = claimedUpTo.get(threadId) ?? '';
+      let last: TextView | undefined;
+      for (const text of texts)
+        if (text.direction === 'out' && text.createdAt > after && text.createdAt <= message.createdAt)
+          if (!last || text.createdAt >= last.createdAt) last = text;
+      if (!last) continue;
+      claimedUpTo.set(threadId, last.createdAt);
+      const list = links.get(message.id) ?? [];
+      list.push({ threadId, textId: last.id });
+      links.set(message.id, list);
+    }
+  }
+  return links;
+}
+
+export interface AskState {
+  tone: FactTone;
+  words: string;
+  /** An action the person can take right here. */
+  fix?: 'unpause';
+}
+
+/** Why an ask was not delivered, in words, with the fix when the person can apply it. */
+function notDelivered(
+  reason: string | null,
+  thread: ThreadSummary,
+  connection: ConnectionSummary | undefined,
+  isOwner: boolean,
+): AskState {
+  const peer = thread.connection.name;
+  switch (reason) {
+    case 'paused':
+      if (connection?.status === 'paused')
+        return isOwner
+          ? { tone: 'bad', words: `Not delivered: you paused the connection to ${peer}`, fix: 'unpause' }
+          : { tone: 'bad', words: `Not delivered: the connection to ${peer} is paused here; an owner can unpause it` };
+      // A pause here fails what waits with the same reason as the peer's refusal: who
+      // paused is known only while it lasts here.
+      return { tone: 'bad', words: `Not delivered: the connection was paused (by ${peer}, or here while it waited)` };
+    case 'revoke':
+    case 'revoked':
+      return {
+        tone: 'bad',
+        words: `Not delivered: the connection to ${peer} was ${thread.closeReason?.startsWith('revoked') ? thread.closeReason : 'revoked'}`,
+      };
+    case 'role':
+      return { tone: 'bad', words: `Not delivered: ${peer} does not let ${thread.localRole} ask ${thread.peerRole}` };
+    case 'roles':
+      return { tone: 'bad', words: `Not delivered: ${peer} did not recognise these roles` };
+    case 'queue':
+      return { tone: 'bad', words: `Not delivered: too much was waiting at ${peer}; ask again later` };
+    case 'thread':
+      return {
+        tone: 'bad',
+        words: `Not delivered: ${peer} closed this agent conversation; the next ask starts a new one`,
+      };
+    case 'closed':
+      return { tone: 'bad', words: 'Not delivered: the agent conversation closed before it went out' };
+    default:
+      return { tone: 'bad', words: `Not delivered${reason ? `: ${reason}` : ''}` };
+  }
+}
+
+/** The live state of one ask: delivered → answered, or why not, or closed. */
+export function askState(
+  text: TextView,
+  texts: readonly TextView[],
+  thread: ThreadSummary,
+  connection: ConnectionSummary | undefined,
+  isOwner: boolean,
+): AskState {
+  const peer = thread.connection.name;
+  if (text.state === 'failed') return notDelivered(text.reason, thread, connection, isOwner);
+  const answered = texts.some((t) => t.direction === 'in' && t.createdAt > text.createdAt);
+  if (answered) return { tone: 'good', words: 'Answered' };
+  if (thread.status === 'closed')
+    return { tone: 'neutral', words: `Closed${thread.closeReason ? `: ${thread.closeReason}` : ''}, with no answer` };
+  const state = connectionState(connection);
+  if (text.state === 'queued') {
+    if (state === 'offline') return { tone: 'warn', words: `Waiting to go out: ${peer} is offline` };
+    if (state === 'paused' && isOwner)
+      return { tone: 'warn', words: `Waiting: you paused the connection to ${peer}`, fix: 'unpause' };
+    return { tone: 'info', words: 'Sending…' };
+  }
+  if (text.state === 'sent') return { tone: 'info', words: `Sent; ${peer} has not confirmed it yet` };
+  // Delivered: the peer stored it. Nothing says more until its answer arrives.
+  if (state === 'paused')
+    return isOwner
+      ? {
+          tone: 'warn',
+          words: `Delivered; no answer can come while you pause the connection to ${peer}`,
+          fix: 'unpause',
+        }
+      : { tone: 'warn', words: `Delivered; no answer can come while the connection to ${peer} is paused here` };
+  if (state === 'offline') return { tone: 'neutral', words: `Delivered; no answer yet, and ${peer} is offline` };
+  return { tone: 'info', words: 'Delivered; no answer yet' };
+}
