@@ -115,6 +115,8 @@ describe('what the newcomer review saw', () => {
     await alice.api.call('connections.revoke', { id: connection!.id });
     await visible(askerCard.getByText(`Closed: revoked by ${alice.owner.name}`));
     await visible(peerCard.getByText('Closed: revoked by alice'));
+    await visible(askerCard.getByText('Revoked', { exact: true }));
+    await visible(peerCard.getByText('Revoked', { exact: true }));
     expect(await askerCard.getByText('Open', { exact: true }).count()).toBe(0);
     expect(await peerCard.getByText('Open', { exact: true }).count()).toBe(0);
     expect(asker.problems).toEqual([]);

@@ -1,0 +1,239 @@
+// Where people work, the window tells the state of what they asked and of the links it
+// travels on: the ask's state under the chat line that made it, paused / offline on
+// the agent conversation cards and the narrow layout's tab, and a banner (with
+// Reconnect) while the page's own link to Parley is down. Chromium against two real
+// `parley serve` installations, one of them killed and started again.
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiClient } from '../main/testing/api-client';
+import {
+  assertReady,
+  launchChromium,
+  openConversationWith,
+  openUi,
+  pair,
+  restartNode,
+  say,
+  scriptedRole,
+  shoot,
+  SMALL,
+  startNode,
+  stopNodes,
+  threadCard,
+  threadsRegion,
+  uiPortOf,
+  until,
+  visible,
+  type Node,
+  type OpenedPage,
+} from './support/ui-harness';
+
+let alice: Node | undefined;
+let bob: Node | undefined;
+let browser: Browser | undefined;
+const opened: OpenedPage[] = [];
+
+function nodes() {
+  if (!alice || !bob || !browser) throw new Error('setup failed');
+  return { alice, bob, browser };
+}
+
+async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
+  const page = await openUi(nodes().browser, node, options);
+  opened.push(page);
+  return page;
+}
+
+/** The role's chat line that says `asked PEER/ROLE`, the n-th one (from 0). */
+function askLine(page: Page, n: number): Locator {
+  return page
+    .getByRole('region', { name: 'Messages' })
+    .locator('.message-role')
+    .filter({ has: page.locator('.markdown p', { hasText: /^asked / }) })
+    .nth(n);
+}
+
+/** The connection's row id on `node` for the peer called `peer`. */
+async function connectionId(node: Node, peer: string): Promise<number> {
+  const connection = (await node.api.call('connections.list', {})).find((c) => c.name === peer);
+  if (!connection) throw new Error(`${node.name} has no connection ${peer}`);
+  return connection.id;
+}
+
+/** The agent conversation bob's researcher works in for alice, once its agent runs. */
+async function workingPeerThread(api: ApiClient) {
+  return api.waitFor(
+    async () => (await api.call('threads.list', { peerStarted: true })).find((t) => t.run.state === 'running'),
+    30_000,
+    "bob's agent to work",
+  );
+}
+
+describe('the state of asks and links where people work', () => {
+  beforeAll(async () => {
+    assertReady();
+    [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
+    await scriptedRole(alice, 'assistant', 'Helps alice with anything');
+    await scriptedRole(bob, 'researcher', 'Finds and checks facts');
+    await pair(bob, ['researcher'], alice, []);
+  }, 90_000);
+
+  afterAll(async () => {
+    for (const { context } of opened) await context.close().catch(() => undefined);
+    await browser?.close();
+    await stopNodes([alice, bob]);
+  });
+
+  it(
+    'under "asked bob/researcher": answered once the answer is in; the reported answer carries none',
+    { timeout: 60_000 },
+    async () => {
+      const { page, problems } = await open(nodes().alice);
+      await openConversationWith(page, 'assistant');
+      await say(page, 'ask bob/researcher: what is new?');
+      const line = askLine(page, 0);
+      await visible(line.getByText('Answered', { exact: true }), 30_000);
+      await visible(line.getByText('bob/researcher', { exact: true }));
+      const report = page
+        .getByRole('region', { name: 'Messages' })
+        .locator('.message-role')
+        .filter({ hasText: 'bob/researcher says:' });
+      await visible(report);
+      expect(await report.locator('.ask-state').count()).toBe(0);
+      await shoot(page, 'ask-answered');
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it(
+    'bob pauses: the ask is not delivered, and the line says the connection was paused',
+    { timeout: 60_000 },
+    async () => {
+      const { alice, bob } = nodes();
+      const bobSide = await connectionId(bob, 'alice');
+      await bob.api.call('connections.pause', { id: bobSide });
+      try {
+        const { page, problems } = await open(alice, { view: 'conversation-1' });
+        await say(page, 'ask bob/researcher: are you there?');
+        const line = askLine(page, 1);
+        await visible(
+          line.getByText('Not delivered: the connection was paused (by bob, or here while it waited)'),
+          30_000,
+        );
+        // Nothing alice can do here: no Unpause for bob's pause.
+        expect(await line.getByRole('button', { name: 'Unpause' }).count()).toBe(0);
+        await shoot(page, 'ask-paused-by-peer');
+        expect(problems).toEqual([]);
+      } finally {
+        await bob.api.call('connections.unpause', { id: bobSide });
+      }
+    },
+  );
+
+  it(
+    'bob stops the request: alice’s line still says only “delivered”; alice pauses: her card, tab and line say so, with Unpause',
+    { timeout: 90_000 },
+    async () => {
+      const { alice, bob } = nodes();
+      const { page, problems } = await open(alice, { view: 'conversation-1', viewport: SMALL });
+      await say(page, 'ask bob/researcher: sleep 60');
+      const line = askLine(page, 2);
+      await visible(line.getByText('Delivered; no answer yet'), 30_000);
+      const working = await workingPeerThread(bob.api);
+      await bob.api.call('threads.stop', { id: working.id });
+      await bob.api.waitFor(
+        async () => (await bob.api.call('threads.get', { id: working.id })).thread.run.state === 'idle',
+        30_000,
+        'the stop',
+      );
+      // No answer will come; alice's side does not know why, and does not pretend to.
+      await visible(line.getByText('Delivered; no answer yet'));
+      expect(await line.getByText(/Answered|Stopped/).count()).toBe(0);
+
+      const aliceSide = await connectionId(alice, 'bob');
+      await alice.api.call('connections.pause', { id: aliceSide });
+      await visible(line.getByText('Delivered; no answer can come while you pause the connection to bob'));
+      const tab = page.getByRole('tab', { name: /Agent conversations/ });
+      await visible(tab.getByText('bob paused'));
+      await tab.click();
+      const card = threadCard(threadsRegion(page), 'bob', 'researcher');
+      await visible(card.getByText('Paused', { exact: true }));
+      await visible(card.getByText(/The connection to bob is paused here/));
+      await shoot(page, 'ask-paused-here-800x600');
+      await page.getByRole('tab', { name: 'Chat' }).click();
+      await askLine(page, 2).getByRole('button', { name: 'Unpause' }).click();
+      await visible(askLine(page, 2).getByText('Delivered; no answer yet'));
+      expect((await alice.api.call('connections.list', {})).find((c) => c.id === aliceSide)?.status).toBe('active');
+      await until(async () => (await tab.getByText('bob paused').count()) === 0, 'the tab to drop its mark');
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it(
+    'bob goes offline: the card and the ask say so; a pause here fails what waited, and says who can fix it',
+    { timeout: 120_000 },
+    async () => {
+      const { alice, bob } = nodes();
+      const { page, problems } = await open(alice, { view: 'conversation-1' });
+      const card = threadCard(threadsRegion(page), 'bob', 'researcher');
+      await visible(card.getByText('Open', { exact: true }));
+      await restartNode(bob, {
+        crash: true,
+        beforeStart: async () => {
+          await visible(card.getByText('Offline', { exact: true }), 30_000);
+          await visible(card.getByText('bob is offline: texts wait here and go out when it is back.'));
+          await say(page, 'ask bob/researcher: still there?');
+          const line = askLine(page, 3);
+          await visible(line.getByText('Waiting to go out: bob is offline'), 30_000);
+          await shoot(page, 'ask-offline');
+
+          await alice.api.call('connections.pause', { id: await connectionId(alice, 'bob') });
+          await visible(line.getByText('Not delivered: you paused the connection to bob'));
+          await line.getByRole('button', { name: 'Unpause' }).click();
+          // Unpaused: the text stays failed, and who paused is no longer known here.
+          await visible(line.getByText('Not delivered: the connection was paused (by bob, or here while it waited)'));
+        },
+      });
+      await visible(card.getByText('Open', { exact: true }), 30_000);
+      await until(async () => (await card.getByText('Offline', { exact: true }).count()) === 0, 'bob back online');
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it(
+    'the page loses its link to Parley: a banner says so, Reconnect brings it back and what changed meanwhile shows',
+    { timeout: 120_000 },
+    async () => {
+      const { alice } = nodes();
+      // A token of its own: the owner's `serve` token is issued anew on every start.
+      const { person, token } = await alice.api.call('people.add', { name: 'ops', kind: 'owner' });
+      const { page, problems } = await open(alice, { token });
+      await openConversationWith(page, 'assistant');
+      const uiPort = uiPortOf(alice);
+      const banner = page.getByRole('alert').filter({ hasText: 'Connection to Parley lost' });
+
+      // Down: the banner. Back on another address (the page cannot reach it), something
+      // changes that the page has no event for; then back where the page looks.
+      await restartNode(alice, {
+        crash: true,
+        beforeStart: async () => {
+          await visible(banner, 30_000);
+          await visible(banner.getByRole('button', { name: 'Reconnect now' }));
+          await shoot(page, 'link-lost');
+        },
+      });
+      const elsewhere = await alice.serve.connect(token);
+      const [conversation] = await elsewhere.call('conversations.list', {});
+      await elsewhere.call('conversations.send', { id: conversation!.id, text: 'sent while the page was away' });
+      await restartNode(alice, { uiPort });
+      await banner.getByRole('button', { name: 'Reconnect now' }).click();
+      await until(async () => (await banner.count()) === 0, 'the banner to go');
+      await visible(
+        page.getByRole('region', { name: 'Messages' }).getByText('sent while the page was away', { exact: true }),
+      );
+      expect(person.kind).toBe('owner');
+      // The browser reports each refused WebSocket on its console; nothing else may fail.
+      expect(problems.filter((p) => !/WebSocket connection to .* failed/.test(p))).toEqual([]);
+    },
+  );
+});
