@@ -14,11 +14,13 @@ interface Request {
 }
 
 class FakeServer {
-  readonly wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  readonly wss: WebSocketServer;
   readonly requests: Request[] = [];
   readonly sockets = new Set<WebSocket>();
 
-  constructor() {
+  /** `port` 0 picks a free one; `good` is the one token it accepts. */
+  constructor(port = 0, good = 'good') {
+    this.wss = new WebSocketServer({ port, host: '127.0.0.1' });
     this.wss.on('connection', (ws) => {
       this.sockets.add(ws);
       let signedIn = false;
@@ -30,7 +32,7 @@ class FakeServer {
         const fail = (code: number, stable: string, message: string) =>
           reply({ error: { code, message, data: { code: stable } } });
         if (request.method === 'session.signIn') {
-          if (request.params.token !== 'good') return fail(-32001, 'unauthenticated', 'unknown token');
+          if (request.params.token !== good) return fail(-32001, 'unauthenticated', 'unknown token');
           signedIn = true;
           return reply({ result: { person: { id: 1, name: 'owner', kind: 'owner', createdAt: 'now' } } });
         }
@@ -176,6 +178,48 @@ describe('BrowserTransport', () => {
     expect(storage.items.has('parley.token')).toBe(false);
     expect((await rejection(transport.invoke('roles.list', {}))).code).toBe('unauthenticated');
     expect(server.requests.filter((r) => r.method === 'session.signIn')).toHaveLength(1);
+    transport.disconnect();
+  });
+
+  it('says when the link is lost and back, and tries again at once on request', async () => {
+    const transport = new BrowserTransport({
+      url: server.url,
+      token: 'good',
+      storage: null,
+      openSocket: openWs,
+      // Long enough that only reconnect() brings it back within the test.
+      reconnectDelayMs: 60_000,
+    });
+    const states: Array<{ status: string; retrying: boolean }> = [];
+    transport.onLinkState((state) => states.push({ status: state.status, retrying: state.retryAt !== null }));
+    transport.onEvent(() => undefined);
+    await transport.invoke('roles.list', {});
+    expect(transport.linkState().status).toBe('connected');
+
+    const port = Number(new URL(server.url).port);
+    await server.close();
+    await expect.poll(() => transport.linkState()).toMatchObject({ status: 'lost' });
+    expect(transport.linkState().retryAt).toBeGreaterThan(Date.now() + 30_000);
+    // Calls fail while it is down, with a code the UI can tell apart.
+    expect((await rejection(transport.invoke('roles.list', {}))).code).toBe('unavailable');
+
+    server = new FakeServer(port);
+    await once(server.wss, 'listening');
+    transport.reconnect();
+    await expect.poll(() => transport.linkState().status).toBe('connected');
+    expect(states.at(0)).toEqual({ status: 'connected', retrying: false });
+    expect(states).toContainEqual({ status: 'lost', retrying: true });
+    expect(states.at(-1)).toEqual({ status: 'connected', retrying: false });
+    await expect(transport.invoke('roles.list', {})).resolves.toEqual([]);
+
+    // Back, but the token no longer works: signed out, no more tries.
+    await server.close();
+    await expect.poll(() => transport.linkState().status).toBe('lost');
+    server = new FakeServer(port, 'another');
+    await once(server.wss, 'listening');
+    transport.reconnect();
+    await expect.poll(() => transport.linkState().status).toBe('signed-out');
+    expect(transport.hasToken()).toBe(false);
     transport.disconnect();
   });
 

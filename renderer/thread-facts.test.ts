@@ -1,0 +1,320 @@
+// What the window says about agent conversations, by tables of the API's data.
+import { describe, expect, it } from 'vitest';
+import type { ConnectionSummary, Message, RunSummary, TextView, ThreadSummary, TurnSummary } from '../shared/domain';
+import {
+  askState,
+  connectionState,
+  linkAsks,
+  listConnectionStates,
+  mentionedPeers,
+  orphanedGroupTitle,
+  receivedWithAgent,
+  textLabel,
+  threadAt,
+  threadsByPeer,
+  turnThatTook,
+  waitingForAgent,
+} from './thread-facts';
+
+const at = (second: number) => `2026-12-01T10:00:${String(second).padStart(2, '0')}.000Z`;
+const idle: RunSummary = { id: 1, state: 'idle', pending: 0, session: null, lastTurn: null };
+
+function text(
+  id: number,
+  direction: 'in' | 'out',
+  state: TextView['state'],
+  second: number,
+  reason: string | null = null,
+) {
+  return { id, direction, seq: id, body: `text ${id}`, state, reason, createdAt: at(second) } satisfies TextView;
+}
+
+function turn(id: number, status: TurnSummary['status'], second: number, reason: string | null = null): TurnSummary {
+  return { id, status, attempt: 0, startedAt: at(second), endedAt: at(second + 1), reason };
+}
+
+function thread(patch: Partial<ThreadSummary> = {}): ThreadSummary {
+  return {
+    id: 1,
+    threadId: 'wire-1',
+    connection: { id: 7, name: 'bob' },
+    localRole: 'assistant',
+    peerRole: 'researcher',
+    root: { kind: 'conversation', id: 1, gone: false },
+    startedBy: 'local',
+    status: 'open',
+    closeReason: null,
+    run: idle,
+    counts: { queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 },
+    lastText: null,
+    createdAt: at(0),
+    ...patch,
+  };
+}
+
+function connection(patch: Partial<ConnectionSummary> = {}): ConnectionSummary {
+  return {
+    id: 7,
+    name: 'bob',
+    fingerprint: 'f'.repeat(64),
+    address: '127.0.0.1:1',
+    status: 'active',
+    online: true,
+    queue: { used: 0, limit: 100 },
+    exposedRoles: [],
+    peerRoles: [],
+    lastError: null,
+    createdAt: at(0),
+    ...patch,
+  };
+}
+
+function message(id: number, second: number, body: string, kind: 'role' | 'person' = 'role'): Message {
+  return { id, conversationId: 1, author: { kind, id: 1, name: 'assistant' }, body, createdAt: at(second) };
+}
+
+describe('which turn took an incoming text', () => {
+  const turns = [turn(1, 'done', 2), turn(2, 'stopped', 6, 'Stopped by bob'), turn(3, 'done', 9)];
+  it.each([
+    ['stored before the first turn', text(1, 'in', 'handled', 1), 1],
+    ['stored while the first turn worked: the next one', text(2, 'in', 'handled', 3), 2],
+    ['stored as the second started', text(3, 'in', 'handled', 6), 2],
+    ['stored after the stop', text(4, 'in', 'handled', 7), 3],
+  ])('%s', (_, given, expected) => {
+    expect(turnThatTook(given, turns)?.id).toBe(expected);
+  });
+
+  it('none for texts not handled, or going out', () => {
+    expect(turnThatTook(text(5, 'in', 'received', 1), turns)).toBeUndefined();
+    expect(turnThatTook(text(6, 'out', 'acked', 1), turns)).toBeUndefined();
+  });
+
+  it('labels a text a stop dropped, and who stopped it', () => {
+    const label = textLabel(text(2, 'in', 'handled', 3), 'alice/assistant', { turn: turns[1] });
+    expect(label).toMatchObject({ label: 'Stopped', tone: 'warn' });
+    expect(label.note).toBe('Dropped: stopped by bob before the agent finished; it will not be retried.');
+    expect(textLabel(text(1, 'in', 'handled', 1), 'alice/assistant', { turn: turns[0] }).label).toBe('Handled');
+  });
+
+  it('says delivered, not more, for an acknowledged text', () => {
+    expect(textLabel(text(1, 'out', 'acked', 1), 'bob/researcher')).toMatchObject({ label: 'Delivered' });
+  });
+});
+
+describe('what waits for the agent', () => {
+  const running = (pending: number): RunSummary => ({ ...idle, state: 'running', pending });
+  it.each([
+    ['idle: every received text waits', idle, 2, 2],
+    ['working on the one it got: none waits', running(0), 1, 0],
+    ['working, and one came meanwhile', running(1), 2, 1],
+    ['pending notices are not texts', running(3), 1, 1],
+  ])('%s', (_, run, received, waiting) => {
+    const t = thread({ run, counts: { ...thread().counts, received } });
+    expect(waitingForAgent(t)).toBe(waiting);
+  });
+
+  it('marks the oldest received texts as the ones the working agent has', () => {
+    const t = thread({ run: { ...idle, state: 'running', pending: 1 }, counts: { ...thread().counts, received: 2 } });
+    const texts = [text(2, 'in', 'received', 2), text(1, 'in', 'received', 1), text(3, 'out', 'acked', 0)];
+    expect([...receivedWithAgent(texts, t)]).toEqual([1]);
+    expect([...receivedWithAgent(texts, thread())]).toEqual([]);
+  });
+});
+
+describe('connection states', () => {
+  it.each([
+    [connection(), null],
+    [connection({ online: false }), 'offline'],
+    [connection({ status: 'paused' }), 'paused'],
+    [connection({ status: 'paused', online: false }), 'paused'],
+    [connection({ status: 'revoked', online: false }), 'revoked'],
+    [undefined, null],
+  ])('%# → %s', (given, expected) => {
+    expect(connectionState(given)).toBe(expected);
+  });
+
+  it('marks a list by the connections of its open threads, and by revoked ones', () => {
+    const connections = new Map([
+      [7, connection({ status: 'paused' })],
+      [8, connection({ id: 8, name: 'carol', online: false })],
+      [9, connection({ id: 9, name: 'dave', status: 'revoked' })],
+    ]);
+    const threads = [
+      thread({ id: 1 }),
+      thread({ id: 2, connection: { id: 8, name: 'carol' }, status: 'closed' }),
+      thread({ id: 3, connection: { id: 9, name: 'dave' }, status: 'closed' }),
+    ];
+    expect(listConnectionStates(threads, connections)).toEqual([
+      { state: 'paused', peers: ['bob'] },
+      { state: 'revoked', peers: ['dave'] },
+    ]);
+  });
+});
+
+describe('orphaned groups', () => {
+  it.each([
+    ['conversation', 'Deleted conversation with assistant'],
+    ['task', 'Deleted task for assistant'],
+    ['thread', 'Closed agent conversation of assistant'],
+  ] as const)('a %s', (kind, title) => {
+    const group = [
+      thread({ id: 2, createdAt: at(5), root: { kind, id: 4, gone: true } }),
+      thread({ id: 1, createdAt: at(3), root: { kind, id: 4, gone: true } }),
+    ];
+    expect(orphanedGroupTitle(group).title).toBe(title);
+    expect(orphanedGroupTitle(group).since).toMatch(/^first ask /);
+  });
+});
+
+describe('linking chat lines to asks', () => {
+  it('finds PEER/ROLE of known peers at the start of a word', () => {
+    expect(mentionedPeers('asked bob/researcher and carol/analyst.', ['bob', 'carol'])).toEqual([
+      'bob/researcher',
+      'carol/analyst',
+    ]);
+    expect(mentionedPeers('jacob/researcher and bob/ nothing', ['bob'])).toEqual([]);
+    expect(mentionedPeers('asked Bob Smith/writer', ['Bob Smith'])).toEqual(['Bob Smith/writer']);
+  });
+
+  it('picks the agent conversation that existed when the line was written', () => {
+    const older = thread({ id: 1, createdAt: at(1), status: 'closed' });
+    const newer = thread({ id: 2, createdAt: at(10) });
+    const byPeer = threadsByPeer([newer, older, thread({ id: 3, startedBy: 'peer' })], new Set(['bob/researcher']));
+    expect(byPeer.get('bob/researcher')?.map((t) => t.id)).toEqual([1, 2]);
+    expect(threadAt(byPeer.get('bob/researcher')!, at(5))?.id).toBe(1);
+    expect(threadAt(byPeer.get('bob/researcher')!, at(12))?.id).toBe(2);
+    expect(threadAt(byPeer.get('bob/researcher')!, at(0))).toBeUndefined();
+  });
+
+  it('gives each line the text its turn sent, and none to a line that only reports', () => {
+    const texts = [text(1, 'out', 'acked', 2), text(2, 'in', 'handled', 4), text(3, 'out', 'acked', 7)];
+    const messages = [
+      message(1, 1, 'ask bob/researcher: a', 'person'),
+      message(2, 3, 'asked bob/researcher'),
+      message(3, 5, 'bob/researcher says: answer'),
+      message(4, 8, 'asked bob/researcher'),
+    ];
+    const candidates = new Map([
+      [2, [1]],
+      [3, [1]],
+      [4, [1]],
+    ]);
+    const links = linkAsks(messages, candidates, () => texts);
+    expect([...links.entries()]).toEqual([
+      [2, [{ threadId: 1, textId: 1 }]],
+      [4, [{ threadId: 1, textId: 3 }]],
+    ]);
+    // Texts not loaded yet: no link rather than a wrong one.
+    expect(linkAsks(messages, candidates, () => undefined).size).toBe(0);
+  });
+});
+
+describe("an ask's state", () => {
+  const delivered = text(1, 'out', 'acked', 2);
+  it.each([
+    [
+      'answered',
+      delivered,
+      [delivered, text(2, 'in', 'handled', 3)],
+      thread(),
+      connection(),
+      true,
+      'Answered',
+      undefined,
+    ],
+    [
+      'delivered, nothing back',
+      delivered,
+      [delivered],
+      thread(),
+      connection(),
+      true,
+      'Delivered; no answer yet',
+      undefined,
+    ],
+    [
+      'delivered, then paused here (owner)',
+      delivered,
+      [delivered],
+      thread(),
+      connection({ status: 'paused' }),
+      true,
+      'Delivered; no answer can come while you pause the connection to bob',
+      'unpause',
+    ],
+    [
+      'delivered, then paused here (member)',
+      delivered,
+      [delivered],
+      thread(),
+      connection({ status: 'paused' }),
+      false,
+      'Delivered; no answer can come while the connection to bob is paused here',
+      undefined,
+    ],
+    [
+      'refused: paused here',
+      text(1, 'out', 'failed', 2, 'paused'),
+      [],
+      thread(),
+      connection({ status: 'paused' }),
+      true,
+      'Not delivered: you paused the connection to bob',
+      'unpause',
+    ],
+    [
+      'refused: paused, not here now',
+      text(1, 'out', 'failed', 2, 'paused'),
+      [],
+      thread(),
+      connection(),
+      true,
+      'Not delivered: the connection was paused (by bob, or here while it waited)',
+      undefined,
+    ],
+    [
+      'revoked',
+      text(1, 'out', 'failed', 2, 'revoke'),
+      [],
+      thread({ status: 'closed', closeReason: 'revoked by bob' }),
+      connection({ status: 'revoked' }),
+      true,
+      'Not delivered: the connection to bob was revoked by bob',
+      undefined,
+    ],
+    [
+      'queued while offline',
+      text(1, 'out', 'queued', 2),
+      [],
+      thread(),
+      connection({ online: false }),
+      true,
+      'Waiting to go out: bob is offline',
+      undefined,
+    ],
+    [
+      'closed without an answer',
+      delivered,
+      [delivered],
+      thread({ status: 'closed', closeReason: 'root deleted' }),
+      connection(),
+      true,
+      'Closed: root deleted, with no answer',
+      undefined,
+    ],
+    [
+      'the role is not exposed',
+      text(1, 'out', 'failed', 2, 'role'),
+      [],
+      thread(),
+      connection(),
+      true,
+      'Not delivered: bob does not let assistant ask researcher',
+      undefined,
+    ],
+  ] as const)('%s', (_, given, texts, t, c, isOwner, words, fix) => {
+    const state = askState(given, texts, t, c, isOwner);
+    expect(state.words).toBe(words);
+    expect(state.fix).toBe(fix);
+  });
+});
