@@ -199,6 +199,11 @@ describe('the UI with three installations', () => {
       await visible(connection.getByText('Online'));
       await visible(connection.getByText(/^\d+ \/ 100$/));
       await connection.getByRole('button', { name: 'Pause', exact: true }).click();
+      // Pause asks first, and says what it stops.
+      const confirm = owner.page.getByRole('dialog', { name: 'Pause the connection to alice?' });
+      await visible(confirm.getByText(/agents at work .* are stopped; nothing is sent to alice/));
+      await shoot(owner.page, 'settings-pause-confirm');
+      await confirm.getByRole('button', { name: 'Pause', exact: true }).click();
       await visible(connection.getByText('Paused', { exact: true }));
       await visible(connection.getByRole('button', { name: 'Unpause', exact: true }));
       await shoot(owner.page, 'settings-connections-paused');
@@ -433,6 +438,8 @@ describe('the UI with three installations', () => {
       // Revoke asks first; Cancel keeps it, Revoke ends it for good.
       await connection.getByRole('button', { name: 'Revoke', exact: true }).click();
       const confirm = page.getByRole('dialog', { name: 'Revoke the connection to carol?' });
+      // Permanent, and it says so: no promise of pairing again.
+      await visible(confirm.getByText(/cannot be paired again/));
       await shoot(page, 'settings-revoke-confirm');
       await confirm.getByRole('button', { name: 'Cancel' }).click();
       await visible(connection.getByText('Active', { exact: true }));

@@ -30,17 +30,17 @@ export function App() {
 
   if (status === 'loading')
     return (
-      <div className="splash">
+      <main className="splash">
         <span className="brand-mark brand-mark-lg" aria-hidden="true">
           P
         </span>
         <Loading label="Connecting…" />
-      </div>
+      </main>
     );
   if (status === 'signed-out') return <SignIn error={error} />;
   if (status === 'failed')
     return (
-      <div className="splash">
+      <main className="splash">
         <section className="card narrow" role="alert">
           <h1>Parley is not answering</h1>
           <p className="muted">{error && <TextWithCode text={error} />}</p>
@@ -48,7 +48,7 @@ export function App() {
             Try again
           </button>
         </section>
-      </div>
+      </main>
     );
   return <Workspace />;
 }
@@ -171,7 +171,7 @@ function SignIn({ error }: { error: string | null }) {
     if (trimmed) void signIn(trimmed);
   };
   return (
-    <div className="splash">
+    <main className="splash">
       <section className="card narrow sign-in-card" aria-labelledby="sign-in-title">
         <span className="brand-mark brand-mark-lg" aria-hidden="true">
           P
@@ -202,6 +202,6 @@ function SignIn({ error }: { error: string | null }) {
           </p>
         )}
       </section>
-    </div>
+    </main>
   );
 }

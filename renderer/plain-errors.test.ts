@@ -23,7 +23,7 @@ describe('acceptFailure', () => {
     [
       'revoked',
       'you revoked bob; a revoked peer cannot be paired again',
-      'You revoked bob; a revoked peer cannot be paired again.',
+      'The connection with bob was revoked (here or by bob); these two installations cannot be paired again.',
     ],
     ['invalid', 'this invitation has expired; ask for a new one', 'This invitation has expired; ask for a new one.'],
   ] as const)('%s: %s', (code, message, expected) => {

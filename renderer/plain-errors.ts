@@ -24,6 +24,9 @@ export function acceptFailure(error: unknown): string {
     const address = match[2]!;
     return `Could not reach ${inviter} at ${address}. Check with ${inviter}’s owner that Parley is running there and that this address can be reached from here, then try again.`;
   }
-  if (code === 'revoked') return sentence(message.replace(/^you revoked/, 'You revoked'));
+  // Either side's revoke marks the connection revoked on both: which side did it is not known here.
+  match = /^you revoked (.+?);/.exec(message);
+  if (code === 'revoked' && match)
+    return `The connection with ${match[1]} was revoked (here or by ${match[1]}); these two installations cannot be paired again.`;
   return sentence(message);
 }

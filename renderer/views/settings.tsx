@@ -170,7 +170,7 @@ const statusLabel = { active: 'Active', paused: 'Paused', revoked: 'Revoked' } a
 function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSummary; isOwner: boolean }) {
   const { pause, unpause, revoke } = useConnections.getState();
   const [busy, run] = useAction();
-  const [dialog, setDialog] = useState<'revoke' | 'expose' | 'limit' | null>(null);
+  const [dialog, setDialog] = useState<'pause' | 'revoke' | 'expose' | 'limit' | null>(null);
   const share = c.queue.limit > 0 ? Math.min(1, c.queue.used / c.queue.limit) : 0;
   const revoked = c.status === 'revoked';
   return (
@@ -241,7 +241,7 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
                 type="button"
                 className="btn btn-secondary btn-sm"
                 disabled={busy}
-                onClick={() => void run(() => pause(c.id))}
+                onClick={() => setDialog('pause')}
               >
                 <PauseIcon size={14} />
                 Pause
@@ -269,14 +269,32 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
           unpause.
         </p>
       )}
+      {dialog === 'pause' && (
+        <ConfirmDialog
+          title={`Pause the connection to ${c.name}?`}
+          body={
+            <>
+              <p>
+                The agents at work in its agent conversations are stopped; nothing is sent to {c.name}, texts waiting to
+                go out fail, and what {c.name} sends is refused.
+              </p>
+              <p className="muted">Unpausing later lets texts through again; it restarts nothing by itself.</p>
+            </>
+          }
+          confirm="Pause"
+          tone="primary"
+          onConfirm={() => pause(c.id)}
+          onClose={() => setDialog(null)}
+        />
+      )}
       {dialog === 'revoke' && (
         <ConfirmDialog
           title={`Revoke the connection to ${c.name}?`}
           body={
             <>
               <p>
-                This is permanent: every agent conversation with {c.name} closes and its certificate is refused from now
-                on. To talk again you would pair anew.
+                This is permanent: every agent conversation with {c.name} closes, and {c.name}&rsquo;s installation is
+                refused from now on. The two installations cannot be paired again, not even with a new invitation.
               </p>
               <p className="muted">To stop it for a while, pause it instead.</p>
             </>
