@@ -15,12 +15,12 @@ type Pane = (typeof panes)[number];
 /** Lists longer than this are not read through for the tab's mark (the cards still show it). */
 const MARK_SCAN_LIMIT = 2000;
 
-function useListConnectionStates(listKey: ThreadListKey) {
+function useListConnectionStates(listKey: ThreadListKey, enabled: boolean) {
   const ids = useThreads(selectThreadList(listKey))?.ids;
   const version = useThreads((s) => s.version);
   const connections = useConnections(selectConnections);
   return useMemo(() => {
-    if (!ids || !connections) return [];
+    if (!enabled || !ids || !connections) return [];
     const { summaries } = useThreads.getState();
     const threads: ThreadSummary[] = [];
     for (const id of ids.slice(0, MARK_SCAN_LIMIT)) {
@@ -29,7 +29,7 @@ function useListConnectionStates(listKey: ThreadListKey) {
     }
     return listConnectionStates(threads, new Map<number, ConnectionSummary>(connections.map((c) => [c.id, c])));
     // `version` is a dependency: it says a summary changed in place.
-  }, [ids, connections, version]);
+  }, [enabled, ids, connections, version]);
 }
 
 export function WithThreads({
@@ -48,7 +48,8 @@ export function WithThreads({
   const tabProps = useTabs(panes, pane, setPane);
   const id = useId();
   const count = useThreads(selectThreadList(listKey))?.ids?.length;
-  const states = useListConnectionStates(listKey);
+  // Only the narrow layout's tab shows them.
+  const states = useListConnectionStates(listKey, !wide);
   // Narrow windows show the list behind a tab; load it anyway for the tab's count.
   useEffect(() => {
     if (!wide && !useThreads.getState().lists[listKey]?.ids) void useThreads.getState().loadList(listKey);
