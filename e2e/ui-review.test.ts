@@ -372,16 +372,16 @@ describe('what the newcomer review saw', () => {
       return { selected: selected.trim(), focused: await focusedName(page) };
     };
     await page.keyboard.press('ArrowRight');
-    expect(await current()).toEqual({ selected: 'People', focused: 'People' });
+    await expect.poll(current).toEqual({ selected: 'People', focused: 'People' });
     await visible(page.getByRole('heading', { name: 'People', level: 2 }));
     await page.keyboard.press('End');
-    expect(await current()).toEqual({ selected: 'Roles', focused: 'Roles' });
+    await expect.poll(current).toEqual({ selected: 'Roles', focused: 'Roles' });
     await page.keyboard.press('ArrowRight');
-    expect(await current()).toEqual({ selected: 'Connections', focused: 'Connections' });
+    await expect.poll(current).toEqual({ selected: 'Connections', focused: 'Connections' });
     await page.keyboard.press('ArrowLeft');
-    expect(await current()).toEqual({ selected: 'Roles', focused: 'Roles' });
+    await expect.poll(current).toEqual({ selected: 'Roles', focused: 'Roles' });
     await page.keyboard.press('Home');
-    expect(await current()).toEqual({ selected: 'Connections', focused: 'Connections' });
+    await expect.poll(current).toEqual({ selected: 'Connections', focused: 'Connections' });
     // One tab stop: the selected tab.
     expect(await tab('Connections').getAttribute('tabindex')).toBe('0');
     expect(await tab('People').getAttribute('tabindex')).toBe('-1');

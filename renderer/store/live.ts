@@ -11,7 +11,7 @@ import { usePeople } from './people';
 import { useRoles } from './roles';
 import { useSession } from './session';
 import { useTasks } from './tasks';
-import { useThreads } from './threads';
+import { useThreads, type ThreadListKey } from './threads';
 import { useUi } from './ui';
 
 const DEBOUNCE_MS = 60;
@@ -91,7 +91,15 @@ export function startLiveUpdates(): () => void {
   };
 }
 
-/** Refetches everything loaded. */
+/** The ids a store holds a detail for, or tried to (a load that failed is read again too). */
+function shownIds(details: Record<number, unknown>, errors: Record<number, string | undefined>): number[] {
+  const ids = new Set<number>();
+  for (const [id, detail] of Object.entries(details)) if (detail) ids.add(Number(id));
+  for (const [id, error] of Object.entries(errors)) if (error) ids.add(Number(id));
+  return [...ids];
+}
+
+/** Refetches everything loaded, and what failed to load. */
 export function refreshAll(): void {
   void useSession.getState().load();
   void useConversations.getState().load();
@@ -101,12 +109,11 @@ export function refreshAll(): void {
   void useRoles.getState().load();
   void usePeople.getState().load();
   const conversations = useConversations.getState();
-  for (const id of Object.keys(conversations.details))
-    if (conversations.details[Number(id)]) void conversations.loadDetail(Number(id));
+  for (const id of shownIds(conversations.details, conversations.detailErrors)) void conversations.loadDetail(id);
   const tasks = useTasks.getState();
-  for (const id of Object.keys(tasks.details)) if (tasks.details[Number(id)]) void tasks.loadDetail(Number(id));
+  for (const id of shownIds(tasks.details, tasks.detailErrors)) void tasks.loadDetail(id);
   const threads = useThreads.getState();
-  for (const [key, list] of Object.entries(threads.lists)) if (list?.ids) void threads.loadList(key as never);
+  for (const [key, list] of Object.entries(threads.lists)) if (list) void threads.loadList(key as ThreadListKey);
   // Details are kept only for the agent conversations on screen.
-  for (const id of Object.keys(threads.details)) if (threads.details[Number(id)]) void threads.loadDetail(Number(id));
+  for (const id of shownIds(threads.details, threads.detailErrors)) void threads.loadDetail(id);
 }

@@ -149,6 +149,8 @@ function DeleteConversation({ id, roleName, onClose }: { id: number; roleName: s
 
 function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSummary }) {
   const messages = useConversations(selectMessages(id));
+  const error = useConversations(selectConversationError(id));
+  const loadDetail = useConversations((s) => s.loadDetail);
   const stop = useConversations((s) => s.stop);
   return (
     <section className="chat" aria-label="Messages">
@@ -165,7 +167,11 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
         )
       ) : (
         <div className="chat-empty">
-          <Loading label="Loading messages…" />
+          {error ? (
+            <ErrorNote onRetry={() => void loadDetail(id)}>{error}</ErrorNote>
+          ) : (
+            <Loading label="Loading messages…" />
+          )}
         </div>
       )}
       <Composer conversationId={id} roleName={roleName} active={isActive(run)} onStop={() => stop(id)} />
