@@ -79,7 +79,7 @@ describe('first run', () => {
   it('makes it on a local OpenAI-compatible server when there is no CLI', async () => {
     const server = await modelServer(['llama3.2:latest', 'qwen3']);
     try {
-      t = await openTestInstallation({ defaultRole: { path: empty, probeUrl: server.url } });
+      t = await openTestInstallation({ defaultRole: { path: empty, probeUrl: server.url, probeTimeoutMs: 15_000 } });
       expect(await roles()).toMatchObject([
         { name: 'assistant', agent: { adapter: 'openai-compatible', baseUrl: server.url, model: 'llama3.2:latest' } },
       ]);
@@ -111,7 +111,7 @@ describe('first run', () => {
   it('does not count a server without models', async () => {
     const server = await modelServer([]);
     try {
-      t = await openTestInstallation({ defaultRole: { path: empty, probeUrl: server.url } });
+      t = await openTestInstallation({ defaultRole: { path: empty, probeUrl: server.url, probeTimeoutMs: 15_000 } });
       expect(await roles()).toMatchObject([{ agent: { adapter: 'scripted' } }]);
       expect(t.installation.firstRun?.found).toContain('but it has no models');
     } finally {
