@@ -385,10 +385,9 @@ describe('revoke (ADR 0035)', () => {
     expect(await waitForMessage(alice, conversation.id, (b) => b.startsWith('error:'), 'the refusal')).toBe(
       'error: the connection to bob was revoked',
     );
-    // Unpause cannot bring it back.
-    await expect(alice.owner('connections.pause', { id: alicesConnection })).rejects.toMatchObject({
-      code: 'conflict',
-    });
+    // Neither pause nor unpause can bring it back.
+    for (const method of ['connections.pause', 'connections.unpause'] as const)
+      await expect(alice.owner(method, { id: alicesConnection })).rejects.toMatchObject({ code: 'revoked' });
     expect((await alice.owner('connections.list', {}))[0]!.status).toBe('revoked');
   });
 });

@@ -1,8 +1,13 @@
 // Connections over time: restarts, reconnects, races, limits and invitations.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureRun } from '../store/queries/runs';
 import type { TestInstallation } from '../testing/installation';
 import { openPeer, pair } from '../testing/network';
+import { newThreadId, RawPeer, standInIdentity } from '../testing/raw-peer';
+import { loadOrCreateIdentity } from './identity';
 import { decodeInvite, encodeInvite } from './invitation';
 import type { PeerLink } from './peer-link';
 
@@ -225,5 +230,131 @@ describe('connections', () => {
     });
     expect(await carol.owner('connections.list', {})).toEqual([]);
     expect((await bob.owner('connections.list', {})).map((c) => c.name)).toEqual(['alice']);
+  });
+});
+
+describe('owners’ control of a connection', () => {
+  it('refuses to pause or unpause a revoked connection, with the code revoked', async () => {
+    const { alice, acceptorConnectionId } = await setup();
+    await alice.owner('connections.revoke', { id: acceptorConnectionId });
+    for (const method of ['connections.unpause', 'connections.pause'] as const)
+      await expect(alice.owner(method, { id: acceptorConnectionId })).rejects.toMatchObject({
+        code: 'revoked',
+        message: 'the connection to bob was revoked',
+      });
+    expect((await alice.owner('connections.list', {}))[0]!.status).toBe('revoked');
+  });
+
+  it('tells the side that was revoked that the peer revoked it, not that it did', async () => {
+    const { alice, bob, acceptorConnectionId } = await setup();
+    await bob.waitFor(async () => (await bob.owner('connections.list', {}))[0]!.online, 'the link');
+    await alice.owner('connections.revoke', { id: acceptorConnectionId });
+    await bob.waitFor(
+      async () => (await bob.owner('connections.list', {}))[0]!.status === 'revoked',
+      'bob to learn of the revoke',
+    );
+    // bob invites alice again; alice, who revoked, says so; bob, revoked, hears alice did it.
+    const fromBob = await bob.owner('connections.invite', {});
+    await expect(alice.owner('connections.accept', { code: fromBob.code })).rejects.toMatchObject({
+      code: 'revoked',
+      message: 'you revoked bob; a revoked peer cannot be paired again',
+    });
+    const fromAlice = await alice.owner('connections.invite', {});
+    await expect(bob.owner('connections.accept', { code: fromAlice.code })).rejects.toMatchObject({
+      code: 'revoked',
+      message: 'alice revoked this connection; a revoked peer cannot be paired again',
+    });
+  });
+});
+
+describe('what a peer says about itself', () => {
+  it('cleans the name a peer announces: no bidi or control characters, not our own name, capped, always with its fingerprint', async () => {
+    const alice = await peer('alice');
+    const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-names-'));
+    try {
+      const cases = [
+        ['\u202Ealice\u0007', /^alice-\d+$/],
+        ['alice', /^alice-\d+$/],
+        ['bob\u200F smith\u0000', /^bob-smith$/],
+        ['x'.repeat(80), /^x{40}$/],
+        ['\u2066\u0001', /^peer$/],
+      ] as const;
+      for (const [i, [name, expected]] of cases.entries()) {
+        const identity = await loadOrCreateIdentity(path.join(dir, String(i)), 'stranger');
+        const { code } = await alice.owner('connections.invite', { roles: ['assistant'] });
+        const raw = await RawPeer.dial(identity, alice.installation.peerAddress!, alice.installation.id, {
+          type: 'hello',
+          protocol: 2,
+          name,
+          address: null,
+          invitation: decodeInvite(code).secret,
+        });
+        await raw.next('roles');
+        raw.close();
+        const connection = (await alice.owner('connections.list', {})).find(
+          (c) => c.fingerprint === identity.fingerprint,
+        )!;
+        expect(connection.name).toMatch(expected);
+        // eslint-disable-next-line no-control-regex
+        expect(connection.name).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+      }
+      // An agent conversation names its connection with the fingerprint beside it.
+      const identity = await loadOrCreateIdentity(path.join(dir, 'talker'), 'stranger');
+      const { code } = await alice.owner('connections.invite', { roles: ['assistant'] });
+      const raw = await RawPeer.dial(identity, alice.installation.peerAddress!, alice.installation.id, {
+        type: 'hello',
+        protocol: 2,
+        name: 'alice',
+        address: null,
+        invitation: decodeInvite(code).secret,
+      });
+      await raw.next('roles');
+      raw.send({ type: 'text', thread: newThreadId(), seq: 1, from: 'someone', to: assistant.name, body: 'hi' });
+      await raw.next('ack');
+      raw.close();
+      const [thread] = await alice.owner('threads.list', { peerStarted: true });
+      expect(thread!.connection).toMatchObject({ fingerprint: identity.fingerprint });
+      expect(thread!.connection.name).not.toBe('alice');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('takes an address a peer announces only when it is one, shows where it came from, and keeps the backoff across the peer’s own links', async () => {
+    // alice redials slowly, so nothing but the peer's own links happen during the test.
+    const alice = await peer('alice', { reconnect: { minMs: 600_000, maxMs: 3_600_000 } });
+    await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+    const { code } = await alice.owner('connections.invite', { roles: ['assistant'] });
+    const bob = await standInIdentity('bob', code, { roles: ['researcher'], exposes: ['researcher'] });
+    const [before] = await alice.owner('connections.list', {});
+    expect(before!.addressFrom).toBe('peer');
+    const announce = async (address: string | null) => {
+      const raw = await RawPeer.dial(bob.identity, alice.installation.peerAddress!, alice.installation.id, {
+        type: 'hello',
+        protocol: 2,
+        name: 'bob',
+        address,
+      });
+      await raw.next('roles');
+      raw.close();
+      await alice.waitFor(async () => !(await alice.owner('connections.list', {}))[0]!.online, 'bob offline');
+      return (await alice.owner('connections.list', {}))[0]!;
+    };
+    for (const bad of ['0.0.0.0:4000', '[::]:4000', '224.0.0.1:4000', 'evil host:80', 'example.com:0', 'a:99999'])
+      expect(await announce(bad)).toMatchObject({
+        address: before!.address,
+        lastError: expect.stringContaining(`ignored the address bob announced`) as unknown,
+      });
+    const attempts: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const seen = await announce(`127.0.0.1:${40_000 + i}`);
+      expect(seen).toMatchObject({ address: `127.0.0.1:${40_000 + i}`, addressFrom: 'peer' });
+      attempts.push(seen.redial!.attempt);
+    }
+    // Each link bob opened and dropped made alice wait longer before dialling what bob named.
+    expect(attempts).toEqual([...attempts].sort((a, b) => a - b));
+    expect(attempts.at(-1)! - attempts[0]!).toBeGreaterThanOrEqual(3);
+    await bob.close();
   });
 });

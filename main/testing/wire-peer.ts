@@ -4,7 +4,7 @@
 // side, start it again on the same data folder, and check what arrived).
 //
 //   node dist/testing/wire-peer.js --data DIR --name NAME [--host 127.0.0.1] [--port N]
-//        [--start-turns] [--budget N] [--reconnect-min MS] [--reconnect-max MS]
+//        [--start-turns] [--budget N] [--reconnect-min MS] [--reconnect-max MS] [--stop-grace MS]
 //
 // On start it prints {"event":"ready","name","address","fingerprint","pid","restarted"}.
 // The port it listens on is kept in DIR/wire-peer.json, so a restart on the same data
@@ -16,6 +16,7 @@
 // concurrently (a long `send` does not block `progress`), so give them ids.
 //
 //   ping                                          → {pong: true}
+//   call     {method, params}                     → {result}  one app API call as the owner
 //   invite   {roles: string[]}                    → {code}            (roles made if missing)
 //   accept   {code, roles?: string[]}             → {connection}      (once online and the peer's roles are known)
 //   waitOnline {peer?, timeoutMs?, peerRoles?}    → {connection}  (peerRoles: also wait for the peer's roles)
@@ -74,6 +75,7 @@ interface Args {
   startTurns: boolean;
   budget: number;
   reconnect: { minMs: number; maxMs: number };
+  stopGraceMs: number | undefined;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -93,6 +95,7 @@ function parseArgs(argv: string[]): Args {
     startTurns: argv.includes('--start-turns'),
     budget: Number(value('--budget') ?? 1e12),
     reconnect: { minMs: Number(value('--reconnect-min') ?? 50), maxMs: Number(value('--reconnect-max') ?? 500) },
+    stopGraceMs: value('--stop-grace') === undefined ? undefined : Number(value('--stop-grace')),
   };
 }
 
@@ -212,6 +215,8 @@ class Driver {
     switch (cmd) {
       case 'ping':
         return { pong: true };
+      case 'call':
+        return { result: await this.inst.call(this.owner(), String(p.method), p.params ?? {}) };
       case 'invite': {
         const roles = (p.roles as string[] | undefined) ?? [];
         await this.ensureRoles(roles);
@@ -509,6 +514,7 @@ async function main(): Promise<void> {
     startTurns: args.startTurns,
     textBudgetPerHour: args.budget,
     reconnect: args.reconnect,
+    stopGraceMs: args.stopGraceMs,
   });
   const port = Number(inst.peerAddress!.slice(inst.peerAddress!.lastIndexOf(':') + 1));
   writeFileSync(stateFile, JSON.stringify({ port }));
@@ -548,7 +554,13 @@ async function main(): Promise<void> {
     }
     driver.handle(String(cmd), request).then(
       (result) => reply({ id, ok: true, ...result }),
-      (error: unknown) => reply({ id, ok: false, error: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) =>
+        reply({
+          id,
+          ok: false,
+          error: error instanceof Error ? error.message : String(error),
+          code: (error as { code?: unknown }).code,
+        }),
     );
   });
   // The parent went away: close cleanly.
@@ -630,7 +642,10 @@ export async function startWirePeer(options: {
     if (!waiter) return;
     pending.delete(message.id as number);
     if (message.ok) waiter.resolve(message as never);
-    else waiter.reject(new Error(`wire peer ${options.name}: ${String(message.error)}`));
+    else
+      waiter.reject(
+        Object.assign(new Error(`wire peer ${options.name}: ${String(message.error)}`), { code: message.code }),
+      );
   });
   void exited.then(() => {
     gone = new Error(`wire peer ${options.name} exited (code ${child.exitCode}, signal ${child.signalCode})`);
