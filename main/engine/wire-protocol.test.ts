@@ -4,76 +4,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { TLSSocket } from 'node:tls';
-import type WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
 import type { TestInstallation } from '../testing/installation';
 import { openPeer, pair } from '../testing/network';
+import { RawPeer } from '../testing/raw-peer';
 import { loadOrCreateIdentity, type Identity } from './identity';
 import { dialPeer, FingerprintMismatch, listenForPeers } from './transport';
-import { CloseCode, MAX_FRAME_BYTES, type Frame } from './wire';
-
-/** A raw protocol client: sends frames, collects what comes back. */
-class RawPeer {
-  readonly frames: Frame[] = [];
-  closed: { code: number; reason: string } | null = null;
-  private waiters: Array<() => void> = [];
-
-  constructor(
-    readonly ws: WebSocket,
-    private readonly socket: TLSSocket,
-  ) {
-    ws.on('message', (data: Buffer) => {
-      this.frames.push(JSON.parse(data.toString('utf8')) as Frame);
-      this.wake();
-    });
-    ws.on('close', (code, reason) => {
-      this.closed = { code, reason: reason.toString() };
-      this.wake();
-    });
-  }
-
-  private wake() {
-    for (const waiter of this.waiters.splice(0)) waiter();
-  }
-
-  send(frame: object | string): void {
-    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
-  }
-
-  /** Sends the frames in one write, so the other side reads them at once. */
-  sendTogether(frames: object[]): void {
-    this.socket.cork();
-    for (const frame of frames) this.send(frame);
-    this.socket.uncork();
-  }
-
-  /** Resolves with the first frame (from `from` on) that matches. */
-  async next<T extends Frame['type']>(
-    type: T,
-    match: (f: Extract<Frame, { type: T }>) => boolean = () => true,
-    from = 0,
-  ) {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const found = this.frames.slice(from).find((f) => f.type === type && match(f as Extract<Frame, { type: T }>));
-      if (found) return found as Extract<Frame, { type: T }>;
-      if (this.closed) throw new Error(`closed (${this.closed.code} ${this.closed.reason}) before a ${type} frame`);
-      if (Date.now() > deadline) throw new Error(`no ${type} frame`);
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        setTimeout(resolve, 500);
-      });
-    }
-  }
-
-  async closedWith(): Promise<{ code: number; reason: string }> {
-    while (!this.closed) await new Promise<void>((resolve) => this.waiters.push(resolve));
-    return this.closed;
-  }
-}
+import { CloseCode, MAX_FRAME_BYTES } from './wire';
 
 describe('wire protocol 2', () => {
   let bob: TestInstallation;
