@@ -48,7 +48,7 @@ function openStore(dir: string, threads: number, startedBy: 'local' | 'peer'): {
       rows.push(
         insertThread(db, {
           connectionId: connection.id,
-          threadId: threadId(i),
+          wireId: threadId(i),
           localRoleId: role.id,
           localRole: local,
           peerRole: startedBy === 'local' ? 'sink' : 'source',

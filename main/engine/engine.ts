@@ -548,7 +548,7 @@ export class ConnectionEngine implements PeerGateway {
     state ??= this.threads.load(
       insertThread(this.db, {
         connectionId,
-        threadId: frame.thread,
+        wireId: frame.thread,
         localRoleId: role.id,
         localRole: role.name,
         peerRole: frame.from,
@@ -715,7 +715,7 @@ export class ConnectionEngine implements PeerGateway {
     });
     const frame: Frame = {
       type: 'text',
-      thread: thread.thread_id,
+      thread: thread.wire_id,
       seq: text.seq,
       from: thread.local_role,
       to: thread.peer_role,
@@ -800,7 +800,7 @@ export class ConnectionEngine implements PeerGateway {
         state ??= this.threads.load(
           insertThread(this.db, {
             connectionId: connection.id,
-            threadId: randomBytes(16).toString('base64url'),
+            wireId: randomBytes(16).toString('base64url'),
             localRoleId: role.id,
             localRole: role.name,
             peerRole,
@@ -1049,7 +1049,7 @@ export class ConnectionEngine implements PeerGateway {
       this.counters.claimed(thread.id, seq);
       const frame: Frame = {
         type: 'text',
-        thread: thread.thread_id,
+        thread: thread.wire_id,
         seq,
         from: thread.local_role,
         to: thread.peer_role,
@@ -1061,7 +1061,7 @@ export class ConnectionEngine implements PeerGateway {
     } else if (link) this.claimNext(link, state, after, tx);
     this.threadChangedAfter(thread, tx);
     tx.afterOnce(`connection ${connection.id}`, () => this.connectionChanged(connection.id));
-    return { thread: thread.thread_id, threadId: thread.id, seq, to: `${connection.name}/${thread.peer_role}` };
+    return { thread: thread.wire_id, threadId: thread.id, seq, to: `${connection.name}/${thread.peer_role}` };
   }
 
   /** A notice for the run of an agent conversation (rejections wake it; pause notices do not). */
@@ -1225,7 +1225,7 @@ export class ConnectionEngine implements PeerGateway {
     const last = get<TextRow>(this.db, 'SELECT * FROM texts WHERE thread_id = ? ORDER BY id DESC LIMIT 1', thread.id);
     return {
       id: thread.id,
-      threadId: thread.thread_id,
+      threadId: thread.wire_id,
       connection: { id: connection.id, name: connection.name },
       localRole: thread.local_role,
       peerRole: thread.peer_role,

@@ -115,7 +115,7 @@ describe('faults on the wire', () => {
     // Every text arrived once, in order, per agent conversation.
     const received = bob.installation.db
       .prepare(
-        `SELECT threads.thread_id AS thread, texts.seq, texts.body FROM texts JOIN threads ON threads.id = texts.thread_id
+        `SELECT threads.wire_id AS thread, texts.seq, texts.body FROM texts JOIN threads ON threads.id = texts.thread_id
          WHERE texts.direction = 'in' ORDER BY texts.id`,
       )
       .all() as Array<{ thread: string; seq: number; body: string }>;

@@ -193,7 +193,7 @@ export class ThreadCache {
   forget(state: ThreadState): void {
     const row = state.row;
     this.byId.delete(row.id);
-    this.byWire.delete(wireKey(row.connection_id, row.thread_id));
+    this.byWire.delete(wireKey(row.connection_id, row.wire_id));
     if (row.local_role_id !== null)
       this.bySender.delete(senderKey(row.connection_id, row.root_kind, row.root_id, row.local_role_id, row.peer_role));
   }
@@ -237,7 +237,7 @@ export class ThreadCache {
     if (this.byId.size >= MAX_CACHED_THREADS) this.clear();
     const state: ThreadState = { row };
     this.byId.set(row.id, state);
-    this.byWire.set(wireKey(row.connection_id, row.thread_id), state);
+    this.byWire.set(wireKey(row.connection_id, row.wire_id), state);
     if (row.status === 'open' && row.started_by === 'local' && row.local_role_id !== null)
       this.bySender.set(
         senderKey(row.connection_id, row.root_kind, row.root_id, row.local_role_id, row.peer_role),

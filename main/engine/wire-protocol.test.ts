@@ -87,7 +87,7 @@ describe('wire protocol 2', () => {
     raw.send(text(thread, 1, 'first'));
     expect(await raw.next('ack', (f) => f.thread === thread)).toEqual({ type: 'ack', thread, seq: 1 });
     const row = bob.installation.db
-      .prepare('SELECT id, root_kind, root_id, started_by FROM threads WHERE thread_id = ?')
+      .prepare('SELECT id, root_kind, root_id, started_by FROM threads WHERE wire_id = ?')
       .get(thread) as {
       id: number;
       root_kind: string;
@@ -179,7 +179,7 @@ describe('wire protocol 2', () => {
       seq: 1,
       reason: 'role',
     });
-    expect(bob.installation.db.prepare('SELECT count(*) AS n FROM threads WHERE thread_id = ?').get(thread)).toEqual({
+    expect(bob.installation.db.prepare('SELECT count(*) AS n FROM threads WHERE wire_id = ?').get(thread)).toEqual({
       n: 0,
     });
   });
@@ -190,7 +190,7 @@ describe('wire protocol 2', () => {
     raw.send(text(thread, 1));
     await raw.next('ack', (f) => f.thread === thread);
     bob.installation.db
-      .prepare("UPDATE threads SET status = 'closed', close_reason = 'test' WHERE thread_id = ?")
+      .prepare("UPDATE threads SET status = 'closed', close_reason = 'test' WHERE wire_id = ?")
       .run(thread);
     raw.send(text(thread, 2));
     expect(await raw.next('reject', (f) => f.thread === thread)).toEqual({

@@ -6,7 +6,7 @@ import { openDatabase, type Db } from './database';
 import { latestVersion, migrate, NewerDatabaseError, schemaVersion } from './migrate';
 import { migrations } from './migrations';
 import { getRun, pendingInputs, runnableRuns, runSummary } from './queries/runs';
-import { lastSeq } from './queries/threads';
+import { lastSeq, threadByWireId } from './queries/threads';
 
 const dirs: string[] = [];
 function tempFile(): string {
@@ -17,6 +17,12 @@ function tempFile(): string {
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
+
+/** The wire thread ID's column: `thread_id` until version 12, `wire_id` from then on. */
+const wireIdColumn = (db: Db) =>
+  (db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('threads') as string[]).includes('wire_id')
+    ? 'wire_id'
+    : 'thread_id';
 
 /** Data a database holds at each version, written with that version's schema. */
 const seeds: Record<number, (db: Db) => void> = {
@@ -68,7 +74,7 @@ const seeds: Record<number, (db: Db) => void> = {
   },
   8: (db) => {
     db.prepare(
-      "INSERT INTO threads (id, connection_id, thread_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (1, 1, 'T1', 1, 'assistant', 'analyst', 'conversation', 1, 'local')",
+      `INSERT INTO threads (id, connection_id, ${wireIdColumn(db)}, local_role_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (1, 1, 'T1', 1, 'assistant', 'analyst', 'conversation', 1, 'local')`,
     ).run();
     db.prepare(
       "INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (1, 'out', 1, 'numbers?', 'acked')",
@@ -79,7 +85,7 @@ const seeds: Record<number, (db: Db) => void> = {
   },
   9: (db) => {
     db.prepare(
-      "INSERT INTO threads (id, connection_id, thread_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (2, 1, 'T2', 1, 'assistant', 'analyst', 'thread', 2, 'peer')",
+      `INSERT INTO threads (id, connection_id, ${wireIdColumn(db)}, local_role_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (2, 1, 'T2', 1, 'assistant', 'analyst', 'thread', 2, 'peer')`,
     ).run();
     db.prepare(
       "INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (2, 'in', 1, 'a', 'handled'), (2, 'in', 2, 'b', 'received')",
@@ -100,7 +106,7 @@ const seeds: Record<number, (db: Db) => void> = {
     const carol = insert("INSERT INTO people (name, kind) VALUES ('carol', 'member')");
     const chat = insert('INSERT INTO conversations (person_id, role_id) VALUES (?, 1)', carol);
     const thread = insert(
-      "INSERT INTO threads (connection_id, thread_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (1, 'T11', 1, 'assistant', 'analyst', 'conversation', ?, 'local')",
+      `INSERT INTO threads (connection_id, ${wireIdColumn(db)}, local_role_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (1, 'T11', 1, 'assistant', 'analyst', 'conversation', ?, 'local')`,
       chat,
     );
     insert(
@@ -111,6 +117,19 @@ const seeds: Record<number, (db: Db) => void> = {
     db.prepare('DELETE FROM people WHERE id = ?').run(carol);
     const dave = insert("INSERT INTO people (name, kind) VALUES ('dave', 'member')");
     insert('INSERT INTO conversations (person_id, role_id) VALUES (?, 1)', dave);
+  },
+  12: (db) => {
+    // From version 12 the wire thread ID is `wire_id`; `thread_id` always means a row of threads.
+    const thread = Number(
+      db
+        .prepare(
+          "INSERT INTO threads (connection_id, wire_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (1, 'T12', 1, 'assistant', 'analyst', 'task', 1, 'local')",
+        )
+        .run().lastInsertRowid,
+    );
+    db.prepare(
+      "INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (?, 'out', 1, 'later', 'queued')",
+    ).run(thread);
   },
 };
 
@@ -149,9 +168,9 @@ const checks: Record<number, (db: Db) => void> = {
     expect(db.prepare('SELECT count(*) AS n FROM exposed_roles').get()).toEqual({ n: 1 });
   },
   8: (db) => {
-    expect(db.prepare('SELECT thread_id, status, started_by FROM threads WHERE id = 1').all()).toEqual([
-      { thread_id: 'T1', status: 'open', started_by: 'local' },
-    ]);
+    expect(
+      db.prepare(`SELECT ${wireIdColumn(db)} AS wire, status, started_by FROM threads WHERE id = 1`).all(),
+    ).toEqual([{ wire: 'T1', status: 'open', started_by: 'local' }]);
     expect(db.prepare('SELECT body, state FROM texts WHERE thread_id = 1').all()).toEqual([
       { body: 'numbers?', state: 'acked' },
     ]);
@@ -161,9 +180,11 @@ const checks: Record<number, (db: Db) => void> = {
     expect(lastSeq(db, 1, 'out')).toBe(1);
     expect(lastSeq(db, 1, 'in')).toBe(0);
     expect(lastSeq(db, 2, 'in')).toBeGreaterThanOrEqual(2);
-    expect(db.prepare('SELECT thread_id, started_by FROM threads WHERE id <= 2 ORDER BY id').all()).toEqual([
-      { thread_id: 'T1', started_by: 'local' },
-      { thread_id: 'T2', started_by: 'peer' },
+    expect(
+      db.prepare(`SELECT ${wireIdColumn(db)} AS wire, started_by FROM threads WHERE id <= 2 ORDER BY id`).all(),
+    ).toEqual([
+      { wire: 'T1', started_by: 'local' },
+      { wire: 'T2', started_by: 'peer' },
     ]);
     expect(Object.keys(db.prepare('SELECT * FROM threads').get() as object)).not.toContain('out_seq');
   },
@@ -188,11 +209,27 @@ const checks: Record<number, (db: Db) => void> = {
       { id: 3, person_id: 4 },
     ]);
     // The agent conversation of carol's deleted conversation still names it, and only it.
-    expect(db.prepare("SELECT root_id, root_gone FROM threads WHERE thread_id = 'T11'").get()).toEqual({
+    expect(db.prepare(`SELECT root_id, root_gone FROM threads WHERE ${wireIdColumn(db)} = 'T11'`).get()).toEqual({
       root_id: 2,
       root_gone: 1,
     });
     expect(db.prepare('SELECT count(*) AS n FROM conversations WHERE id = 2').get()).toEqual({ n: 0 });
+  },
+  12: (db) => {
+    // Every thread keeps its wire ID under the new name, and the queries find it there.
+    expect(db.prepare('SELECT wire_id FROM threads ORDER BY id').pluck().all()).toEqual(['T1', 'T2', 'T11', 'T12']);
+    expect(threadByWireId(db, 1, 'T2')?.id).toBe(2);
+    const t12 = threadByWireId(db, 1, 'T12')!;
+    expect(t12).toMatchObject({ wire_id: 'T12', root_kind: 'task' });
+    expect(db.prepare('SELECT body FROM texts WHERE thread_id = ?').pluck().all(t12.id)).toEqual(['later']);
+    // The pair (connection, wire ID) is still unique.
+    expect(() =>
+      db
+        .prepare(
+          "INSERT INTO threads (connection_id, wire_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (1, 'T1', 'x', 'y', 'thread', 9, 'peer')",
+        )
+        .run(),
+    ).toThrow(/UNIQUE/);
   },
 };
 

@@ -60,7 +60,7 @@ export function seedThreads(options: SeedThreadsOptions): SeedThreadsResult {
           `seeded peer role ${index + 1}`,
         );
       const insertThread = db.prepare(
-        `INSERT INTO threads (connection_id, thread_id, local_role_id, local_role, peer_role, root_kind, root_id,
+        `INSERT INTO threads (connection_id, wire_id, local_role_id, local_role, peer_role, root_kind, root_id,
                               started_by, status, close_reason, closed_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'local', ?, ?, ?)`,
       );

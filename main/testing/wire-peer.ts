@@ -262,7 +262,7 @@ class Driver {
       case 'sent': {
         const rows = db
           .prepare(
-            `SELECT threads.root_id AS task, threads.thread_id AS thread, count(texts.id) AS committed, max(texts.seq) AS lastSeq,
+            `SELECT threads.root_id AS task, threads.wire_id AS thread, count(texts.id) AS committed, max(texts.seq) AS lastSeq,
                     sum(texts.state = 'queued') AS queued, sum(texts.state = 'sent') AS sent,
                     sum(texts.state = 'acked') AS acked, sum(texts.state = 'failed') AS failed
              FROM threads LEFT JOIN texts ON texts.thread_id = threads.id AND texts.direction = 'out'
@@ -464,8 +464,8 @@ class Driver {
   private received(full: boolean): Record<string, unknown> {
     const db = this.inst.db;
     const threads = db
-      .prepare("SELECT id, thread_id, local_role, peer_role FROM threads WHERE started_by = 'peer' ORDER BY id")
-      .all() as Array<{ id: number; thread_id: string; local_role: string; peer_role: string }>;
+      .prepare("SELECT id, wire_id, local_role, peer_role FROM threads WHERE started_by = 'peer' ORDER BY id")
+      .all() as Array<{ id: number; wire_id: string; local_role: string; peer_role: string }>;
     const texts = db.prepare("SELECT seq, body FROM texts WHERE thread_id = ? AND direction = 'in' ORDER BY id").raw();
     return {
       threads: threads.map((thread) => {
@@ -484,7 +484,7 @@ class Driver {
           bodies.push([index, n, seq]);
         });
         return {
-          thread: thread.thread_id,
+          thread: thread.wire_id,
           from: thread.peer_role,
           to: thread.local_role,
           index: bodies[0]?.[0] ?? null,

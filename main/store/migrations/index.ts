@@ -10,6 +10,7 @@ import { createAgentConversations } from './0008-create-agent-conversations';
 import { dropThreadSeqs } from './0009-drop-thread-seqs';
 import { indexInputsByText } from './0010-index-inputs-by-text';
 import { neverReuseIds } from './0011-never-reuse-ids';
+import { nameWireThreadIds } from './0012-name-wire-thread-ids';
 
 export interface Migration {
   version: number;
@@ -32,4 +33,5 @@ export const migrations: readonly Migration[] = [
   { version: 9, name: 'drop-thread-seqs', up: dropThreadSeqs },
   { version: 10, name: 'index-inputs-by-text', up: indexInputsByText },
   { version: 11, name: 'never-reuse-ids', up: neverReuseIds, foreignKeys: 'off' },
+  { version: 12, name: 'name-wire-thread-ids', up: nameWireThreadIds },
 ];

@@ -5,7 +5,8 @@ import { all, get, insert, run } from '../sql';
 export interface ThreadRow {
   id: number;
   connection_id: number;
-  thread_id: string;
+  /** The opaque thread ID both installations use on the wire (`id` is the row here). */
+  wire_id: string;
   local_role_id: number | null;
   local_role: string;
   peer_role: string;
@@ -22,6 +23,7 @@ export interface ThreadRow {
 export type TextState = 'queued' | 'sent' | 'acked' | 'failed' | 'received' | 'handled';
 export interface TextRow {
   id: number;
+  /** The agent conversation's row id (threads.id). */
   thread_id: number;
   direction: 'out' | 'in';
   seq: number;
@@ -36,8 +38,8 @@ export function getThread(db: Db, id: number): ThreadRow | undefined {
   return get<ThreadRow>(db, 'SELECT * FROM threads WHERE id = ?', id);
 }
 
-export function threadByWireId(db: Db, connectionId: number, threadId: string): ThreadRow | undefined {
-  return get<ThreadRow>(db, 'SELECT * FROM threads WHERE connection_id = ? AND thread_id = ?', connectionId, threadId);
+export function threadByWireId(db: Db, connectionId: number, wireId: string): ThreadRow | undefined {
+  return get<ThreadRow>(db, 'SELECT * FROM threads WHERE connection_id = ? AND wire_id = ?', connectionId, wireId);
 }
 
 export function openLocalThread(
@@ -64,7 +66,7 @@ export function insertThread(
   db: Db,
   values: {
     connectionId: number;
-    threadId: string;
+    wireId: string;
     localRoleId: number;
     localRole: string;
     peerRole: string;
@@ -75,10 +77,10 @@ export function insertThread(
 ): ThreadRow {
   const id = insert(
     db,
-    `INSERT INTO threads (connection_id, thread_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by)
+    `INSERT INTO threads (connection_id, wire_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     values.connectionId,
-    values.threadId,
+    values.wireId,
     values.localRoleId,
     values.localRole,
     values.peerRole,
@@ -296,7 +298,7 @@ export interface HistoryRow extends TextRow {
 export function historyBetween(db: Db, connectionId: number, localRoleId: number, peerRole: string): HistoryRow[] {
   return all<HistoryRow>(
     db,
-    `SELECT texts.*, threads.thread_id AS wire_thread, threads.local_role, threads.peer_role
+    `SELECT texts.*, threads.wire_id AS wire_thread, threads.local_role, threads.peer_role
      FROM texts JOIN threads ON threads.id = texts.thread_id
      WHERE threads.connection_id = ? AND threads.local_role_id = ? AND threads.peer_role = ?
      ORDER BY texts.created_at, texts.id`,
