@@ -1,9 +1,13 @@
 // Runs and turns. Inputs to a context are committed as pending; when the context's
 // run is idle a turn starts with everything pending, as one agent process in its own
 // process group. At most `maxConcurrentTurns` processes run at once; the rest wait in
-// the order their work arrived. Stop ends the process tree, keeps the session, counts
-// the turn's inputs as handled and leaves a notice for the next turn; nothing but new
-// work starts the agent again.
+// the order their work arrived.
+//
+// Stop is committed before the first signal: what the turn was given counts as
+// handled, what waited (text that arrived meanwhile, notices) is held for the next
+// turn, and a notice tells the agent. Then the process tree ends and the session is
+// kept. Nothing but new work — a text, a person's message — starts the agent again;
+// notices for a stopped run wait with the rest.
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -40,10 +44,15 @@ import {
   setRunSession,
   setTurnProcess,
   takeInputs,
-  dropPendingInputs,
   findRun,
   ensureRun,
   requeueInterrupted,
+  markTurnStopping,
+  finishStoppedTurn,
+  holdWaitingWork,
+  lastTurnStopped,
+  heldAfterCrash,
+  dropInterrupted,
   type InputKind,
   type RunRow,
   type TurnRow,
@@ -111,6 +120,8 @@ interface ActiveTurn {
   /** Set when the adapter read from the agent's output that the turn cannot succeed: why. */
   failure: string | null;
   /** Resolves when the leader has exited. */
+  /** The stop is committed (the agent is signalled only after that). */
+  stopCommitted: boolean;
   exited: Promise<void>;
   /** Ending the tree, once begun (by a stop, a failure, or leftovers after the leader's exit). */
   ending: Promise<void> | null;
@@ -168,7 +179,8 @@ export class RunManager {
 
   /**
    * Commits an input for a context's run (inside the caller's transaction when there
-   * is one) and schedules a turn for after the commit.
+   * is one) and schedules a turn for after the commit. A notice for a run whose last
+   * turn was stopped does not wake it: it waits for new work.
    */
   addInput(
     context: ContextRef,
@@ -178,8 +190,10 @@ export class RunManager {
     from: string,
     wakes = kind !== 'notice',
   ): number {
-    const id = insertInput(this.db, ensureRun(this.db, context, roleId).id, kind, body, from, wakes);
-    if (wakes) this.schedule();
+    const run = ensureRun(this.db, context, roleId);
+    const wakesNow = wakes && !(kind === 'notice' && lastTurnStopped(this.db, run.id));
+    const id = insertInput(this.db, run.id, kind, body, from, wakesNow);
+    if (wakesNow) this.schedule();
     return id;
   }
 
@@ -209,40 +223,62 @@ export class RunManager {
 
   /**
    * Stops the run's agent: its process tree is gone and the turn is committed as
-   * stopped when this resolves. Work still waiting for a turn is dropped as well.
+   * stopped when this resolves. A run waiting for a turn holds what waited instead:
+   * it goes to the next turn, which new work starts.
    */
   async stop(context: ContextRef, stoppedBy: string): Promise<{ stopped: boolean }> {
-    const run = findRun(this.db, context);
-    if (!run) return { stopped: false };
-    const active = [...this.active.values()].find((turn) => turn.run.id === run.id);
-    // Signal first (stopTurn signals before its first await), then drop the waiting work.
-    const stopping = active ? this.stopTurn(active, `Stopped by ${stoppedBy}`) : null;
-    const dropped = transaction(this.db, () => dropPendingInputs(this.db, run));
-    if (stopping) {
-      await stopping;
-      return { stopped: true };
-    }
-    if (dropped > 0) {
-      transaction(this.db, () => {
+    const signal = transaction(this.db, () => this.stopInTransaction([context], stoppedBy));
+    return { stopped: await signal() };
+  }
+
+  /** Stops every agent working for these contexts. */
+  async stopAll(contexts: ContextRef[], stoppedBy: string): Promise<void> {
+    await transaction(this.db, () => this.stopInTransaction(contexts, stoppedBy))();
+  }
+
+  /**
+   * Inside the caller's transaction: commits the stop of these contexts' agents, and
+   * returns what to call right after the commit, which signals them and resolves (true
+   * if anything was stopped) once their processes are gone. Deleting a root commits its
+   * stops in the transaction that deletes it.
+   */
+  stopInTransaction(contexts: ContextRef[], stoppedBy: string): () => Promise<boolean> {
+    const reason = `Stopped by ${stoppedBy}`;
+    const turns: ActiveTurn[] = [];
+    let held = false;
+    for (const context of contexts) {
+      const run = findRun(this.db, context);
+      if (!run) continue;
+      const active = this.activeTurnOf(run.id);
+      if (active) {
+        if (!active.stopCommitted) this.commitStop(active, reason);
+        turns.push(active);
+      } else if (holdWaitingWork(this.db, run) > 0) {
+        held = true;
         insertInput(
           this.db,
           run.id,
           'notice',
-          `${stoppedBy} stopped you before you started on the last request; it was dropped.`,
+          `${stoppedBy} stopped you before you started on what follows; it waited until now.`,
           'parley',
           false,
         );
-        this.postNotice(run, `Stopped by ${stoppedBy}; the waiting request was dropped.`);
-      });
-      this.changed(run);
-      return { stopped: true };
+        this.postNotice(
+          run,
+          `Stopped by ${stoppedBy} before the agent started; what waited goes to it with the next message.`,
+        );
+        this.changedAfterCommit(run);
+      }
     }
-    return { stopped: false };
+    return async () => {
+      await Promise.all(turns.map((turn) => this.signalStop(turn, reason)));
+      return held || turns.length > 0;
+    };
   }
 
-  /** Stops every agent working for these contexts (used before deleting them). */
-  async stopAll(contexts: ContextRef[], stoppedBy: string): Promise<void> {
-    await Promise.all(contexts.map((context) => this.stop(context, stoppedBy)));
+  private activeTurnOf(runId: number): ActiveTurn | undefined {
+    for (const turn of this.active.values()) if (turn.run.id === runId) return turn;
+    return undefined;
   }
 
   /** Ends running agents without committing their end: the next start re-runs them once. */
@@ -338,6 +374,7 @@ export class RunManager {
       marker: `PARLEY_TOKEN=${token}`,
       stoppedBy: null,
       failure: null,
+      stopCommitted: false,
       exited: Promise.resolve(),
       ending: null,
       context,
@@ -368,7 +405,9 @@ export class RunManager {
       .finally(() => this.schedule());
     const limitSec = role?.agent.turnTimeoutSec ?? this.timeoutSec;
     active.timer = setTimeout(() => {
-      void this.stopTurn(active, `Stopped by the time limit (${formatDuration(limitSec)})`);
+      this.stopTurn(active, `Stopped by the time limit (${formatDuration(limitSec)})`).catch((error: unknown) =>
+        log.error('could not stop a turn at its time limit', { turnId, error: String(error) }),
+      );
     }, limitSec * 1000);
     active.timer.unref();
     this.changed(run);
@@ -508,7 +547,14 @@ export class RunManager {
     }
   }
 
+  /** Commits the stop, then signals the agent and waits until its end is committed. */
   private async stopTurn(active: ActiveTurn, reason: string): Promise<void> {
+    if (!active.stopCommitted) transaction(this.db, () => this.commitStop(active, reason));
+    await this.signalStop(active, reason);
+  }
+
+  /** After the stop is committed: ends the process tree (SIGTERM, SIGKILL after the grace). */
+  private async signalStop(active: ActiveTurn, reason: string): Promise<void> {
     if (active.stoppedBy === null) {
       active.stoppedBy = reason;
       this.changed(active.run);
@@ -569,28 +615,40 @@ export class RunManager {
     return true;
   }
 
+  /**
+   * Inside a transaction, before the first signal: what the turn was given counts as
+   * handled, what waited is held for the next turn, and the agent will hear of the stop.
+   */
+  private commitStop(active: ActiveTurn, reason: string): void {
+    active.stopCommitted = true;
+    const run = getRun(this.db, active.run.id);
+    // The context was deleted meanwhile: its run, turns and inputs went with it.
+    if (!run) return;
+    markTurnStopping(this.db, active.turnId, reason);
+    holdWaitingWork(this.db, run);
+    insertInput(
+      this.db,
+      run.id,
+      'notice',
+      `${reason.replace(/^Stopped by/, 'You were stopped by')} before your previous turn finished. What you were given in it was dropped and will not be retried.`,
+      'parley',
+      false,
+    );
+    this.postNotice(run, `${reason}.`);
+  }
+
   /** Ends agents whose context was deleted under them (a turn that started while a delete waited). */
   async reapOrphans(): Promise<void> {
     const orphans = [...this.active.values()].filter((turn) => !getRun(this.db, turn.run.id));
     await Promise.all(orphans.map((turn) => this.stopTurn(turn, 'Stopped: its conversation or task was deleted')));
   }
 
+  /** The stopped turn's process is gone: the turn ends, keeping the session. */
   private commitStopped(active: ActiveTurn): void {
-    // The context was deleted meanwhile: its run, turns and inputs went with it.
     if (!getRun(this.db, active.run.id)) return;
-    const reason = active.stoppedBy ?? 'Stopped';
     transaction(this.db, () => {
       if (active.session !== null) setRunSession(this.db, active.run.id, active.session);
-      endTurn(this.db, active.turnId, 'stopped', null, reason);
-      insertInput(
-        this.db,
-        active.run.id,
-        'notice',
-        `${reason.replace(/^Stopped by/, 'You were stopped by')} before your previous turn finished. What you were given in it was dropped and will not be retried.`,
-        'parley',
-        false,
-      );
-      this.postNotice(active.run, `${reason}.`);
+      finishStoppedTurn(this.db, active.turnId);
     });
     this.changed(active.run);
   }
@@ -638,6 +696,16 @@ export class RunManager {
     const run = getRun(this.db, turn.run_id);
     transaction(this.db, () => {
       if (!run) return;
+      // Stopped before the crash: the stop was committed, only its end was not.
+      if (turn.reason !== null) {
+        finishStoppedTurn(this.db, turn.id);
+        return;
+      }
+      const held = heldAfterCrash(this.db, run);
+      if (held) {
+        dropInterrupted(this.db, turn.id, `Parley stopped while this turn was working; not run again: ${held}`);
+        return;
+      }
       if (turn.attempt === 0) {
         // Re-run once: its inputs wait again, still pointing at the interrupted turn.
         requeueInterrupted(this.db, turn.id, 'Parley stopped while this turn was working; it runs again once');
@@ -691,6 +759,11 @@ export class RunManager {
     }
     if (!this.threadHooks) throw new Error('agent conversations need the connection engine');
     return this.threadHooks.describe(run);
+  }
+
+  /** Inside a transaction: `changed` once it has committed. */
+  private changedAfterCommit(run: RunRow): void {
+    queueMicrotask(() => this.changed(run));
   }
 
   private changed(run: RunRow): void {

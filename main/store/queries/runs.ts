@@ -103,7 +103,10 @@ export function insertInput(
  */
 const WAITING_TEXT = `texts.state = 'received' AND NOT EXISTS (SELECT 1 FROM inputs WHERE inputs.text_id = texts.id)`;
 
-/** Runs with work that wakes them and no turn in progress, oldest request first. */
+/**
+ * Runs with work that wakes them and no turn in progress, oldest request first. An agent
+ * conversation on a paused or revoked connection starts nothing: paused means nothing moves.
+ */
 export function runnableRuns(db: Db, limit: number): number[] {
   return all<{ run_id: number }>(
     db,
@@ -116,24 +119,33 @@ export function runnableRuns(db: Db, limit: number): number[] {
        WHERE ${WAITING_TEXT} GROUP BY texts.thread_id
      )
      WHERE run_id NOT IN (SELECT run_id FROM turns WHERE status = 'running')
+       AND run_id NOT IN (
+         SELECT runs.id FROM runs
+         JOIN threads ON runs.context_kind = 'thread' AND threads.id = runs.context_id
+         JOIN connections ON connections.id = threads.connection_id
+         WHERE connections.status != 'active')
      GROUP BY run_id ORDER BY min(at), min(first) LIMIT ?`,
     limit,
   ).map((row) => row.run_id);
 }
 
-/** Gives the texts waiting in an agent conversation's run their input rows (pending), in seq order. */
-export function adoptWaitingTexts(db: Db, runRow: RunRow): void {
+/**
+ * Gives the texts waiting in an agent conversation's run their input rows (pending), in
+ * seq order. `wakes: false` holds them: they go to the next turn, but do not start one.
+ */
+export function adoptWaitingTexts(db: Db, runRow: RunRow, wakes = true): void {
   if (runRow.context_kind !== 'thread') return;
   run(
     db,
     `INSERT INTO inputs (run_id, kind, body, author_name, wakes, text_id, created_at)
-     SELECT ?, 'text', texts.body, connections.name || '/' || threads.peer_role, 1, texts.id, texts.created_at
+     SELECT ?, 'text', texts.body, connections.name || '/' || threads.peer_role, ?, texts.id, texts.created_at
      FROM texts
      JOIN threads ON threads.id = texts.thread_id
      JOIN connections ON connections.id = threads.connection_id
      WHERE texts.thread_id = ? AND texts.direction = 'in' AND ${WAITING_TEXT}
      ORDER BY texts.seq`,
     runRow.id,
+    wakes ? 1 : 0,
     runRow.context_id,
   );
 }
@@ -182,6 +194,84 @@ export function endTurn(
     reason,
     turnId,
   );
+  handleTurnInputs(db, turnId);
+}
+
+/**
+ * A stop, committed before the agent gets its first signal: the turn stays `running`
+ * while its process ends, but its token stops working and what it was given counts as
+ * handled, so a crash during the grace never re-runs it. `reason` says who stopped it;
+ * a running turn has a reason only once a stop was asked for (see `isStopping`).
+ */
+export function markTurnStopping(db: Db, turnId: number, reason: string): void {
+  run(db, "UPDATE turns SET reason = ?, token_hash = NULL WHERE id = ? AND status = 'running'", reason, turnId);
+  handleTurnInputs(db, turnId);
+}
+
+/** The process of a stopped turn is gone: the turn ends as stopped. */
+export function finishStoppedTurn(db: Db, turnId: number): void {
+  run(
+    db,
+    "UPDATE turns SET status = 'stopped', token_hash = NULL, ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+    turnId,
+  );
+}
+
+/** A running turn whose stop is committed and whose process may still be ending. */
+export const isStopping = (turn: TurnRow): boolean => turn.status === 'running' && turn.reason !== null;
+
+/** Whether the run's last turn was stopped (or is being stopped): notices for it wait. */
+export function lastTurnStopped(db: Db, runId: number): boolean {
+  const last = get<TurnRow>(db, 'SELECT * FROM turns WHERE run_id = ? ORDER BY id DESC LIMIT 1', runId);
+  return last !== undefined && (last.status === 'stopped' || isStopping(last));
+}
+
+/**
+ * Holds the run's waiting work: texts waiting in its agent conversation get their input
+ * rows and every pending input stops waking the run. It all goes to the next turn, which
+ * only new work starts. Returns how many inputs wait held.
+ */
+export function holdWaitingWork(db: Db, runRow: RunRow): number {
+  adoptWaitingTexts(db, runRow, false);
+  run(db, "UPDATE inputs SET wakes = 0 WHERE run_id = ? AND state = 'pending' AND wakes = 1", runRow.id);
+  return get<{ n: number }>(
+    db,
+    "SELECT count(*) AS n FROM inputs WHERE run_id = ? AND state = 'pending' AND kind != 'notice'",
+    runRow.id,
+  )!.n;
+}
+
+/**
+ * Why an interrupted turn of this run must not run again, or null: an agent
+ * conversation on a connection that is no longer active, or whose topic was deleted.
+ */
+export function heldAfterCrash(db: Db, runRow: RunRow): string | null {
+  if (runRow.context_kind !== 'thread') return null;
+  const row = get<{ status: string; root_gone: number }>(
+    db,
+    `SELECT connections.status, threads.root_gone FROM threads
+     JOIN connections ON connections.id = threads.connection_id WHERE threads.id = ?`,
+    runRow.context_id,
+  );
+  if (!row) return null;
+  if (row.status !== 'active') return `the connection is ${row.status}`;
+  if (row.root_gone) return 'the topic it answered for was deleted';
+  return null;
+}
+
+/** Ends a turn cut off by a crash without running it again; its inputs count as handled. */
+export function dropInterrupted(db: Db, turnId: number, reason: string): void {
+  run(
+    db,
+    "UPDATE turns SET status = 'interrupted', reason = ?, token_hash = NULL, ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+    reason,
+    turnId,
+  );
+  handleTurnInputs(db, turnId);
+}
+
+/** What a turn was given counts as handled: its inputs, and the texts they carry. */
+function handleTurnInputs(db: Db, turnId: number): void {
   run(db, "UPDATE inputs SET state = 'handled' WHERE turn_id = ?", turnId);
   run(
     db,
@@ -208,18 +298,6 @@ export function requeueInterrupted(db: Db, turnId: number, reason: string): void
     reason,
     turnId,
   );
-}
-
-/** Drops work that was waiting for a turn (a Stop cancels it along with the turn). */
-export function dropPendingInputs(db: Db, runRow: RunRow): number {
-  adoptWaitingTexts(db, runRow);
-  run(
-    db,
-    "UPDATE texts SET state = 'handled', updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id IN (SELECT text_id FROM inputs WHERE run_id = ? AND state = 'pending' AND text_id IS NOT NULL)",
-    runRow.id,
-  );
-  return run(db, "UPDATE inputs SET state = 'handled' WHERE run_id = ? AND state = 'pending' AND wakes = 1", runRow.id)
-    .changes;
 }
 
 export function runningTurns(db: Db): TurnRow[] {
@@ -260,7 +338,7 @@ export function runSummary(db: Db, context: ContextRef, stopping: ReadonlySet<nu
       row.context_id,
     )!.n;
   let state: RunState = 'idle';
-  if (last?.status === 'running') state = stopping.has(last.id) ? 'stopping' : 'running';
+  if (last?.status === 'running') state = stopping.has(last.id) || isStopping(last) ? 'stopping' : 'running';
   else if (pending > 0) state = 'queued';
   return { id: row.id, state, pending, session: row.session, lastTurn: last ? toTurnSummary(last) : null };
 }
