@@ -39,7 +39,7 @@ const round = (value: number) => Math.round(value * 100) / 100;
 function openStore(dir: string, threads: number, startedBy: 'local' | 'peer'): { db: Db; rows: number[] } {
   mkdirSync(dir, { recursive: true });
   const db = openDatabase(path.join(dir, 'parley.db'));
-  const connection = insertConnection(db, 'store-baseline', 'cert', 'peer', null);
+  const connection = insertConnection(db, 'store-baseline', 'cert', 'peer', null, 'peer');
   const local = startedBy === 'local' ? 'source' : 'sink';
   const role = insertRole(db, local, '', { adapter: 'command', command: ['true'] });
   const rows: number[] = [];

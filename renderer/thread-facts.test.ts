@@ -37,7 +37,7 @@ function thread(patch: Partial<ThreadSummary> = {}): ThreadSummary {
   return {
     id: 1,
     threadId: 'wire-1',
-    connection: { id: 7, name: 'bob' },
+    connection: { id: 7, name: 'bob', fingerprint: 'f'.repeat(64) },
     localRole: 'assistant',
     peerRole: 'researcher',
     root: { kind: 'conversation', id: 1, gone: false },
@@ -58,6 +58,8 @@ function connection(patch: Partial<ConnectionSummary> = {}): ConnectionSummary {
     name: 'bob',
     fingerprint: 'f'.repeat(64),
     address: '127.0.0.1:1',
+    addressFrom: 'invitation',
+    redial: null,
     status: 'active',
     online: true,
     queue: { used: 0, limit: 100 },
@@ -141,8 +143,8 @@ describe('connection states', () => {
     ]);
     const threads = [
       thread({ id: 1 }),
-      thread({ id: 2, connection: { id: 8, name: 'carol' }, status: 'closed' }),
-      thread({ id: 3, connection: { id: 9, name: 'dave' }, status: 'closed' }),
+      thread({ id: 2, connection: { id: 8, name: 'carol', fingerprint: 'c'.repeat(64) }, status: 'closed' }),
+      thread({ id: 3, connection: { id: 9, name: 'dave', fingerprint: 'd'.repeat(64) }, status: 'closed' }),
     ];
     expect(listConnectionStates(threads, connections)).toEqual([
       { state: 'paused', peers: ['bob'] },

@@ -239,7 +239,8 @@ export interface ThreadSummary {
   id: number;
   /** The opaque thread ID both installations use on the wire. */
   threadId: string;
-  connection: { id: number; name: string };
+  /** The connection's name, always beside the peer's certificate fingerprint: a name is only what the peer said. */
+  connection: { id: number; name: string; fingerprint: string };
   localRole: string;
   peerRole: string;
   /** The topic it answers for; `gone` once that conversation or task was deleted. */
@@ -260,7 +261,12 @@ export interface ConnectionSummary {
   /** The peer's installation name: PEER in PEER/ROLE. */
   name: string;
   fingerprint: string;
+  /** Where this installation dials the peer. */
   address: string | null;
+  /** Where that address came from: the invitation accepted here, or what the peer announced. */
+  addressFrom: 'invitation' | 'peer' | null;
+  /** The next dial while offline: how many tries so far, and when (ISO time). */
+  redial: { attempt: number; at: string } | null;
   status: ConnectionStatus;
   online: boolean;
   /** Outgoing texts waiting to be sent or acknowledged, against the limit. */

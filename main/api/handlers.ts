@@ -6,7 +6,6 @@
 // give; no handler decides on its own who may.
 import {
   ApiError,
-  type ErrorCode,
   describeIssues,
   isMethodName,
   methods,
@@ -20,7 +19,6 @@ import type { ConnectionEngine } from '../engine/engine';
 import type { EventHub } from '../events';
 import type { PeerNetwork } from '../network/peer-network';
 import { keepStoredSecrets, publicRole } from '../agents/secrets';
-import { RoleApiError, type RoleApiErrorCode } from '../role-api/protocol';
 import { getConnectionRow, listConnectionRows } from '../store/queries/connections';
 import {
   orphanedThreads,
@@ -91,6 +89,7 @@ import {
   requireOwner,
   requireReader,
 } from './authorize';
+import { engineCall } from './engine-errors';
 import { networkHandlers, requireInvitable } from './network-handlers';
 import { sessionEndReasons, type ApiSession, type SessionRegistry } from './session';
 
@@ -125,12 +124,6 @@ const conversationView = (services: ApiServices, row: ConversationRow): Conversa
 
 const taskView = (services: ApiServices, row: TaskRow): Task =>
   toTask(row, runSummary(services.db, { kind: 'task', id: row.id }, services.runs.stoppingTurns()));
-
-/** Agent conversations about these conversations and tasks close before the roots are deleted. */
-async function closeRoots(services: ApiServices, contexts: ContextRef[], by: string): Promise<void> {
-  for (const context of contexts)
-    if (context.kind !== 'thread') await services.engine.closeRoot(context.kind, context.id, by);
-}
 
 function requireRoleExists(db: Db, id: number) {
   const role = getRole(db, id);
@@ -172,19 +165,21 @@ const handlers: HandlerTable = {
       kind: 'conversation',
       id: row.id,
     }));
-    await closeRoots(services, contexts, person.name);
-    await services.runs.stopAll(contexts, person.name);
-    // Checked again after the wait: meanwhile another owner may have gone, or the caller.
-    transaction(services.db, () => {
-      const caller = getPerson(services.db, person.id);
-      if (!caller) throw new ApiError('unauthenticated', sessionEndReasons.removed);
-      requireOwner(caller, 'remove people');
-      requireAnotherOwner();
-      deletePerson(services.db, id);
-    });
-    // At once, before anything else is emitted: no call and no event reaches their sessions from here on.
-    services.sessions.endPerson(id, sessionEndReasons.removed);
-    await services.runs.reapOrphans();
+    // The person's conversations are roots: deleted with their agent conversations in one step.
+    await services.engine.deleteRoots(
+      contexts,
+      person.name,
+      () => {
+        // Checked inside the delete's transaction: meanwhile another owner may have gone, or the caller.
+        const caller = getPerson(services.db, person.id);
+        if (!caller) throw new ApiError('unauthenticated', sessionEndReasons.removed);
+        requireOwner(caller, 'remove people');
+        requireAnotherOwner();
+        deletePerson(services.db, id);
+      },
+      // At once, before anything else is emitted: no call and no event reaches their sessions from here on.
+      () => services.sessions.endPerson(id, sessionEndReasons.removed),
+    );
     services.events.emit({ type: 'changed', kind: 'person', id }, everyone);
     return { removed: true as const };
   },
@@ -236,10 +231,7 @@ const handlers: HandlerTable = {
       ...conversationIdsForRole(services.db, id).map((cid) => ({ kind: 'conversation' as const, id: cid })),
       ...taskIdsForRole(services.db, id).map((tid) => ({ kind: 'task' as const, id: tid })),
     ];
-    await closeRoots(services, contexts, person.name);
-    await services.runs.stopAll(contexts, person.name);
-    transaction(services.db, () => deleteRole(services.db, id));
-    await services.runs.reapOrphans();
+    await services.engine.deleteRoots(contexts, person.name, () => deleteRole(services.db, id));
     services.events.emit({ type: 'changed', kind: 'role', id }, everyone);
     return { removed: true as const };
   },
@@ -290,10 +282,10 @@ const handlers: HandlerTable = {
   },
   'conversations.delete': async ({ services, person }, { id }) => {
     const row = authorizedConversation(services.db, person, id, 'delete');
-    await services.engine.closeRoot('conversation', id, person.name);
-    await services.runs.stop({ kind: 'conversation', id }, person.name);
-    transaction(services.db, () => deleteConversation(services.db, id));
-    await services.runs.reapOrphans();
+    // The conversation, its agent conversations' closing and its agents' stops: one step.
+    await services.engine.deleteRoots([{ kind: 'conversation', id }], person.name, () =>
+      deleteConversation(services.db, id),
+    );
     services.events.emit({ type: 'changed', kind: 'conversation', id }, eventAudience.conversation(row));
     return { deleted: true as const };
   },
@@ -366,17 +358,12 @@ const handlers: HandlerTable = {
       .filter((task): task is TaskRow => task !== undefined);
     authorizeTaskTreeDeletion(services.db, person, tree);
     const subtree = tree.map((task) => task.id);
-    await closeRoots(
-      services,
+    // The task and its subtasks, their agent conversations' closing and their agents' stops: one step.
+    await services.engine.deleteRoots(
       subtree.map((taskId): ContextRef => ({ kind: 'task', id: taskId })),
       person.name,
+      () => deleteTask(services.db, id),
     );
-    await services.runs.stopAll(
-      subtree.map((taskId): ContextRef => ({ kind: 'task', id: taskId })),
-      person.name,
-    );
-    transaction(services.db, () => deleteTask(services.db, id));
-    await services.runs.reapOrphans();
     for (const task of tree)
       services.events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
     return { deleted: true as const };
@@ -468,30 +455,6 @@ function connectionView(services: ApiServices, id: number) {
   const row = getConnectionRow(services.db, id);
   if (!row) throw new ApiError('not_found', `no connection ${id}`);
   return services.engine.summary(row);
-}
-
-const engineCodes: Partial<Record<RoleApiErrorCode, ErrorCode>> = {
-  invalid: 'invalid',
-  not_found: 'not_found',
-  paused: 'paused',
-  queue_full: 'queue_full',
-  unavailable: 'unavailable',
-  forbidden: 'forbidden',
-};
-
-function translateEngineError(error: unknown): never {
-  if (error instanceof RoleApiError) throw new ApiError(engineCodes[error.code] ?? 'conflict', error.message);
-  throw error;
-}
-
-/** The engine speaks the role API's error codes; people get the app API's. */
-function engineCall<T>(fn: () => T): T {
-  try {
-    const result = fn();
-    return (result instanceof Promise ? result.catch(translateEngineError) : result) as T;
-  } catch (error) {
-    return translateEngineError(error);
-  }
 }
 
 /**

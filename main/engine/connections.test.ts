@@ -352,9 +352,10 @@ describe('what a peer says about itself', () => {
       expect(seen).toMatchObject({ address: `127.0.0.1:${40_000 + i}`, addressFrom: 'peer' });
       attempts.push(seen.redial!.attempt);
     }
-    // Each link bob opened and dropped made alice wait longer before dialling what bob named.
-    expect(attempts).toEqual([...attempts].sort((a, b) => a - b));
-    expect(attempts.at(-1)! - attempts[0]!).toBeGreaterThanOrEqual(3);
+    // The links bob opened and dropped did not make alice dial what bob named any sooner:
+    // her backoff was not reset by them (only a dial of hers that works resets it).
+    expect(attempts[0]).toBeGreaterThanOrEqual(1);
+    expect(attempts).toEqual(attempts.map(() => attempts[0]));
     await bob.close();
   });
 });

@@ -7,14 +7,21 @@
 import { randomBytes } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type WebSocket from 'ws';
-import type { ContextKind, ConnectionSummary, TextState, TextView, ThreadSummary } from '../../shared/domain';
+import type {
+  ContextKind,
+  ContextRef,
+  ConnectionSummary,
+  TextState,
+  TextView,
+  ThreadSummary,
+} from '../../shared/domain';
 import type { AgentContext, PeerDirectoryEntry, TurnOutcome } from '../agents/types';
 import { threadAudience } from '../access/lookup';
 import { eventAudience } from '../access/rules';
 import type { Audience, EventHub } from '../events';
 import { log } from '../log';
 import type { Caller, PeerGateway } from '../role-api/server';
-import { RoleApiError, roleApiRequests } from '../role-api/protocol';
+import { roleApiRequests } from '../role-api/protocol';
 import type { RunManager } from '../runs/run-manager';
 import { transaction, type Db } from '../store/database';
 import {
@@ -29,7 +36,8 @@ import {
   invitationBySecretHash,
   listConnectionRows,
   peerRoles,
-  setConnectionAddress,
+  setAnnouncedAddress,
+  setConnectionRevoked,
   setConnectionStatus,
   setExposedRoles,
   setPeerRoles,
@@ -53,7 +61,6 @@ import {
   markRootGone,
   outgoingWaiting,
   outText,
-  queuedTexts,
   queuedTextsOfThread,
   setTextState,
   threadByWireId,
@@ -65,6 +72,8 @@ import {
 } from '../store/queries/threads';
 import { all, get, run as runSql } from '../store/sql';
 import { hashToken } from '../tokens';
+import { checkPeerAddress, cleanPeerName, sameName } from './announced';
+import { EngineError } from './errors';
 import { GroupCommit, type Tx } from './group-commit';
 import { ThreadCache, WireCounters, type ThreadState } from './wire-counters';
 import type { Identity } from './identity';
@@ -126,7 +135,10 @@ export class ConnectionEngine implements PeerGateway {
   private readonly threads: ThreadCache;
   private readonly links = new Map<number, PeerLink>();
   private readonly handshakes = new Set<PeerLink>();
-  private readonly dialers = new Map<number, { timer: NodeJS.Timeout | null; attempt: number; dialling: boolean }>();
+  private readonly dialers = new Map<
+    number,
+    { timer: NodeJS.Timeout | null; attempt: number; dialling: boolean; at: number | null }
+  >();
   private readonly lastErrors = new Map<number, string>();
   private listener: PeerListener | null = null;
   private ourAddress: string | null = null;
@@ -225,9 +237,9 @@ export class ConnectionEngine implements PeerGateway {
     roles: string[],
     expiresInMinutes = 24 * 60,
   ): { code: string; link: string; address: string; expiresAt: string } {
-    if (!this.ourAddress) throw new RoleApiError('unavailable', 'this installation is not listening for peers');
+    if (!this.ourAddress) throw new EngineError('unavailable', 'this installation is not listening for peers');
     for (const role of roles)
-      if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
+      if (!getRoleByName(this.db, role)) throw new EngineError('not_found', `no role named "${role}"`);
     const secret = newInviteSecret();
     const expiresAt = new Date(Date.now() + expiresInMinutes * 60_000).toISOString();
     transaction(this.db, () => insertInvitation(this.db, hashToken(secret), roles, createdBy, expiresAt));
@@ -251,23 +263,31 @@ export class ConnectionEngine implements PeerGateway {
     try {
       invite = decodeInvite(code);
     } catch (error) {
-      throw new RoleApiError('invalid', (error as Error).message);
+      throw new EngineError('invalid', (error as Error).message);
     }
     if (Date.parse(invite.expires) < Date.now())
-      throw new RoleApiError('invalid', 'this invitation has expired; ask for a new one');
+      throw new EngineError('invalid', 'this invitation has expired; ask for a new one');
     if (invite.fingerprint === this.options.identity.fingerprint)
-      throw new RoleApiError('invalid', 'this invitation is your own');
+      throw new EngineError('invalid', 'this invitation is your own');
     const existing = connectionByFingerprint(this.db, invite.fingerprint);
     if (existing?.status === 'revoked')
-      throw new RoleApiError('revoked', `you revoked ${existing.name}; a revoked peer cannot be paired again`);
-    if (existing) throw new RoleApiError('invalid', `you are already connected to ${existing.name}`);
+      throw new EngineError(
+        'revoked',
+        existing.revoked_by === 'peer'
+          ? `${existing.name} revoked this connection; a revoked peer cannot be paired again`
+          : `you revoked ${existing.name}; a revoked peer cannot be paired again`,
+      );
+    const address = checkPeerAddress(invite.address);
+    if (!address.ok)
+      throw new EngineError('invalid', `the invitation's address ${invite.address} is refused: ${address.reason}`);
+    if (existing) throw new EngineError('invalid', `you are already connected to ${existing.name}`);
     for (const role of roles)
-      if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
+      if (!getRoleByName(this.db, role)) throw new EngineError('not_found', `no role named "${role}"`);
     let dialled: Awaited<ReturnType<typeof dialPeer>>;
     try {
       dialled = await dialPeer(this.options.identity, invite.address, invite.fingerprint);
     } catch (error) {
-      throw new RoleApiError(
+      throw new EngineError(
         'unavailable',
         `could not reach ${invite.name} at ${invite.address}: ${(error as Error).message}`,
       );
@@ -286,22 +306,23 @@ export class ConnectionEngine implements PeerGateway {
     try {
       hello = await link.hello();
     } catch (error) {
-      throw new RoleApiError(
+      throw new EngineError(
         'invalid',
         `${invite.name} refused the invitation: ${(error as Error).message.replace(/^the peer closed the connection: /, '')}`,
       );
     }
     if (hello.protocol !== PROTOCOL_VERSION) {
       link.close(CloseCode.wrongProtocol, protocolMismatch(hello.protocol));
-      throw new RoleApiError('invalid', `${invite.name} ${protocolMismatch(hello.protocol)}`);
+      throw new EngineError('invalid', `${invite.name} ${protocolMismatch(hello.protocol)}`);
     }
     const connection = transaction(this.db, () => {
       const row = insertConnection(
         this.db,
         dialled.peer.fingerprint,
         dialled.peer.pem,
-        freeConnectionName(this.db, hello.name),
+        this.connectionName(hello.name),
         invite.address,
+        'invitation',
       );
       setExposedRoles(this.db, row.id, roleIds(this.db, roles));
       return row;
@@ -353,12 +374,29 @@ export class ConnectionEngine implements PeerGateway {
         return;
       }
       link.connectionId = connection.id;
-    } else if (hello.address) {
-      transaction(this.db, () => setConnectionAddress(this.db, link.connectionId!, hello.address));
     }
+    const note = hello.address === null ? null : this.takeAnnouncedAddress(link.connectionId, hello.address);
     link.send({ type: 'hello', protocol: PROTOCOL_VERSION, name: this.options.name(), address: this.ourAddress });
     this.handshakes.delete(link);
     this.opened(link);
+    if (note) this.noteError(link.connectionId, note);
+  }
+
+  /** The address a known peer announced: dialled from now on if it is one; otherwise why not. */
+  private takeAnnouncedAddress(connectionId: number, address: string): string | null {
+    const connection = getConnectionRow(this.db, connectionId)!;
+    if (address === connection.address) return null;
+    const checked = checkPeerAddress(address);
+    if (!checked.ok)
+      return `ignored the address ${connection.name} announced (${JSON.stringify(address)}): ${checked.reason}`;
+    transaction(this.db, () => setAnnouncedAddress(this.db, connectionId, address));
+    return null;
+  }
+
+  /** The name a connection gets from the one the peer announced: cleaned, never ours, never another's. */
+  private connectionName(announced: string): string {
+    const ours = this.options.name();
+    return freeConnectionName(this.db, cleanPeerName(announced), (name) => sameName(name, ours));
   }
 
   private redeem(peer: PeerCertificate, hello: HelloFrame): ConnectionRow | null {
@@ -367,12 +405,14 @@ export class ConnectionEngine implements PeerGateway {
     return transaction(this.db, () => {
       const invitation = invitationBySecretHash(this.db, secretHash);
       if (!invitation || invitation.used_at !== null || Date.parse(invitation.expires_at) < Date.now()) return null;
+      const address = hello.address !== null && checkPeerAddress(hello.address).ok ? hello.address : null;
       const row = insertConnection(
         this.db,
         peer.fingerprint,
         peer.pem,
-        freeConnectionName(this.db, hello.name),
-        hello.address,
+        this.connectionName(hello.name),
+        address,
+        'peer',
       );
       setExposedRoles(this.db, row.id, roleIds(this.db, JSON.parse(invitation.roles) as string[]));
       useInvitation(this.db, invitation.id, row.id);
@@ -396,8 +436,10 @@ export class ConnectionEngine implements PeerGateway {
     }
     this.links.set(connectionId, link);
     this.lastErrors.delete(connectionId);
+    // Only a dial of ours that worked shows the address works: a peer that dials in
+    // (and drops) does not make us dial what it named any sooner.
     const dialer = this.dialers.get(connectionId);
-    if (dialer) dialer.attempt = 0;
+    if (dialer && link.dialledBy === this.options.identity.fingerprint) dialer.attempt = 0;
     link.open((frame) => this.onFrame(link, frame));
     link.onClose((code, reason) => this.linkClosed(link, code, reason));
     link.send({
@@ -425,7 +467,7 @@ export class ConnectionEngine implements PeerGateway {
     if (!connection || connection.status === 'revoked' || !connection.address) return;
     let dialer = this.dialers.get(connectionId);
     if (!dialer) {
-      dialer = { timer: null, attempt: 0, dialling: false };
+      dialer = { timer: null, attempt: 0, dialling: false, at: null };
       this.dialers.set(connectionId, dialer);
     }
     if (dialer.timer || dialer.dialling) return;
@@ -434,8 +476,10 @@ export class ConnectionEngine implements PeerGateway {
     const delay = delayMs ?? Math.random() * ceiling;
     dialer.attempt++;
     const state = dialer;
+    state.at = Date.now() + delay;
     state.timer = setTimeout(() => {
       state.timer = null;
+      state.at = null;
       void this.dial(connectionId, state);
     }, delay);
     state.timer.unref();
@@ -648,6 +692,9 @@ export class ConnectionEngine implements PeerGateway {
       seq,
     );
     if (state.undelivered !== undefined) state.undelivered -= changes;
+    // A text that was on the wire when the owner paused failed then; an ack that still
+    // comes for it says it was delivered after all.
+    if (changes === 0) markAckedAfterPause(this.db, thread.id, seq);
     takeOffWire(link, thread.id, seq, tx);
     this.claimNext(link, state, after, tx);
     this.threadChangedAfter(thread, tx);
@@ -673,10 +720,11 @@ export class ConnectionEngine implements PeerGateway {
       setTextState(this.db, text.id, 'failed', reason);
       if (state.undelivered !== undefined) state.undelivered--;
       const peer = `${connection.name}/${thread.peer_role}`;
+      // Paused means nothing moves: the notice waits for the next turn.
       this.notify(
         thread,
         `Your text #${seq} to ${peer} was rejected (${reason}): ${rejectNotices[reason](connection.name)}`,
-        true,
+        connection.status === 'active',
       );
     }
     takeOffWire(link, thread.id, seq, tx);
@@ -735,6 +783,8 @@ export class ConnectionEngine implements PeerGateway {
         link.inFlight.clear();
         for (const [thread, seq] of before) link.inFlight.set(thread, seq);
       });
+      // Paused means nothing moves (pausing failed whatever waited, so this is a guard).
+      if (getConnectionRow(this.db, link.connectionId!)?.status !== 'active') return;
       for (const head of undeliveredHeads(this.db, link.connectionId!)) {
         const state = this.threads.byRowId(head.thread_id);
         if (!state) continue;
@@ -756,7 +806,7 @@ export class ConnectionEngine implements PeerGateway {
     if (run.context_kind !== 'thread') return { kind: run.context_kind, id: run.context_id, thread: null, state: null };
     const state = cached ? this.threads.byRowId(run.context_id) : undefined;
     const thread = state?.row ?? getThread(this.db, run.context_id);
-    if (!thread) throw new RoleApiError('closed', 'this agent conversation no longer exists');
+    if (!thread) throw new EngineError('closed', 'this agent conversation no longer exists');
     return { kind: thread.root_kind, id: thread.root_id, thread, state: state ?? null };
   }
 
@@ -767,7 +817,7 @@ export class ConnectionEngine implements PeerGateway {
   /** The send of a run of `role` (the role API's path; the wire benchmark calls it directly). */
   sendAs(run: RunRow, role: { id: number; name: string }, to: string, text: string): Promise<SendResult> {
     const match = PEER_ROLE.exec(to);
-    if (!match) return Promise.reject(new RoleApiError('invalid', `"${to}" must look like PEER/ROLE`));
+    if (!match) return Promise.reject(new EngineError('invalid', `"${to}" must look like PEER/ROLE`));
     const [, peerName, peerRole] = match as unknown as [string, string, string];
     // Checks first, then writes: no savepoint of its own (issue 3; see GroupCommit).
     return this.batch.run(
@@ -775,7 +825,7 @@ export class ConnectionEngine implements PeerGateway {
         const connection = this.usableConnection(peerName);
         const root = this.rootOf(run, true);
         if (root.thread?.root_gone)
-          throw new RoleApiError(
+          throw new EngineError(
             'closed',
             'the topic of this agent conversation was deleted; nothing more can be sent from it',
           );
@@ -826,7 +876,7 @@ export class ConnectionEngine implements PeerGateway {
    */
   replyWithOutput(run: RunRow, text: string, alongside?: () => void): Promise<SendResult> {
     const parsed = roleApiRequests.reply.shape.text.safeParse(text);
-    if (!parsed.success) return Promise.reject(new RoleApiError('invalid', parsed.error.issues[0]!.message));
+    if (!parsed.success) return Promise.reject(new EngineError('invalid', parsed.error.issues[0]!.message));
     return this.replyIn(run.context_id, parsed.data, alongside);
   }
 
@@ -866,7 +916,7 @@ export class ConnectionEngine implements PeerGateway {
       this.options.events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
     } else if (outcome.ok && outcome.output.trim()) {
       const parsed = roleApiRequests.report.shape.text.safeParse(outcome.output);
-      if (!parsed.success) throw new RoleApiError('invalid', parsed.error.issues[0]!.message);
+      if (!parsed.success) throw new EngineError('invalid', parsed.error.issues[0]!.message);
       await this.replyIn(thread.root_id, parsed.data, alongside);
     }
   }
@@ -878,10 +928,10 @@ export class ConnectionEngine implements PeerGateway {
   private replyIn(threadRowId: number, text: string, alongside?: () => void): Promise<SendResult> {
     return this.batch.run((after, tx) => {
       const state = this.threads.byRowId(threadRowId);
-      if (!state) throw new RoleApiError('closed', 'this agent conversation no longer exists');
+      if (!state) throw new EngineError('closed', 'this agent conversation no longer exists');
       const thread = state.row;
       if (thread.status === 'closed')
-        throw new RoleApiError('closed', `this agent conversation is closed (${thread.close_reason})`);
+        throw new EngineError('closed', `this agent conversation is closed (${thread.close_reason})`);
       const connection = this.usableConnection(getConnectionRow(this.db, thread.connection_id)!.name);
       this.checkLimits(connection, thread.id);
       tx.writing();
@@ -895,10 +945,10 @@ export class ConnectionEngine implements PeerGateway {
     const root = this.rootOf(caller.run);
     const author = { kind: 'role' as const, id: caller.role.id, name: caller.role.name };
     if (root.thread?.root_gone)
-      throw new RoleApiError('closed', 'the topic this agent conversation answered for was deleted');
+      throw new EngineError('closed', 'the topic this agent conversation answered for was deleted');
     if (root.kind === 'conversation') {
       const conversation = getConversationRow(this.db, root.id);
-      if (!conversation) throw new RoleApiError('closed', 'the conversation this answers for was deleted');
+      if (!conversation) throw new EngineError('closed', 'the conversation this answers for was deleted');
       const message = transaction(this.db, () => insertMessage(this.db, conversation.id, author, text));
       this.options.events.emit(
         { type: 'changed', kind: 'conversation', id: conversation.id },
@@ -908,7 +958,7 @@ export class ConnectionEngine implements PeerGateway {
     }
     if (root.kind === 'task') {
       const task = getTaskRow(this.db, root.id);
-      if (!task) throw new RoleApiError('closed', 'the task this answers for was deleted');
+      if (!task) throw new EngineError('closed', 'the task this answers for was deleted');
       const entry = transaction(this.db, () => insertTaskLog(this.db, task.id, 'report', author, text));
       this.options.events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
       return { reported: 'task', id: task.id, logId: entry.id };
@@ -917,7 +967,7 @@ export class ConnectionEngine implements PeerGateway {
     return this.batch.run((after, tx) => {
       const state = this.threads.byRowId(root.id);
       if (!state || state.row.status === 'closed')
-        throw new RoleApiError('closed', 'the agent conversation this answers for is closed');
+        throw new EngineError('closed', 'the agent conversation this answers for is closed');
       const connection = this.usableConnection(getConnectionRow(this.db, state.row.connection_id)!.name);
       this.checkLimits(connection, state.row.id);
       return { reported: 'thread', ...this.enqueue(connection, state, text, after, tx) };
@@ -940,7 +990,7 @@ export class ConnectionEngine implements PeerGateway {
   }
 
   /** A refusal for a connection that does not exist, naming whom the role can ask instead. */
-  private noConnection(name: string): RoleApiError {
+  private noConnection(name: string): EngineError {
     const directory = this.peers();
     const addresses = directory.flatMap((entry) =>
       entry.roles.map((role) => (entry.state === 'paused' ? `${role.address} (paused)` : role.address)),
@@ -951,16 +1001,16 @@ export class ConnectionEngine implements PeerGateway {
         : addresses.length === 0
           ? `no peer lets you address any of its roles yet (connections: ${directory.map((entry) => entry.peer).join(', ')})`
           : `you can address ${addresses.join(', ')}`;
-    return new RoleApiError('not_found', `no connection named "${name}"; ${alternatives}`);
+    return new EngineError('not_found', `no connection named "${name}"; ${alternatives}`);
   }
 
   /** A refusal for a role the peer does not expose, naming the ones it does. */
-  private notExposed(connection: ConnectionRow, role: string): RoleApiError {
+  private notExposed(connection: ConnectionRow, role: string): EngineError {
     const exposed = peerRoles(this.db, connection.id).map((r) => `${connection.name}/${r.name}`);
     const alternatives = exposed.length
       ? `${connection.name} lets you address ${exposed.join(', ')}`
       : `${connection.name} lets you address none of its roles`;
-    return new RoleApiError(
+    return new EngineError(
       'not_exposed',
       `${connection.name} does not let you address a role named "${role}"; ${alternatives}`,
     );
@@ -972,7 +1022,7 @@ export class ConnectionEngine implements PeerGateway {
     include: (threadRowId: number) => boolean = () => true,
   ): Promise<unknown> {
     const match = PEER_ROLE.exec(withPeerRole);
-    if (!match) return Promise.reject(new RoleApiError('invalid', `"${withPeerRole}" must look like PEER/ROLE`));
+    if (!match) return Promise.reject(new EngineError('invalid', `"${withPeerRole}" must look like PEER/ROLE`));
     const [, peerName, peerRole] = match as unknown as [string, string, string];
     const connection = connectionByName(this.db, peerName);
     if (!connection) return Promise.reject(this.noConnection(peerName));
@@ -995,21 +1045,21 @@ export class ConnectionEngine implements PeerGateway {
   private usableConnection(name: string): ConnectionRow {
     const connection = this.batch.memo(`connection named ${name}`, () => connectionByName(this.db, name));
     if (!connection) throw this.noConnection(name);
-    if (connection.status === 'revoked') throw new RoleApiError('revoked', `the connection to ${name} was revoked`);
+    if (connection.status === 'revoked') throw new EngineError('revoked', `the connection to ${name} was revoked`);
     if (connection.status === 'paused')
-      throw new RoleApiError('paused', `the connection to ${name} is paused; an owner can unpause it`);
+      throw new EngineError('paused', `the connection to ${name} is paused; an owner can unpause it`);
     return connection;
   }
 
   /** The budget and the queue limit, checked before a send writes anything. */
   private checkLimits(connection: ConnectionRow, threadRowId: number | undefined): void {
     if (threadRowId === undefined ? this.budget <= 0 : this.counters.overBudget(threadRowId, this.budget))
-      throw new RoleApiError(
+      throw new EngineError(
         'budget',
         `this agent conversation has sent ${this.budget} texts in the last hour, its limit; wait, or tell a person what you need`,
       );
     if (this.counters.outgoingFull(connection.id, connection.queue_limit))
-      throw new RoleApiError(
+      throw new EngineError(
         'queue_full',
         `${connection.name}'s queue is full (${connection.queue_limit} texts waiting to be delivered); try again later`,
       );
@@ -1079,34 +1129,43 @@ export class ConnectionEngine implements PeerGateway {
 
   // ---------------------------------------------------------------- owners' actions
 
+  /**
+   * Pauses the connection here (DESIGN §11.5, paused means nothing moves): in one
+   * transaction the status, every text waiting to be sent or on the wire failed with
+   * `paused` (never sent again; a late ack still marks it delivered), and the stop of
+   * every agent of its agent conversations; then the agents are signalled.
+   */
   async pause(connectionId: number, by: string): Promise<void> {
     const connection = this.requireConnection(connectionId);
-    if (connection.status === 'revoked')
-      throw new RoleApiError('revoked', `the connection to ${connection.name} was revoked`);
+    if (connection.status === 'revoked') throw revokedError(connection);
     if (connection.status === 'paused') return;
-    const failed = new Set<number>();
-    transaction(this.db, () => {
+    const threads = threadsOfConnection(this.db, connectionId);
+    const signal = transaction(this.db, () => {
       setConnectionStatus(this.db, connectionId, 'paused');
-      for (const text of queuedTexts(this.db, connectionId)) {
+      for (const text of waitingOutgoing(this.db, connectionId)) {
         setTextState(this.db, text.id, 'failed', 'paused');
-        failed.add(text.thread_id);
         const thread = getThread(this.db, text.thread_id)!;
         this.notify(
           thread,
-          `Your text #${text.seq} was not sent: ${by} paused the connection to ${connection.name}.`,
+          text.state === 'queued'
+            ? `Your text #${text.seq} was not sent: ${by} paused the connection to ${connection.name}.`
+            : `Your text #${text.seq} may not have reached ${connection.name}: ${by} paused the connection while it was on its way, and it will not be sent again.`,
           false,
         );
       }
+      return this.options.runs.stopInTransaction(threadContexts(threads), `${by} (paused the connection)`);
     });
-    // Texts changed state behind the thread cache: load it again.
+    // What was on the wire failed: nothing of it waits for an ack any more.
+    this.links.get(connectionId)?.inFlight.clear();
     this.threads.clear();
-    await this.stopAgents(threadsOfConnection(this.db, connectionId), `${by} (paused the connection)`);
     this.connectionChanged(connectionId);
-    for (const threadRowId of failed) this.threadChanged(threadRowId);
+    await signal();
+    for (const thread of threads) this.threadChanged(thread.id);
   }
 
   unpause(connectionId: number): void {
     const connection = this.requireConnection(connectionId);
+    if (connection.status === 'revoked') throw revokedError(connection);
     if (connection.status !== 'paused') return;
     transaction(this.db, () => setConnectionStatus(this.db, connectionId, 'active'));
     this.connectionChanged(connectionId);
@@ -1118,32 +1177,31 @@ export class ConnectionEngine implements PeerGateway {
     const link = this.links.get(connectionId);
     link?.send({ type: 'revoke' });
     this.links.delete(connectionId);
-    await this.endConnection(connectionId, `revoked by ${by}`);
+    await this.endConnection(connectionId, 'us', `revoked by ${by}`);
     link?.close(CloseCode.revoked, 'this connection was revoked');
   }
 
   private async revokedByPeer(connectionId: number, link: PeerLink): Promise<void> {
     const connection = getConnectionRow(this.db, connectionId)!;
-    await this.endConnection(connectionId, `revoked by ${connection.name}`);
+    await this.endConnection(connectionId, 'peer', `revoked by ${connection.name}`);
     link.close(CloseCode.revoked, 'revoked');
   }
 
-  private async endConnection(connectionId: number, reason: string): Promise<void> {
+  /** Revoked, by either side: every unacked text fails, every agent conversation closes, its agents stop. */
+  private async endConnection(connectionId: number, by: 'us' | 'peer', reason: string): Promise<void> {
     const threads = threadsOfConnection(this.db, connectionId);
-    transaction(this.db, () => {
-      setConnectionStatus(this.db, connectionId, 'revoked');
-      for (const thread of threads) {
-        closeThread(this.db, thread.id, reason);
-        for (const text of [...queuedTextsOfThread(this.db, thread.id), ...sentTexts(this.db, thread.id)])
-          setTextState(this.db, text.id, 'failed', 'revoke');
-      }
+    const signal = transaction(this.db, () => {
+      setConnectionRevoked(this.db, connectionId, by);
+      for (const thread of threads) closeThread(this.db, thread.id, reason);
+      for (const text of waitingOutgoing(this.db, connectionId)) setTextState(this.db, text.id, 'failed', 'revoke');
+      return this.options.runs.stopInTransaction(threadContexts(threads), reason);
     });
     this.threads.clear();
     const dialer = this.dialers.get(connectionId);
     if (dialer?.timer) clearTimeout(dialer.timer);
     this.dialers.delete(connectionId);
-    await this.stopAgents(threads, reason);
     this.connectionChanged(connectionId);
+    await signal();
     // Every agent conversation of it closed: open views must say so.
     for (const thread of threads) this.threadChanged(thread.id);
   }
@@ -1151,7 +1209,7 @@ export class ConnectionEngine implements PeerGateway {
   expose(connectionId: number, roles: string[]): void {
     this.requireConnection(connectionId);
     for (const role of roles)
-      if (!getRoleByName(this.db, role)) throw new RoleApiError('not_found', `no role named "${role}"`);
+      if (!getRoleByName(this.db, role)) throw new EngineError('not_found', `no role named "${role}"`);
     transaction(this.db, () => setExposedRoles(this.db, connectionId, roleIds(this.db, roles)));
     this.links.get(connectionId)?.send({
       type: 'roles',
@@ -1166,32 +1224,37 @@ export class ConnectionEngine implements PeerGateway {
     this.connectionChanged(connectionId);
   }
 
-  /** A conversation or task is being deleted: its agent conversations close, their agents stop, history stays. */
-  async closeRoot(kind: 'conversation' | 'task', id: number, by: string): Promise<void> {
-    const threads = threadsByRoot(this.db, kind, id);
-    if (threads.length === 0) return;
-    transaction(this.db, () => {
-      markRootGone(this.db, kind, id);
+  /**
+   * Deletes roots (conversations, tasks) in one step (DESIGN §11.6): one transaction
+   * closes their agent conversations, fails their unsent texts, commits the stop of
+   * every agent working for them or for the roots, and runs `remove` (the delete
+   * itself). A crash leaves the before or the after. `committed` runs right after the
+   * commit, before any event; the agents are signalled then, and this resolves once
+   * they are gone.
+   */
+  async deleteRoots(roots: ContextRef[], by: string, remove: () => void, committed?: () => void): Promise<void> {
+    let threads: ThreadRow[] = [];
+    const signal = transaction(this.db, () => {
+      threads = roots.flatMap((root) => (root.kind === 'thread' ? [] : threadsByRoot(this.db, root.kind, root.id)));
+      for (const root of roots) if (root.kind !== 'thread') markRootGone(this.db, root.kind, root.id);
       for (const thread of threads) {
         closeThread(this.db, thread.id, 'root deleted');
         for (const text of queuedTextsOfThread(this.db, thread.id)) setTextState(this.db, text.id, 'failed', 'closed');
       }
+      const stopping = this.options.runs.stopInTransaction([...threadContexts(threads), ...roots], by);
+      remove();
+      return stopping;
     });
+    committed?.();
     this.threads.clear();
-    await this.stopAgents(threads, by);
     for (const thread of threads) this.threadChanged(thread.id);
-  }
-
-  private async stopAgents(threads: ThreadRow[], by: string): Promise<void> {
-    await this.options.runs.stopAll(
-      threads.map((thread) => ({ kind: 'thread' as const, id: thread.id })),
-      by,
-    );
+    await signal();
+    await this.options.runs.reapOrphans();
   }
 
   private requireConnection(id: number): ConnectionRow {
     const connection = getConnectionRow(this.db, id);
-    if (!connection) throw new RoleApiError('not_found', `no connection ${id}`);
+    if (!connection) throw new EngineError('not_found', `no connection ${id}`);
     return connection;
   }
 
@@ -1203,6 +1266,8 @@ export class ConnectionEngine implements PeerGateway {
       name: connection.name,
       fingerprint: connection.fingerprint,
       address: connection.address,
+      addressFrom: connection.address_from,
+      redial: this.redialOf(connection.id),
       status: connection.status,
       online: this.isOnline(connection.id),
       queue: { used: outgoingWaiting(this.db, connection.id), limit: connection.queue_limit },
@@ -1211,6 +1276,12 @@ export class ConnectionEngine implements PeerGateway {
       lastError: this.lastErrors.get(connection.id) ?? null,
       createdAt: connection.created_at,
     };
+  }
+
+  private redialOf(connectionId: number): ConnectionSummary['redial'] {
+    const dialer = this.dialers.get(connectionId);
+    if (!dialer?.timer || dialer.at === null) return null;
+    return { attempt: dialer.attempt, at: new Date(dialer.at).toISOString() };
   }
 
   threadSummary(thread: ThreadRow): ThreadSummary {
@@ -1226,7 +1297,7 @@ export class ConnectionEngine implements PeerGateway {
     return {
       id: thread.id,
       threadId: thread.wire_id,
-      connection: { id: connection.id, name: connection.name },
+      connection: { id: connection.id, name: connection.name, fingerprint: connection.fingerprint },
       localRole: thread.local_role,
       peerRole: thread.peer_role,
       root: { kind: thread.root_kind, id: thread.root_id, gone: thread.root_gone === 1 },
@@ -1341,12 +1412,32 @@ function frameFailed(error: unknown): void {
   if ((error as Error).message !== 'shutting down') log.error('handling a peer frame failed', { error: String(error) });
 }
 
-function sentTexts(db: Db, threadRowId: number): TextRow[] {
+/** Outgoing texts of a connection waiting to be sent or on the wire, oldest first. */
+function waitingOutgoing(db: Db, connectionId: number): TextRow[] {
   return all<TextRow>(
     db,
-    "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND state = 'sent'",
-    threadRowId,
+    `SELECT texts.* FROM texts JOIN threads ON threads.id = texts.thread_id
+     WHERE texts.state IN ('queued', 'sent', 'received') AND texts.state IN ('queued', 'sent')
+       AND texts.direction = 'out' AND threads.connection_id = ? ORDER BY texts.id`,
+    connectionId,
   );
+}
+
+/** An ack for a text that failed because the owner paused while it was on the wire: it arrived. */
+function markAckedAfterPause(db: Db, threadRowId: number, seq: number): void {
+  runSql(
+    db,
+    "UPDATE texts SET state = 'acked', reason = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE thread_id = ? AND direction = 'out' AND seq = ? AND state = 'failed' AND reason = 'paused'",
+    threadRowId,
+    seq,
+  );
+}
+
+const threadContexts = (threads: ThreadRow[]): ContextRef[] =>
+  threads.map((thread) => ({ kind: 'thread' as const, id: thread.id }));
+
+function revokedError(connection: ConnectionRow): EngineError {
+  return new EngineError('revoked', `the connection to ${connection.name} was revoked`);
 }
 
 function roleIds(db: Db, names: string[]): number[] {

@@ -27,6 +27,7 @@ import {
   type RoleApiErrorCode,
   type RoleApiResponse,
 } from './protocol';
+import { fromEngine } from './engine-errors';
 
 export type Caller = { kind: 'run'; role: Role; run: RunRow; turn: TurnRow } | { kind: 'role'; role: Role };
 
@@ -98,7 +99,8 @@ export class RoleApiServer {
     try {
       const result = await this.dispatch(req);
       response = { ok: true, result };
-    } catch (error) {
+    } catch (thrown) {
+      const error = fromEngine(thrown);
       const known = error instanceof RoleApiError;
       if (!known) log.error('role API failure', { error: String((error as Error).stack ?? error) });
       const code: RoleApiErrorCode = known ? error.code : 'internal';

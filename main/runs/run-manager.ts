@@ -251,6 +251,7 @@ export class RunManager {
       if (!run) continue;
       const active = this.activeTurnOf(run.id);
       if (active) {
+        if (turns.includes(active)) continue;
         if (!active.stopCommitted) this.commitStop(active, reason);
         turns.push(active);
       } else if (holdWaitingWork(this.db, run) > 0) {
@@ -271,6 +272,7 @@ export class RunManager {
       }
     }
     return async () => {
+      for (const turn of turns) turn.stopCommitted = true;
       await Promise.all(turns.map((turn) => this.signalStop(turn, reason)));
       return held || turns.length > 0;
     };
@@ -549,7 +551,10 @@ export class RunManager {
 
   /** Commits the stop, then signals the agent and waits until its end is committed. */
   private async stopTurn(active: ActiveTurn, reason: string): Promise<void> {
-    if (!active.stopCommitted) transaction(this.db, () => this.commitStop(active, reason));
+    if (!active.stopCommitted) {
+      transaction(this.db, () => this.commitStop(active, reason));
+      active.stopCommitted = true;
+    }
     await this.signalStop(active, reason);
   }
 
@@ -620,7 +625,6 @@ export class RunManager {
    * handled, what waited is held for the next turn, and the agent will hear of the stop.
    */
   private commitStop(active: ActiveTurn, reason: string): void {
-    active.stopCommitted = true;
     const run = getRun(this.db, active.run.id);
     // The context was deleted meanwhile: its run, turns and inputs went with it.
     if (!run) return;

@@ -131,6 +131,14 @@ const seeds: Record<number, (db: Db) => void> = {
       "INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (?, 'out', 1, 'later', 'queued')",
     ).run(thread);
   },
+  13: (db) => {
+    db.prepare(
+      "INSERT INTO connections (id, fingerprint, cert, name, address, status, revoked_by, address_from) VALUES (2, 'ee00', 'PEM', 'dave', '127.0.0.1:4200', 'revoked', 'peer', 'peer')",
+    ).run();
+    db.prepare(
+      "INSERT INTO invitations (secret_hash, roles, expires_at, used_at, connection_id) VALUES ('h2', '[]', '2030-01-01', '2029-01-01', 2)",
+    ).run();
+  },
 };
 
 /** What must still be true after each later migration, for the data of each version. */
@@ -162,10 +170,10 @@ const checks: Record<number, (db: Db) => void> = {
       { session: 's-1' },
     ]),
   7: (db) => {
-    expect(db.prepare('SELECT name, status, queue_limit FROM connections').all()).toEqual([
+    expect(db.prepare('SELECT name, status, queue_limit FROM connections WHERE id = 1').all()).toEqual([
       { name: 'carol', status: 'active', queue_limit: 100 },
     ]);
-    expect(db.prepare('SELECT count(*) AS n FROM exposed_roles').get()).toEqual({ n: 1 });
+    expect(db.prepare('SELECT count(*) AS n FROM exposed_roles WHERE connection_id = 1').get()).toEqual({ n: 1 });
   },
   8: (db) => {
     expect(
@@ -230,6 +238,13 @@ const checks: Record<number, (db: Db) => void> = {
         )
         .run(),
     ).toThrow(/UNIQUE/);
+  },
+  13: (db) => {
+    // carol's address came from the invitation alice accepted; dave revoked us.
+    expect(db.prepare('SELECT name, address_from, revoked_by FROM connections ORDER BY id').all()).toEqual([
+      { name: 'carol', address_from: 'invitation', revoked_by: null },
+      { name: 'dave', address_from: 'peer', revoked_by: 'peer' },
+    ]);
   },
 };
 

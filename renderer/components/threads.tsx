@@ -241,7 +241,9 @@ export const ThreadCard = memo(function ThreadCard({
           <Avatar name={thread.connection.name} size="sm" />
           <span className="thread-title">
             <span className="thread-peer" title={peer}>
-              <strong>{thread.connection.name}</strong>
+              <strong title={`certificate ${thread.connection.fingerprint.slice(0, 16)}…`}>
+                {thread.connection.name}
+              </strong>
               <span className="sep">/</span>
               {thread.peerRole}
             </span>

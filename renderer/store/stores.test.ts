@@ -17,7 +17,7 @@ function thread(id: number, patch: Partial<ThreadSummary> = {}): ThreadSummary {
   return {
     id,
     threadId: `wire-${id}`,
-    connection: { id: 1, name: 'bob' },
+    connection: { id: 1, name: 'bob', fingerprint: 'ab'.repeat(32) },
     localRole: 'assistant',
     peerRole: 'researcher',
     root: { kind: 'conversation', id: 1, gone: false },

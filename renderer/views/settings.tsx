@@ -180,7 +180,8 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
         <div className="connection-title">
           <h3>{c.name}</h3>
           <p className="muted small">
-            {c.address ?? 'They dial in'} · paired{' '}
+            {c.address ? `${c.address}${c.addressFrom === 'peer' ? ' (as they announced it)' : ''}` : 'They dial in'} ·
+            paired{' '}
             <time dateTime={c.createdAt} title={fullTime(c.createdAt)}>
               {shortTime(c.createdAt)}
             </time>

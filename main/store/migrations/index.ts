@@ -11,6 +11,7 @@ import { dropThreadSeqs } from './0009-drop-thread-seqs';
 import { indexInputsByText } from './0010-index-inputs-by-text';
 import { neverReuseIds } from './0011-never-reuse-ids';
 import { nameWireThreadIds } from './0012-name-wire-thread-ids';
+import { recordConnectionProvenance } from './0013-connection-provenance';
 
 export interface Migration {
   version: number;
@@ -34,4 +35,5 @@ export const migrations: readonly Migration[] = [
   { version: 10, name: 'index-inputs-by-text', up: indexInputsByText },
   { version: 11, name: 'never-reuse-ids', up: neverReuseIds, foreignKeys: 'off' },
   { version: 12, name: 'name-wire-thread-ids', up: nameWireThreadIds },
+  { version: 13, name: 'connection-provenance', up: recordConnectionProvenance },
 ];

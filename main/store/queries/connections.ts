@@ -13,6 +13,10 @@ export interface ConnectionRow {
   queue_limit: number;
   created_at: string;
   revoked_at: string | null;
+  /** Which side revoked it: `us` (an owner here) or the peer. */
+  revoked_by: 'us' | 'peer' | null;
+  /** Where `address` came from: the invitation we accepted, or what the peer announced. */
+  address_from: 'invitation' | 'peer' | null;
 }
 
 export function listConnectionRows(db: Db): ConnectionRow[] {
@@ -31,12 +35,14 @@ export function connectionByName(db: Db, name: string): ConnectionRow | undefine
   return get<ConnectionRow>(db, 'SELECT * FROM connections WHERE name = ?', name);
 }
 
-/** A name not yet used by another connection: the peer's own, or it with a number. */
-export function freeConnectionName(db: Db, wanted: string): string {
-  const base = wanted.replace(/[\s/]+/g, '-').slice(0, 60) || 'peer';
+/**
+ * A name not yet used by another connection, nor `taken` (our own name, as
+ * `isTaken` compares): the wanted one, or it with a number.
+ */
+export function freeConnectionName(db: Db, wanted: string, isTaken: (name: string) => boolean = () => false): string {
   for (let n = 1; ; n++) {
-    const candidate = n === 1 ? base : `${base}-${n}`;
-    if (!connectionByName(db, candidate)) return candidate;
+    const candidate = n === 1 ? wanted : `${wanted}-${n}`;
+    if (!isTaken(candidate) && !connectionByName(db, candidate)) return candidate;
   }
 }
 
@@ -46,28 +52,34 @@ export function insertConnection(
   cert: string,
   name: string,
   address: string | null,
+  addressFrom: 'invitation' | 'peer',
 ): ConnectionRow {
   const id = insert(
     db,
-    'INSERT INTO connections (fingerprint, cert, name, address) VALUES (?, ?, ?, ?)',
+    'INSERT INTO connections (fingerprint, cert, name, address, address_from) VALUES (?, ?, ?, ?, ?)',
     fingerprint,
     cert,
     name,
     address,
+    address === null ? null : addressFrom,
   );
   return getConnectionRow(db, id)!;
 }
 
-export function setConnectionAddress(db: Db, id: number, address: string | null): void {
-  run(db, 'UPDATE connections SET address = ? WHERE id = ?', address, id);
+/** The address the peer announced (already checked): we dial it from now on. */
+export function setAnnouncedAddress(db: Db, id: number, address: string): void {
+  run(db, "UPDATE connections SET address = ?, address_from = 'peer' WHERE id = ?", address, id);
 }
 
-export function setConnectionStatus(db: Db, id: number, status: ConnectionStatus): void {
+export function setConnectionStatus(db: Db, id: number, status: Exclude<ConnectionStatus, 'revoked'>): void {
+  run(db, "UPDATE connections SET status = ? WHERE id = ? AND status != 'revoked'", status, id);
+}
+
+export function setConnectionRevoked(db: Db, id: number, by: 'us' | 'peer'): void {
   run(
     db,
-    `UPDATE connections SET status = ?, revoked_at = CASE WHEN ? = 'revoked' THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE revoked_at END WHERE id = ?`,
-    status,
-    status,
+    "UPDATE connections SET status = 'revoked', revoked_by = ?, revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND status != 'revoked'",
+    by,
     id,
   );
 }

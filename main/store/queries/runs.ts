@@ -133,9 +133,9 @@ export function runnableRuns(db: Db, limit: number): number[] {
  * Gives the texts waiting in an agent conversation's run their input rows (pending), in
  * seq order. `wakes: false` holds them: they go to the next turn, but do not start one.
  */
-export function adoptWaitingTexts(db: Db, runRow: RunRow, wakes = true): void {
-  if (runRow.context_kind !== 'thread') return;
-  run(
+export function adoptWaitingTexts(db: Db, runRow: RunRow, wakes = true): number {
+  if (runRow.context_kind !== 'thread') return 0;
+  return run(
     db,
     `INSERT INTO inputs (run_id, kind, body, author_name, wakes, text_id, created_at)
      SELECT ?, 'text', texts.body, connections.name || '/' || threads.peer_role, ?, texts.id, texts.created_at
@@ -147,7 +147,7 @@ export function adoptWaitingTexts(db: Db, runRow: RunRow, wakes = true): void {
     runRow.id,
     wakes ? 1 : 0,
     runRow.context_id,
-  );
+  ).changes;
 }
 
 /** The run's waiting work, oldest first (texts waiting in an agent conversation adopted first). */
@@ -229,16 +229,14 @@ export function lastTurnStopped(db: Db, runId: number): boolean {
 /**
  * Holds the run's waiting work: texts waiting in its agent conversation get their input
  * rows and every pending input stops waking the run. It all goes to the next turn, which
- * only new work starts. Returns how many inputs wait held.
+ * only new work starts. Returns how many were waking until now.
  */
 export function holdWaitingWork(db: Db, runRow: RunRow): number {
-  adoptWaitingTexts(db, runRow, false);
-  run(db, "UPDATE inputs SET wakes = 0 WHERE run_id = ? AND state = 'pending' AND wakes = 1", runRow.id);
-  return get<{ n: number }>(
-    db,
-    "SELECT count(*) AS n FROM inputs WHERE run_id = ? AND state = 'pending' AND kind != 'notice'",
-    runRow.id,
-  )!.n;
+  const adopted = adoptWaitingTexts(db, runRow, false);
+  return (
+    adopted +
+    run(db, "UPDATE inputs SET wakes = 0 WHERE run_id = ? AND state = 'pending' AND wakes = 1", runRow.id).changes
+  );
 }
 
 /**

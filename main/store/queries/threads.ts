@@ -206,15 +206,6 @@ export function undeliveredHeads(db: Db, connectionId: number): TextRow[] {
   );
 }
 
-export function queuedTexts(db: Db, connectionId: number): TextRow[] {
-  return all<TextRow>(
-    db,
-    `SELECT texts.* FROM texts JOIN threads ON threads.id = texts.thread_id
-     WHERE threads.connection_id = ? AND texts.direction = 'out' AND texts.state = 'queued' ORDER BY texts.id`,
-    connectionId,
-  );
-}
-
 export function queuedTextsOfThread(db: Db, threadRowId: number): TextRow[] {
   return all<TextRow>(
     db,
