@@ -8,8 +8,8 @@
 // the real migrations, synchronous=FULL, WAL, on the same disk.
 //
 // Parley ÷ this (`ratioStore`) is what the engine costs over its store; this ÷ wss is the
-// most any engine on this store could reach on this machine (issue 3's goal is measured
-// against wss).
+// most any engine on this store could reach on this machine (the engine's throughput
+// goal is measured against wss).
 import { mkdirSync } from 'node:fs';
 import https from 'node:https';
 import type { Socket } from 'node:net';

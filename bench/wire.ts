@@ -1,4 +1,4 @@
-// The wire benchmark (issue 3): two installations in separate processes (the wire peer
+// The wire benchmark: two installations in separate processes (the wire peer
 // driver, main/testing/wire-peer.ts), texts sent through the engine's real send path
 // (`ConnectionEngine.sendAs`, what `parley send` runs) from N agent conversations at
 // once, each committed by the receiving engine before its ack — against raw `ws`

@@ -6,8 +6,8 @@
 // A piece that checks everything before it writes (`savepoint: false`) runs without a
 // savepoint: it calls `tx.writing()` before its first write, and a refusal thrown
 // before that has nothing to undo. Should it fail after writing, the whole batch is
-// rolled back and run again with a savepoint per piece, as before (wire benchmark,
-// issue 3: SAVEPOINT and RELEASE were two of a text's ~13 statements per side).
+// rolled back and run again with a savepoint per piece (SAVEPOINT and RELEASE would
+// be two of a text's ~13 statements per side).
 import { closeSync, existsSync, fdatasync, fdatasyncSync, openSync } from 'node:fs';
 import { log } from '../log';
 import type { Db } from '../store/database';
@@ -39,7 +39,7 @@ interface Op {
 /**
  * At most this many pieces share a commit; more wait for the next one, started at once.
  * A bounded batch sends its frames sooner, so the peer works on them while this side
- * commits the rest (measured at 1000 agent conversations: ~6.5k → ~8.5k texts/s, issue 3).
+ * commits the rest (at 1000 agent conversations ~6.5k → ~8.5k texts/s).
  */
 const MAX_BATCH = 128;
 
@@ -61,7 +61,7 @@ export class GroupCommit {
 
   /**
    * One op in its own savepoint. Made once: better-sqlite3 builds a new wrapper on every
-   * db.transaction() call, which cost ~30 µs per text (wire benchmark, issue 3).
+   * db.transaction() call, which costs ~30 µs per text.
    */
   private readonly savepoint: (op: Op, after: After, tx: Tx) => unknown;
 
@@ -79,7 +79,7 @@ export class GroupCommit {
   /** The connection's synchronous level (FULL), restored after each group commit. */
   private readonly synchronous: number;
 
-  // The fsync off the event loop (wire benchmark, issue 3). With synchronous=FULL SQLite
+  // The fsync off the event loop. With synchronous=FULL SQLite
   // fsyncs the WAL inside COMMIT, blocking this process for the whole disk flush. A group
   // commit instead commits with synchronous=NORMAL (the WAL written, not flushed) and
   // flushes the WAL from libuv's thread pool; its after-actions (frames, acks, agents)
@@ -116,8 +116,7 @@ export class GroupCommit {
    * is sent again and the peer acks the repeat without processing it twice). A commit
    * where every piece says so skips the fsync (synchronous=NORMAL for that commit; WAL
    * order still makes it durable with the next FULL commit, and a killed process loses
-   * nothing either way). Added for the wire benchmark, issue 3: it takes one fsync out of
-   * every text's round trip.
+   * nothing either way). It takes one fsync out of every text's round trip.
    */
   run<T>(fn: (after: After, tx: Tx) => T, options: { durable?: boolean; savepoint?: boolean } = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('shutting down'));
@@ -168,7 +167,7 @@ export class GroupCommit {
    * outside one, computed every time. Only for rows no batched work changes (connections,
    * roles, exposed and peer roles: those change in transactions of their own, never
    * during a flush). Callers must not mutate what they get. Added for the wire
-   * benchmark, issue 3: a commit of 1000 texts looked the same connection up 1000 times.
+   * A commit of 1000 texts would otherwise look the same connection up 1000 times.
    */
   memo<T>(key: string, compute: () => T): T {
     const memos = this.memos;
@@ -215,7 +214,7 @@ export class GroupCommit {
   /**
    * Flushes the WAL in the thread pool, then completes the batches it covers. A commit
    * made while a flush runs starts its own at once (up to MAX_SYNCS): waiting for the
-   * running one first cost a batch up to two flushes (wire benchmark, issue 3). A flush
+   * running one first costs a batch up to two flushes. A flush
    * covers every commit made before it started, whichever order the flushes end in.
    */
   private startSync(): void {
@@ -328,7 +327,7 @@ export class GroupCommit {
    * flush, a burst (a peer's frames read at once) is cut in two: the first half's frames
    * leave one commit and one flush sooner, and the peer works on them while the second
    * half commits. While commits wait, batches form on their own and stay whole (wire
-   * benchmark, issue 3: 100 agent conversations ~+20%, 1000 unchanged).
+   * at 100 agent conversations ~+20%, at 1000 the same).
    */
   private batchLimit(): number {
     const idle = this.waiting.length === 0 && this.syncing === 0;

@@ -1,7 +1,7 @@
 // Checkpoints the database's write-ahead log from a worker thread with a connection of
 // its own, so copying the log into the database file and syncing that file do not stall
 // the event loop. SQLite did it inside whichever commit crossed 1000 log pages: a pause of
-// 5–30 ms every few dozen commits under a busy peer link (wire benchmark, issue 3).
+// 5–30 ms every few dozen commits under a busy peer link.
 //
 // The main connection keeps an automatic checkpoint as a backstop at a larger size: a log
 // that keeps growing while writes never pause (a checkpoint can only restart the log
