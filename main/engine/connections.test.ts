@@ -9,6 +9,8 @@ import { openPeer, pair } from '../testing/network';
 import { newThreadId, RawPeer, standInIdentity } from '../testing/raw-peer';
 import { loadOrCreateIdentity } from './identity';
 import { decodeInvite, encodeInvite } from './invitation';
+import type { EngineCore } from './core';
+import type { LinkManager } from './links';
 import type { PeerLink } from './peer-link';
 
 const open: TestInstallation[] = [];
@@ -38,8 +40,8 @@ async function setup(options: Parameters<typeof openPeer>[1] = {}) {
   return { alice, bob, assistant, conversation, ...ids };
 }
 
-const linkOf = (t: TestInstallation, id: number) =>
-  (t.installation.engine as unknown as { links: Map<number, PeerLink> }).links.get(id);
+const partsOf = (t: TestInstallation) => t.installation.engine as unknown as { core: EngineCore; links: LinkManager };
+const linkOf = (t: TestInstallation, id: number): PeerLink | undefined => partsOf(t).core.open.get(id)?.link;
 
 describe('connections', () => {
   it('keeps a text sent while the peer is down and delivers it when the peer is back, after a restart of the sender too', async () => {
@@ -75,14 +77,11 @@ describe('connections', () => {
     // Make the side that dialled second dial again while the first link is up: a race.
     const dialler = first.dialledBy === smaller ? larger : larger === alice ? bob : alice;
     const diallerConnection = dialler === alice ? acceptorConnectionId : inviterConnectionId;
-    const engine = dialler.installation.engine as unknown as {
-      dial(id: number, state: { dialling: boolean }): Promise<void>;
-      isOnline(id: number): boolean;
-    };
-    const isOnline = engine.isOnline.bind(engine);
-    engine.isOnline = () => false;
-    await engine.dial(diallerConnection, { dialling: false });
-    engine.isOnline = isOnline;
+    const links = partsOf(dialler).links;
+    const isOnline = links.isOnline.bind(links);
+    links.isOnline = () => false;
+    await links.dial(diallerConnection, { dialling: false });
+    links.isOnline = isOnline;
     // Both sides settle on the same link: the one dialled by the smaller installation ID.
     for (const [t, id] of [
       [alice, acceptorConnectionId],

@@ -70,8 +70,8 @@ async function threadOf(t: TestInstallation, conversationId: number): Promise<Th
   }, 'the agent conversation');
 }
 
-const outgoing = async (t: TestInstallation, threadId: number): Promise<TextView[]> =>
-  (await t.owner('threads.get', { id: threadId })).texts.filter((text) => text.direction === 'out');
+const outgoing = async (t: TestInstallation, threadRowId: number): Promise<TextView[]> =>
+  (await t.owner('threads.get', { id: threadRowId })).texts.filter((text) => text.direction === 'out');
 
 describe('pause: a text on the wire (DESIGN §11.5)', () => {
   it('“a text that was on the wire fails with paused and is never sent again”: not when the peer reconnects, and an ack that still arrives marks it delivered', async () => {

@@ -1,140 +1,112 @@
-// One live WebSocket to a peer, after TLS: the hello exchange, then frames. States
-// are explicit; a protocol violation closes the socket with a code that says why.
-import type { TLSSocket } from 'node:tls';
-import type WebSocket from 'ws';
+// One link to a peer, as a transport: frames over a FramePort (a TLS WebSocket, or an
+// in-memory pair in tests), with explicit states. It knows nothing of connections or
+// agent conversations; the engine decides what the hello means and what frames do.
+//
+//   awaiting-hello ──hello──▶ hello-received ──open()──▶ open
+//          │                         │                     │
+//          └──── close, timeout, protocol error ───────────┴──▶ closing ──▶ closed
+//
+// In `hello-received` the peer may already send more (its roles, a resend) before the
+// engine has decided: those frames wait, in order, until `open()`. A frame that breaks
+// the protocol closes the link with a code that says why.
 import { log } from '../log';
-import {
-  CloseCode,
-  closeReason,
-  decodeFrame,
-  encodeFrame,
-  ProtocolError,
-  type AckFrame,
-  type Frame,
-  type HelloFrame,
-} from './wire';
+import type { FramePort } from './frame-port';
 import type { PeerCertificate } from './transport';
+import { CloseCode, decodeFrame, encodeFrame, ProtocolError, type Frame, type HelloFrame } from './wire';
 
-export type LinkState = 'handshake' | 'open' | 'closed';
-
-/** A text on the wire: its seq, and its row so its ack can update it by id. */
-export interface InFlight {
-  seq: number;
-  textId: number;
-}
+export type LinkState = 'awaiting-hello' | 'hello-received' | 'open' | 'closing' | 'closed';
 
 const HELLO_TIMEOUT_MS = 10_000;
 const PING_EVERY_MS = 15_000;
 /** Frames a peer may send between its hello and the link opening here (its roles, a resend). */
 const MAX_EARLY_FRAMES = 10_000;
+/** A peer that does not finish the closing handshake is cut off after this. */
+const CLOSE_GRACE_MS = 2_000;
 
 export class PeerLink {
-  state: LinkState = 'handshake';
-  /** Set once the connection row exists (at once for known peers, after pairing otherwise). */
-  connectionId: number | null;
-  /** Per thread row id, the text on the wire waiting for its ack. */
-  readonly inFlight = new Map<number, InFlight>();
-  /**
-   * Acks read since the group commit that records them was queued; null once it ran or
-   * another frame came in after them (acks never pass a frame that came before them).
-   */
-  acks: AckFrame[] | null = null;
-  private helloWaiter: { resolve: (hello: HelloFrame) => void; reject: (error: Error) => void } | null = null;
+  private current: LinkState = 'awaiting-hello';
+  private theirHello: HelloFrame | null = null;
+  private helloWaiters: Array<{ resolve: (hello: HelloFrame) => void; reject: (error: Error) => void }> = [];
+  private failure: Error | null = null;
+  /** Frames that came after the peer's hello, before `open()`. */
+  private readonly early: Frame[] = [];
   private onFrame: ((frame: Frame) => void) | null = null;
   private readonly closeListeners: Array<(code: number, reason: string) => void> = [];
+  private readonly helloTimer: NodeJS.Timeout;
   private pingTimer: NodeJS.Timeout | null = null;
   private alive = true;
-  private corked = false;
-  /** Frames that came after the peer's hello, before `open()`: the peer may send them at once. */
-  private early: Frame[] | null = null;
 
   constructor(
-    readonly ws: WebSocket,
-    /** The TLS socket under `ws`. */
-    private readonly socket: TLSSocket,
+    private readonly port: FramePort,
+    /** The peer's certificate, pinned or about to be. */
     readonly peer: PeerCertificate,
     /** The fingerprint of the side that dialled: decides which link survives a race. */
     readonly dialledBy: string,
-    connectionId: number | null,
   ) {
-    this.connectionId = connectionId;
-    ws.on('message', (data: Buffer, isBinary) => this.receive(data, isBinary));
-    ws.on('close', (code, reason) => this.closed(code, reason.toString()));
-    ws.on('error', (error) => log.warn('peer socket error', { error: error.message }));
-    ws.on('pong', () => {
-      this.alive = true;
+    port.listen({
+      message: (data, isBinary) => this.receive(data, isBinary),
+      close: (code, reason) => this.closed(code, reason),
+      pong: () => {
+        this.alive = true;
+      },
     });
+    this.helloTimer = setTimeout(() => {
+      this.fail(new ProtocolError(CloseCode.protocolError, 'the peer did not say hello in time'));
+      this.close(CloseCode.protocolError, 'no hello');
+    }, HELLO_TIMEOUT_MS);
+    this.helloTimer.unref();
   }
 
-  /** Waits for the peer's hello (the first frame it may send). */
+  get state(): LinkState {
+    return this.current;
+  }
+
+  /** The peer's hello: resolves once it came; rejects if the link ends first. */
   hello(): Promise<HelloFrame> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new Error('the peer did not say hello in time'));
-        this.close(CloseCode.protocolError, 'no hello');
-      }, HELLO_TIMEOUT_MS);
-      this.helloWaiter = {
-        resolve: (hello) => {
-          clearTimeout(timer);
-          resolve(hello);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      };
-    });
+    if (this.theirHello) return Promise.resolve(this.theirHello);
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => this.helloWaiters.push({ resolve, reject }));
   }
 
-  /** Switches to the open state: frames go to `onFrame` from now on. */
+  /** hello-received → open: frames go to `onFrame` from now on, the early ones first. */
   open(onFrame: (frame: Frame) => void): void {
-    this.state = 'open';
+    if (this.current !== 'hello-received') throw new Error(`a link cannot open from ${this.current}`);
+    this.current = 'open';
     this.onFrame = onFrame;
-    const early = this.early;
-    this.early = null;
-    for (const frame of early ?? []) onFrame(frame);
+    for (const frame of this.early.splice(0)) {
+      if (this.current !== 'open') return;
+      onFrame(frame);
+    }
     this.pingTimer = setInterval(() => {
       if (!this.alive) {
-        this.ws.terminate();
+        this.port.terminate();
         return;
       }
       this.alive = false;
-      this.ws.ping();
+      this.port.ping();
     }, PING_EVERY_MS);
     this.pingTimer.unref();
   }
 
   send(frame: Frame): boolean {
-    if (this.state === 'closed' || this.ws.readyState !== this.ws.OPEN) return false;
-    // Frames sent in the same tick (a group commit's texts or acks) leave in one write:
-    // one syscall and TLS record run instead of one each, and the peer reads the burst
-    // at once, so it commits it as one batch rather than the first frame alone and the
-    // rest after (wire benchmark, issue 3).
-    if (!this.corked) {
-      this.corked = true;
-      this.socket.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.socket.uncork();
-      });
-    }
-    this.ws.send(encodeFrame(frame));
-    return true;
+    if (this.current === 'closing' || this.current === 'closed') return false;
+    return this.port.send(encodeFrame(frame));
   }
 
   onClose(listener: (code: number, reason: string) => void): void {
     this.closeListeners.push(listener);
   }
 
+  /** Starts closing; frames the peer sent before it saw the close still arrive. */
   close(code: number, reason: string): void {
-    if (this.state === 'closed') return;
-    this.ws.close(code, closeReason(reason));
-    // A peer that does not finish the closing handshake is cut off.
-    setTimeout(() => this.ws.terminate(), 2_000).unref();
+    if (this.current === 'closing' || this.current === 'closed') return;
+    this.current = 'closing';
+    this.port.close(code, reason);
+    setTimeout(() => this.port.terminate(), CLOSE_GRACE_MS).unref();
   }
 
-  private receive(data: Buffer, isBinary: boolean): void {
-    if (this.state === 'closed') return;
+  private receive(data: Buffer | string, isBinary: boolean): void {
+    if (this.current === 'closed') return;
     let frame: Frame;
     try {
       if (isBinary) throw new ProtocolError(CloseCode.protocolError, 'binary frames are not part of the protocol');
@@ -143,45 +115,52 @@ export class PeerLink {
       const protocolError =
         error instanceof ProtocolError ? error : new ProtocolError(CloseCode.protocolError, 'bad frame');
       log.warn('closing a peer socket: protocol error', { reason: protocolError.message });
-      this.helloWaiter?.reject(protocolError);
+      this.fail(protocolError);
       this.close(protocolError.closeCode, protocolError.message);
       return;
     }
-    if (this.state === 'handshake') {
-      if (this.early) {
-        // The hello came; what follows it waits for the link to open.
-        if (frame.type === 'hello') this.close(CloseCode.protocolError, 'hello after the handshake');
-        else if (this.early.length >= MAX_EARLY_FRAMES)
-          this.close(CloseCode.protocolError, 'too many frames before open');
+    switch (this.current) {
+      case 'awaiting-hello':
+        if (frame.type !== 'hello') {
+          this.protocolError(`expected hello, got ${frame.type}`);
+          return;
+        }
+        clearTimeout(this.helloTimer);
+        this.current = 'hello-received';
+        this.theirHello = frame;
+        for (const waiter of this.helloWaiters.splice(0)) waiter.resolve(frame);
+        return;
+      case 'hello-received':
+        if (frame.type === 'hello') this.protocolError('hello after the handshake');
+        else if (this.early.length >= MAX_EARLY_FRAMES) this.protocolError('too many frames before open');
         else this.early.push(frame);
         return;
-      }
-      if (frame.type !== 'hello') {
-        this.helloWaiter?.reject(new ProtocolError(CloseCode.protocolError, `expected hello, got ${frame.type}`));
-        this.close(CloseCode.protocolError, `expected hello, got ${frame.type}`);
+      case 'open':
+      case 'closing':
+        if (frame.type === 'hello') this.protocolError('hello after the handshake');
+        else this.onFrame?.(frame);
         return;
-      }
-      const waiter = this.helloWaiter;
-      this.helloWaiter = null;
-      this.early = [];
-      waiter?.resolve(frame);
-      return;
     }
-    if (frame.type === 'hello') {
-      this.close(CloseCode.protocolError, 'hello after the handshake');
-      return;
-    }
-    this.onFrame?.(frame);
+  }
+
+  private protocolError(message: string): void {
+    this.fail(new ProtocolError(CloseCode.protocolError, message));
+    this.close(CloseCode.protocolError, message);
+  }
+
+  /** The hello will never come: whoever waits for it hears why. */
+  private fail(error: Error): void {
+    if (this.theirHello || this.failure) return;
+    this.failure = error;
+    for (const waiter of this.helloWaiters.splice(0)) waiter.reject(error);
   }
 
   private closed(code: number, reason: string): void {
-    if (this.state === 'closed') return;
-    this.state = 'closed';
+    if (this.current === 'closed') return;
+    this.current = 'closed';
+    clearTimeout(this.helloTimer);
     if (this.pingTimer) clearInterval(this.pingTimer);
-    this.helloWaiter?.reject(
-      new Error(reason ? `the peer closed the connection: ${reason}` : `the connection closed (${code})`),
-    );
-    this.helloWaiter = null;
+    this.fail(new Error(reason ? `the peer closed the connection: ${reason}` : `the connection closed (${code})`));
     for (const listener of this.closeListeners) listener(code, reason);
   }
 }

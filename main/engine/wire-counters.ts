@@ -1,8 +1,8 @@
-// The engine's per-text checks without per-text scans (added for the wire benchmark,
-// issue 3). Each send and each received text checks a limit — the connection's queue
-// limit both ways, the agent conversation's hourly budget — and each ack looks for the
-// agent conversation's next text to put on the wire. Done with plain queries these
-// walk a thread's or a connection's whole history (the texts index is (thread_id,
+// The engine's per-text checks without per-text scans. Each send and each received
+// text checks a limit — the connection's queue limit both ways, the agent
+// conversation's hourly budget — and each ack looks for the agent conversation's next
+// text to put on the wire. Done with plain queries these walk a thread's or a
+// connection's whole history (the texts index is (thread_id,
 // direction, seq); the partial index on waiting states is not usable for `state IN
 // (...)` lists), so a long agent conversation got slower with every text.
 //
@@ -12,16 +12,8 @@
 // true count is below it; at the limit the true count is taken again. A rolled-back
 // insert leaves the bound too high, which is safe. The result of every check is what
 // the plain query would have said.
-import type { ContextKind } from '../../shared/domain';
 import type { Db } from '../store/database';
-import {
-  getThread,
-  lastSeq,
-  openLocalThread,
-  threadByWireId,
-  type TextRow,
-  type ThreadRow,
-} from '../store/queries/threads';
+import type { TextRow } from '../store/queries/threads';
 import { get } from '../store/sql';
 
 export class WireCounters {
@@ -152,119 +144,3 @@ function sentInLastHour(db: Db, threadRowId: number, budget: number): number {
     Math.min(budget, Number.MAX_SAFE_INTEGER),
   )!.n;
 }
-
-/**
- * An agent conversation as the engine's hot paths see it: its row, its seqs and what it
- * knows about its outgoing texts, kept current by the engine as it writes.
- */
-export interface ThreadState {
-  row: ThreadRow;
-  /** The last seq sent or received, read from the texts on first use. */
-  outSeq?: number;
-  inSeq?: number;
-  /** Outgoing texts queued or sent; undefined when not known (counted when needed). */
-  undelivered?: number;
-  /** The run that takes its incoming texts, once known. */
-  runId?: number;
-}
-
-/**
- * Agent conversations kept in memory so a text does not read its thread's row again
- * (added for the wire benchmark, issue 3). Rows are loaded on first use, inside the
- * caller's transaction, and changed by the engine as it writes them. Anything that
- * changes rows behind the cache's back — closing, pausing, revoking, a rolled-back
- * group commit — calls `clear()`, and the next use loads them again.
- */
-export class ThreadCache {
-  private readonly byId = new Map<number, ThreadState>();
-  private readonly byWire = new Map<string, ThreadState>();
-  /** Open, locally started threads by the sender key of ADR 0035. */
-  private readonly bySender = new Map<string, ThreadState>();
-
-  constructor(private readonly db: Db) {}
-
-  clear(): void {
-    this.byId.clear();
-    this.byWire.clear();
-    this.bySender.clear();
-  }
-
-  /** Drops one thread (its row changed behind the cache's back). */
-  forget(state: ThreadState): void {
-    const row = state.row;
-    this.byId.delete(row.id);
-    this.byWire.delete(wireKey(row.connection_id, row.wire_id));
-    if (row.local_role_id !== null)
-      this.bySender.delete(senderKey(row.connection_id, row.root_kind, row.root_id, row.local_role_id, row.peer_role));
-  }
-
-  byRowId(id: number): ThreadState | undefined {
-    return this.byId.get(id) ?? this.load(getThread(this.db, id));
-  }
-
-  byWireId(connectionId: number, threadId: string): ThreadState | undefined {
-    return (
-      this.byWire.get(wireKey(connectionId, threadId)) ?? this.load(threadByWireId(this.db, connectionId, threadId))
-    );
-  }
-
-  /** The open, locally started thread of a sender key. */
-  openLocal(
-    connectionId: number,
-    rootKind: ContextKind,
-    rootId: number,
-    localRoleId: number,
-    peerRole: string,
-  ): ThreadState | undefined {
-    const state = this.bySender.get(senderKey(connectionId, rootKind, rootId, localRoleId, peerRole));
-    if (state) return state;
-    return this.load(openLocalThread(this.db, connectionId, rootKind, rootId, localRoleId, peerRole));
-  }
-
-  /** A row just read afresh: replaces what the cache knew of that thread. */
-  reload(row: ThreadRow): ThreadState {
-    const known = this.byId.get(row.id);
-    if (known) this.forget(known);
-    return this.load(row)!;
-  }
-
-  /** A row just read or inserted (inside the current transaction). */
-  load(row: ThreadRow | undefined): ThreadState | undefined {
-    if (!row) return undefined;
-    const known = this.byId.get(row.id);
-    if (known) return known;
-    // A bound on memory: past it, start over (rows load again on use).
-    if (this.byId.size >= MAX_CACHED_THREADS) this.clear();
-    const state: ThreadState = { row };
-    this.byId.set(row.id, state);
-    this.byWire.set(wireKey(row.connection_id, row.wire_id), state);
-    if (row.status === 'open' && row.started_by === 'local' && row.local_role_id !== null)
-      this.bySender.set(
-        senderKey(row.connection_id, row.root_kind, row.root_id, row.local_role_id, row.peer_role),
-        state,
-      );
-    return state;
-  }
-
-  /**
-   * The thread's last seq one way. Kept in memory rather than in the thread's row: one
-   * write less per text, and at 1000 agent conversations the rows' pages were a scattered
-   * page per text in every commit (wire benchmark, issue 3).
-   */
-  lastSeq(state: ThreadState, direction: 'out' | 'in'): number {
-    if (direction === 'out') return (state.outSeq ??= lastSeq(this.db, state.row.id, 'out'));
-    return (state.inSeq ??= lastSeq(this.db, state.row.id, 'in'));
-  }
-
-  /** Outgoing texts of the thread queued or sent, counted once and then kept by the engine. */
-  undelivered(state: ThreadState, counters: WireCounters): number {
-    state.undelivered ??= counters.countUndelivered(state.row.id);
-    return state.undelivered;
-  }
-}
-
-const MAX_CACHED_THREADS = 100_000;
-
-const wireKey = (connectionId: number, threadId: string) => `${connectionId} ${threadId}`;
-const senderKey = (connectionId: number, rootKind: string, rootId: number, roleId: number, peerRole: string) =>
-  `${connectionId} ${rootKind} ${rootId} ${roleId} ${peerRole}`;

@@ -197,11 +197,11 @@ export class RoleApiServer {
    */
   private noted(caller: Extract<Caller, { kind: 'run' }>, result: unknown): unknown {
     if (caller.run.context_kind !== 'thread') return result;
-    const { threadId, reported } = (result ?? {}) as { threadId?: unknown; reported?: unknown };
+    const { threadRowId, reported } = (result ?? {}) as { threadRowId?: unknown; reported?: unknown };
     const turnId = caller.turn.id;
-    if (threadId === caller.run.context_id) this.options.runs.noteTurnAction(turnId, 'replied');
+    if (threadRowId === caller.run.context_id) this.options.runs.noteTurnAction(turnId, 'replied');
     else if (reported !== undefined) this.options.runs.noteTurnAction(turnId, 'reported');
-    else if (threadId !== undefined) this.options.runs.noteTurnAction(turnId, 'relayed');
+    else if (threadRowId !== undefined) this.options.runs.noteTurnAction(turnId, 'relayed');
     return result;
   }
 

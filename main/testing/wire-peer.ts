@@ -384,10 +384,10 @@ class Driver {
       }
       stats.sent++;
       this.progress.sent++;
-      root.threadRowId = result.threadId;
+      root.threadRowId = result.threadRowId;
       const outcome = await new Promise<{ state: 'acked' | 'failed'; at: number }>((resolve) => {
-        let queue = this.waiting.get(result.threadId);
-        if (!queue) this.waiting.set(result.threadId, (queue = []));
+        let queue = this.waiting.get(result.threadRowId);
+        if (!queue) this.waiting.set(result.threadRowId, (queue = []));
         queue.push({ seq: result.seq, t0: start, resolve });
       });
       if (outcome.state === 'acked') {

@@ -97,7 +97,7 @@ export function insertInput(
 /**
  * An agent conversation's incoming texts wait where they were committed, as `received`
  * texts, rather than being copied into inputs on arrival: the copy cost the receiver a
- * second row and a page of the pending index per text (wire benchmark, issue 3). A text
+ * second row and a page of the pending index per text. A text
  * becomes an input of its thread's run when a turn takes it (or a stop drops it); until
  * then "received and no input row" is what counts as waiting.
  */

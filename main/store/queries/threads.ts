@@ -174,7 +174,7 @@ export function setTextState(db: Db, id: number, state: TextState, reason: strin
 
 /**
  * Marks outgoing texts acked, by id, those still waiting to be delivered; returns the ids
- * it changed. One statement for a batch of acks (wire benchmark, issue 3).
+ * it changed. One statement for a batch of acks.
  */
 export function ackTexts(db: Db, ids: number[]): number[] {
   return all<{ id: number }>(
@@ -214,6 +214,30 @@ export function queuedTextsOfThread(db: Db, threadRowId: number): TextRow[] {
   );
 }
 
+/**
+ * Outgoing texts of a connection waiting to be sent or on the wire, oldest first. The
+ * repeated `state IN (...)` term is the partial index's own condition (texts_waiting).
+ */
+export function waitingOutgoing(db: Db, connectionId: number): TextRow[] {
+  return all<TextRow>(
+    db,
+    `SELECT texts.* FROM texts JOIN threads ON threads.id = texts.thread_id
+     WHERE texts.state IN ('queued', 'sent', 'received') AND texts.state IN ('queued', 'sent')
+       AND texts.direction = 'out' AND threads.connection_id = ? ORDER BY texts.id`,
+    connectionId,
+  );
+}
+
+/** An ack for a text that failed because the owner paused while it was on the wire: it arrived. */
+export function markAckedAfterPause(db: Db, threadRowId: number, seq: number): void {
+  run(
+    db,
+    "UPDATE texts SET state = 'acked', reason = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE thread_id = ? AND direction = 'out' AND seq = ? AND state = 'failed' AND reason = 'paused'",
+    threadRowId,
+    seq,
+  );
+}
+
 /** Outgoing texts waiting to be sent or acked across a connection: what its queue limit bounds. */
 export function outgoingWaiting(db: Db, connectionId: number): number {
   return get<{ n: number }>(
@@ -230,6 +254,19 @@ export function sentInLastHour(db: Db, threadRowId: number): number {
     "SELECT count(*) AS n FROM texts WHERE thread_id = ? AND direction = 'out' AND created_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour')",
     threadRowId,
   )!.n;
+}
+
+/** How many texts of a thread are in each state. */
+export function textCounts(db: Db, threadRowId: number): Array<{ state: TextState; n: number }> {
+  return all<{ state: TextState; n: number }>(
+    db,
+    'SELECT state, count(*) AS n FROM texts WHERE thread_id = ? GROUP BY state',
+    threadRowId,
+  );
+}
+
+export function lastText(db: Db, threadRowId: number): TextRow | undefined {
+  return get<TextRow>(db, 'SELECT * FROM texts WHERE thread_id = ? ORDER BY id DESC LIMIT 1', threadRowId);
 }
 
 export function listTexts(db: Db, threadRowId: number, limit = 500, before = Number.MAX_SAFE_INTEGER): TextRow[] {

@@ -1,0 +1,177 @@
+// What owners (and deletes) do to connections and roots: pause and unpause (local,
+// reversible), revoke (permanent, both sides), delete a root, choose what a peer may
+// address, set the queue limit. Each writes its whole decision in one transaction,
+// then signals the agents it stopped and tells the UI.
+import type { ContextRef } from '../../shared/domain';
+import { transaction } from '../store/database';
+import {
+  exposedRoles,
+  setConnectionRevoked,
+  setConnectionStatus,
+  setExposedRoles,
+  setQueueLimit,
+  type ConnectionRow,
+} from '../store/queries/connections';
+import {
+  closeThread,
+  getThread,
+  markRootGone,
+  queuedTextsOfThread,
+  setTextState,
+  threadsByRoot,
+  threadsOfConnection,
+  waitingOutgoing,
+  type ThreadRow,
+} from '../store/queries/threads';
+import { getRoleByName } from '../store/queries/roles';
+import type { EngineCore, OpenLink } from './core';
+import { EngineError } from './errors';
+import type { LinkManager } from './links';
+import { roleIds } from './pairing';
+import { CloseCode } from './wire';
+
+export class Control {
+  constructor(
+    private readonly core: EngineCore,
+    private readonly links: LinkManager,
+  ) {}
+
+  /**
+   * Pauses the connection here (DESIGN §11.5, paused means nothing moves): in one
+   * transaction the status, every text waiting to be sent or on the wire failed with
+   * `paused` (never sent again; a late ack still marks it delivered), and the stop of
+   * every agent of its agent conversations; then the agents are signalled.
+   */
+  async pause(connectionId: number, by: string): Promise<void> {
+    const { db } = this.core;
+    const connection = this.core.requireConnection(connectionId);
+    if (connection.status === 'revoked') throw revokedError(connection);
+    if (connection.status === 'paused') return;
+    const threads = threadsOfConnection(db, connectionId);
+    const signal = transaction(db, () => {
+      setConnectionStatus(db, connectionId, 'paused');
+      for (const text of waitingOutgoing(db, connectionId)) {
+        setTextState(db, text.id, 'failed', 'paused');
+        this.core.notify(
+          getThread(db, text.thread_id)!,
+          text.state === 'queued'
+            ? `Your text #${text.seq} was not sent: ${by} paused the connection to ${connection.name}.`
+            : `Your text #${text.seq} may not have reached ${connection.name}: ${by} paused the connection while it was on its way, and it will not be sent again.`,
+          false,
+        );
+      }
+      return this.core.options.runs.stopInTransaction(threadContexts(threads), `${by} (paused the connection)`);
+    });
+    // What was on the wire failed: nothing of it waits for an ack any more.
+    this.core.open.get(connectionId)?.inFlight.clear();
+    this.core.threads.clear();
+    this.core.connectionChanged(connectionId);
+    await signal();
+    for (const thread of threads) this.core.threadChanged(thread.id);
+  }
+
+  /** Unpause restarts nothing: what was stopped stays stopped until new work comes. */
+  unpause(connectionId: number): void {
+    const connection = this.core.requireConnection(connectionId);
+    if (connection.status === 'revoked') throw revokedError(connection);
+    if (connection.status !== 'paused') return;
+    transaction(this.core.db, () => setConnectionStatus(this.core.db, connectionId, 'active'));
+    this.core.connectionChanged(connectionId);
+  }
+
+  /** Revokes for good: a `revoke` frame when the peer is there, then the same ending as when the peer revokes. */
+  async revoke(connectionId: number, by: string): Promise<void> {
+    const connection = this.core.requireConnection(connectionId);
+    if (connection.status === 'revoked') return;
+    const open = this.links.detach(connectionId);
+    open?.link.send({ type: 'revoke' });
+    await this.endConnection(connectionId, 'us', `revoked by ${by}`);
+    open?.link.close(CloseCode.revoked, 'this connection was revoked');
+  }
+
+  async revokedByPeer(open: OpenLink): Promise<void> {
+    const connection = this.core.requireConnection(open.connectionId);
+    if (connection.status !== 'revoked') {
+      this.links.detach(open.connectionId);
+      await this.endConnection(open.connectionId, 'peer', `revoked by ${connection.name}`);
+    }
+    open.link.close(CloseCode.revoked, 'revoked');
+  }
+
+  /** Revoked, by either side: every unacked text fails, every agent conversation closes, its agents stop. */
+  private async endConnection(connectionId: number, by: 'us' | 'peer', reason: string): Promise<void> {
+    const { db } = this.core;
+    const threads = threadsOfConnection(db, connectionId);
+    const signal = transaction(db, () => {
+      setConnectionRevoked(db, connectionId, by);
+      for (const thread of threads) closeThread(db, thread.id, reason);
+      for (const text of waitingOutgoing(db, connectionId)) setTextState(db, text.id, 'failed', 'revoke');
+      return this.core.options.runs.stopInTransaction(threadContexts(threads), reason);
+    });
+    this.core.threads.clear();
+    this.core.connectionChanged(connectionId);
+    await signal();
+    for (const thread of threads) this.core.threadChanged(thread.id);
+  }
+
+  /**
+   * Deletes roots (conversations, tasks) in one step (DESIGN §11.6): one transaction
+   * closes their agent conversations, fails their unsent texts, commits the stop of
+   * every agent working for them or for the roots, and runs `remove` (the delete
+   * itself). A crash leaves the before or the after. `committed` runs right after the
+   * commit, before any event; the agents are signalled then, and this resolves once
+   * they are gone.
+   */
+  async deleteRoots(roots: ContextRef[], by: string, remove: () => void, committed?: () => void): Promise<void> {
+    const { db } = this.core;
+    let threads: ThreadRow[] = [];
+    const signal = transaction(db, () => {
+      threads = roots.flatMap((root) => (root.kind === 'thread' ? [] : threadsByRoot(db, root.kind, root.id)));
+      for (const root of roots) if (root.kind !== 'thread') markRootGone(db, root.kind, root.id);
+      for (const thread of threads) {
+        closeThread(db, thread.id, 'root deleted');
+        for (const text of queuedTextsOfThread(db, thread.id)) setTextState(db, text.id, 'failed', 'closed');
+      }
+      const stopping = this.core.options.runs.stopInTransaction([...threadContexts(threads), ...roots], by);
+      remove();
+      return stopping;
+    });
+    committed?.();
+    this.core.threads.clear();
+    for (const thread of threads) this.core.threadChanged(thread.id);
+    await signal();
+    await this.core.options.runs.reapOrphans();
+  }
+
+  expose(connectionId: number, roles: string[]): void {
+    const { db } = this.core;
+    this.core.requireConnection(connectionId);
+    for (const role of roles)
+      if (!getRoleByName(db, role)) throw new EngineError('not_found', `no role named "${role}"`);
+    transaction(db, () => setExposedRoles(db, connectionId, roleIds(db, roles)));
+    const open = this.core.open.get(connectionId);
+    if (open) this.sendRoles(open);
+    this.core.connectionChanged(connectionId);
+  }
+
+  /** The roles this side lets the peer address: sent when a link opens and when they change. */
+  sendRoles(open: OpenLink): void {
+    open.link.send({
+      type: 'roles',
+      roles: exposedRoles(this.core.db, open.connectionId).map((r) => ({ name: r.name, description: r.description })),
+    });
+  }
+
+  setQueueLimit(connectionId: number, limit: number): void {
+    this.core.requireConnection(connectionId);
+    transaction(this.core.db, () => setQueueLimit(this.core.db, connectionId, limit));
+    this.core.connectionChanged(connectionId);
+  }
+}
+
+const threadContexts = (threads: ThreadRow[]): ContextRef[] =>
+  threads.map((thread) => ({ kind: 'thread' as const, id: thread.id }));
+
+function revokedError(connection: ConnectionRow): EngineError {
+  return new EngineError('revoked', `the connection to ${connection.name} was revoked`);
+}

@@ -1,0 +1,319 @@
+// Links to peers: listening, dialling with backoff, the handshake on every new link,
+// and one open link per connection. Both sides dial whenever they are not connected;
+// when two links meet, both keep the one dialled by the smaller installation ID.
+import type { TLSSocket } from 'node:tls';
+import type WebSocket from 'ws';
+import type { ConnectionSummary } from '../../shared/domain';
+import { log } from '../log';
+import { transaction } from '../store/database';
+import {
+  connectionByFingerprint,
+  getConnectionRow,
+  listConnectionRows,
+  setAnnouncedAddress,
+} from '../store/queries/connections';
+import { checkPeerAddress } from './announced';
+import type { EngineCore, OpenLink } from './core';
+import { wsFramePort } from './frame-port';
+import { handshake, HandshakeError, type Admission } from './handshake';
+import { PeerLink } from './peer-link';
+import { attemptsAfterOpen, keepNewLink, redialDelay, type Backoff } from './redial';
+import { dialPeer, listenForPeers, type PeerCertificate, type PeerListener } from './transport';
+import { CloseCode, PROTOCOL_VERSION, type Frame, type HelloFrame } from './wire';
+
+export interface LinkEvents {
+  /** A link opened for a connection (after the handshake, and after any duplicate was settled). */
+  opened(open: OpenLink): void;
+  frame(open: OpenLink, frame: Frame): void;
+  /** Decides on a stranger's hello: the connection its invitation makes, or null. */
+  admitStranger(peer: PeerCertificate, hello: HelloFrame): number | null;
+}
+
+interface Dialer {
+  timer: NodeJS.Timeout | null;
+  /** Dials that did not bring a link since the last one of ours that did. */
+  attempt: number;
+  dialling: boolean;
+  /** When the timer fires (ms since the epoch). */
+  at: number | null;
+}
+
+export class LinkManager {
+  /** Links still in their handshake. */
+  private readonly handshakes = new Set<PeerLink>();
+  private readonly dialers = new Map<number, Dialer>();
+  private readonly lastErrors = new Map<number, string>();
+  private listener: PeerListener | null = null;
+  /** What invitations and hellos carry: where peers dial us. */
+  private ourAddress: string | null = null;
+  /** host:port the listener is bound to. */
+  private boundAddress: string | null = null;
+  private closed = false;
+  private readonly backoff: Backoff;
+
+  constructor(
+    private readonly core: EngineCore,
+    private readonly events: LinkEvents,
+  ) {
+    this.backoff = core.options.reconnect ?? { minMs: 250, maxMs: 30_000 };
+  }
+
+  /**
+   * Listens for peers on host:port (0 picks a free port); returns the bound host:port,
+   * which is also what invitations carry until setAddress says otherwise.
+   */
+  async listen(host: string, port: number): Promise<string> {
+    if (this.listener) throw new Error('already listening for peers');
+    this.listener = await listenForPeers(this.core.options.identity, host, port, (ws, peer, socket) =>
+      this.accepted(ws, peer, socket),
+    );
+    const { port: bound } = this.listener.address;
+    this.ourAddress = `${host.includes(':') ? `[${host}]` : host}:${bound}`;
+    this.boundAddress = this.ourAddress;
+    return this.ourAddress;
+  }
+
+  /** host:port the listener is bound to, or null when not listening. */
+  get listening(): string | null {
+    return this.boundAddress;
+  }
+
+  /** Stops taking new peer connections; links already open are left to reconnectAll. */
+  async stopListening(): Promise<void> {
+    const listener = this.listener;
+    this.listener = null;
+    this.ourAddress = null;
+    this.boundAddress = null;
+    await listener?.close();
+  }
+
+  /** What invitations and hellos carry: the address peers dial (null: none, nobody can be invited). */
+  setAddress(address: string | null): void {
+    this.ourAddress = address;
+  }
+
+  get address(): string | null {
+    return this.ourAddress;
+  }
+
+  /** Drops every open link; both sides dial again, and our hello tells each peer where we are now. */
+  reconnectAll(): void {
+    for (const { link } of this.core.open.values()) link.close(CloseCode.normal, 'the peer address changed');
+  }
+
+  /** Our hello; the dialler of an invitation adds its secret. */
+  hello(invitation?: string): HelloFrame {
+    return {
+      type: 'hello',
+      protocol: PROTOCOL_VERSION,
+      name: this.core.options.name(),
+      address: this.ourAddress,
+      ...(invitation === undefined ? {} : { invitation }),
+    };
+  }
+
+  /** Dials every connection that is not revoked. */
+  start(): void {
+    for (const connection of listConnectionRows(this.core.db))
+      if (connection.status !== 'revoked') this.scheduleDial(connection.id, 0);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const dialer of this.dialers.values()) if (dialer.timer) clearTimeout(dialer.timer);
+    this.dialers.clear();
+    for (const { link } of this.core.open.values()) link.close(CloseCode.shuttingDown, 'shutting down');
+    for (const link of this.handshakes) link.close(CloseCode.shuttingDown, 'shutting down');
+    await this.listener?.close();
+  }
+
+  isOnline(connectionId: number): boolean {
+    return (
+      this.core.open.get(connectionId)?.link.state === 'open' &&
+      getConnectionRow(this.core.db, connectionId)?.status !== 'revoked'
+    );
+  }
+
+  lastError(connectionId: number): string | null {
+    return this.lastErrors.get(connectionId) ?? null;
+  }
+
+  noteError(connectionId: number, message: string): void {
+    this.lastErrors.set(connectionId, message);
+    this.core.connectionChanged(connectionId);
+  }
+
+  /** The next dial while offline, for owners to see. */
+  redial(connectionId: number): ConnectionSummary['redial'] {
+    const dialer = this.dialers.get(connectionId);
+    if (!dialer?.timer || dialer.at === null) return null;
+    return { attempt: dialer.attempt, at: new Date(dialer.at).toISOString() };
+  }
+
+  /** The connection is revoked: its link leaves the table (the caller closes it) and nothing redials. */
+  detach(connectionId: number): OpenLink | undefined {
+    const open = this.core.open.get(connectionId);
+    this.core.open.delete(connectionId);
+    const dialer = this.dialers.get(connectionId);
+    if (dialer?.timer) clearTimeout(dialer.timer);
+    this.dialers.delete(connectionId);
+    return open;
+  }
+
+  /**
+   * Dials `address`, pinning `fingerprint`, and runs the handshake as the dialler with
+   * `hello`; `admit` decides on the peer's hello. Resolves once the link is open.
+   * Rejects with the dial's error, or a HandshakeError.
+   */
+  async connect(
+    address: string,
+    fingerprint: string,
+    hello: HelloFrame,
+    admit: (theirs: HelloFrame, peer: PeerCertificate) => Admission,
+  ): Promise<OpenLink | null> {
+    const { ws, peer, socket } = await dialPeer(this.core.options.identity, address, fingerprint);
+    const link = this.track(new PeerLink(wsFramePort(ws, socket), peer, this.core.fingerprint));
+    const { connectionId } = await handshake(link, {
+      side: 'dialler',
+      hello,
+      admit: (theirs) => admit(theirs, peer),
+    });
+    this.handshakes.delete(link);
+    if (this.closed) {
+      link.close(CloseCode.shuttingDown, 'shutting down');
+      return null;
+    }
+    return this.opened(connectionId, link);
+  }
+
+  private track(link: PeerLink): PeerLink {
+    this.handshakes.add(link);
+    link.onClose(() => this.handshakes.delete(link));
+    return link;
+  }
+
+  private accepted(ws: WebSocket, peer: PeerCertificate, socket: TLSSocket): void {
+    if (this.closed) {
+      ws.close(CloseCode.shuttingDown, 'shutting down');
+      return;
+    }
+    const known = connectionByFingerprint(this.core.db, peer.fingerprint);
+    if (known?.status === 'revoked') {
+      ws.close(CloseCode.revoked, 'this connection was revoked');
+      return;
+    }
+    const link = this.track(new PeerLink(wsFramePort(ws, socket), peer, peer.fingerprint));
+    let announced: string | null = null;
+    handshake(link, {
+      side: 'listener',
+      hello: this.hello(),
+      admit: (theirs) => {
+        if (this.closed) return { refuse: { code: CloseCode.shuttingDown, reason: 'shutting down' } };
+        announced = theirs.address;
+        if (known) return { connectionId: known.id };
+        // A stranger: only a valid invitation makes it a peer.
+        const connectionId = this.events.admitStranger(peer, theirs);
+        if (connectionId === null)
+          return { refuse: { code: CloseCode.badInvitation, reason: 'unknown certificate and no valid invitation' } };
+        announced = null;
+        return { connectionId };
+      },
+    })
+      .then(({ connectionId }) => {
+        this.handshakes.delete(link);
+        const note = announced === null ? null : this.takeAnnouncedAddress(connectionId, announced);
+        this.opened(connectionId, link);
+        if (note) this.noteError(connectionId, note);
+      })
+      .catch((error: Error) => {
+        if (error instanceof HandshakeError && error.kind === 'protocol' && known)
+          this.noteError(known.id, `refused: the peer ${error.message}`);
+        log.warn('peer handshake failed', { error: error.message });
+      });
+  }
+
+  /** The address a known peer announced: dialled from now on if it is one; otherwise why not. */
+  private takeAnnouncedAddress(connectionId: number, address: string): string | null {
+    const connection = getConnectionRow(this.core.db, connectionId)!;
+    if (address === connection.address) return null;
+    const checked = checkPeerAddress(address);
+    if (!checked.ok)
+      return `ignored the address ${connection.name} announced (${JSON.stringify(address)}): ${checked.reason}`;
+    transaction(this.core.db, () => setAnnouncedAddress(this.core.db, connectionId, address));
+    return null;
+  }
+
+  /** A link finished its handshake: keep one per peer, then open it. */
+  private opened(connectionId: number, link: PeerLink): OpenLink | null {
+    const existing = this.core.open.get(connectionId);
+    if (existing && existing.link.state !== 'closed') {
+      if (!keepNewLink(existing.link.dialledBy, link.dialledBy, this.core.fingerprint, link.peer.fingerprint)) {
+        link.close(CloseCode.duplicate, 'duplicate connection');
+        return null;
+      }
+      existing.link.close(CloseCode.duplicate, 'duplicate connection');
+    }
+    const open: OpenLink = { connectionId, link, inFlight: new Map(), acks: null };
+    this.core.open.set(connectionId, open);
+    this.lastErrors.delete(connectionId);
+    const dialer = this.dialers.get(connectionId);
+    if (dialer) dialer.attempt = attemptsAfterOpen(dialer.attempt, link.dialledBy === this.core.fingerprint);
+    link.onClose((code, reason) => this.linkClosed(open, code, reason));
+    link.open((frame) => this.events.frame(open, frame));
+    this.events.opened(open);
+    return open;
+  }
+
+  private linkClosed(open: OpenLink, code: number, reason: string): void {
+    const { connectionId } = open;
+    if (this.core.open.get(connectionId) !== open) return;
+    this.core.open.delete(connectionId);
+    if (code === CloseCode.wrongProtocol) this.noteError(connectionId, `refused: ${reason}`);
+    else if (code === CloseCode.revoked)
+      this.noteError(connectionId, 'the peer refuses this connection: it was revoked');
+    this.core.connectionChanged(connectionId);
+    if (code !== CloseCode.duplicate) this.scheduleDial(connectionId);
+  }
+
+  private scheduleDial(connectionId: number, delayMs?: number): void {
+    if (this.closed) return;
+    const connection = getConnectionRow(this.core.db, connectionId);
+    if (!connection || connection.status === 'revoked' || !connection.address) return;
+    let dialer = this.dialers.get(connectionId);
+    if (!dialer) {
+      dialer = { timer: null, attempt: 0, dialling: false, at: null };
+      this.dialers.set(connectionId, dialer);
+    }
+    if (dialer.timer || dialer.dialling) return;
+    const delay = delayMs ?? redialDelay(dialer.attempt, this.backoff, Math.random());
+    dialer.attempt++;
+    const state = dialer;
+    state.at = Date.now() + delay;
+    state.timer = setTimeout(() => {
+      state.timer = null;
+      state.at = null;
+      void this.dial(connectionId, state);
+    }, delay);
+    state.timer.unref();
+  }
+
+  /** Dials a known connection once; on failure the next dial is scheduled. */
+  async dial(connectionId: number, dialer: { dialling: boolean }): Promise<void> {
+    if (this.closed || this.isOnline(connectionId)) return;
+    const connection = getConnectionRow(this.core.db, connectionId);
+    if (!connection || connection.status === 'revoked' || !connection.address) return;
+    dialer.dialling = true;
+    try {
+      await this.connect(connection.address, connection.fingerprint, this.hello(), () => ({ connectionId }));
+    } catch (error) {
+      const message = (error as Error).message;
+      if (error instanceof HandshakeError && error.kind === 'protocol')
+        this.noteError(connectionId, `refused: the peer ${message}`);
+      else if (!this.lastErrors.get(connectionId)?.startsWith('refused'))
+        this.noteError(connectionId, `offline: ${message}`);
+    } finally {
+      dialer.dialling = false;
+    }
+    if (!this.isOnline(connectionId)) this.scheduleDial(connectionId);
+  }
+}

@@ -1,0 +1,143 @@
+// Pairing: an owner invites (a one-time secret, stored hashed, with an expiry), the
+// other owner accepts (dials the inviter, pins its certificate, presents the secret),
+// and the inviter turns the stranger's certificate into a connection when the secret
+// is valid. Each side names the connection after the name the peer announced, cleaned.
+import { transaction, type Db } from '../store/database';
+import {
+  connectionByFingerprint,
+  freeConnectionName,
+  insertConnection,
+  insertInvitation,
+  invitationBySecretHash,
+  setExposedRoles,
+  useInvitation,
+  type ConnectionRow,
+} from '../store/queries/connections';
+import { getRoleByName } from '../store/queries/roles';
+import { hashToken } from '../tokens';
+import { checkPeerAddress, cleanPeerName, sameName } from './announced';
+import type { EngineCore } from './core';
+import { EngineError } from './errors';
+import { HandshakeError } from './handshake';
+import { decodeInvite, encodeInvite, newInviteSecret, type Invite } from './invitation';
+import type { LinkManager } from './links';
+import type { PeerCertificate } from './transport';
+import type { HelloFrame } from './wire';
+
+export class Pairing {
+  constructor(
+    private readonly core: EngineCore,
+    private readonly links: LinkManager,
+  ) {}
+
+  invite(
+    createdBy: number,
+    roles: string[],
+    expiresInMinutes = 24 * 60,
+  ): { code: string; link: string; address: string; expiresAt: string } {
+    const address = this.links.address;
+    if (!address) throw new EngineError('unavailable', 'this installation is not listening for peers');
+    requireRoles(this.core.db, roles);
+    const secret = newInviteSecret();
+    const expiresAt = new Date(Date.now() + expiresInMinutes * 60_000).toISOString();
+    transaction(this.core.db, () => insertInvitation(this.core.db, hashToken(secret), roles, createdBy, expiresAt));
+    return {
+      ...encodeInvite({
+        v: 2,
+        name: this.core.options.name(),
+        address,
+        fingerprint: this.core.fingerprint,
+        secret,
+        expires: expiresAt,
+      }),
+      address,
+      expiresAt,
+    };
+  }
+
+  /** Dials the inviter, proves the secret and pins its certificate. */
+  async accept(code: string, roles: string[]): Promise<ConnectionRow> {
+    const db = this.core.db;
+    let invite: Invite;
+    try {
+      invite = decodeInvite(code);
+    } catch (error) {
+      throw new EngineError('invalid', (error as Error).message);
+    }
+    const inviter = cleanPeerName(invite.name);
+    if (Date.parse(invite.expires) < Date.now())
+      throw new EngineError('invalid', 'this invitation has expired; ask for a new one');
+    if (invite.fingerprint === this.core.fingerprint) throw new EngineError('invalid', 'this invitation is your own');
+    const existing = connectionByFingerprint(db, invite.fingerprint);
+    if (existing?.status === 'revoked')
+      throw new EngineError(
+        'revoked',
+        existing.revoked_by === 'peer'
+          ? `${existing.name} revoked this connection; a revoked peer cannot be paired again`
+          : `you revoked ${existing.name}; a revoked peer cannot be paired again`,
+      );
+    if (existing) throw new EngineError('invalid', `you are already connected to ${existing.name}`);
+    const address = checkPeerAddress(invite.address);
+    if (!address.ok)
+      throw new EngineError('invalid', `the invitation's address ${invite.address} is refused: ${address.reason}`);
+    requireRoles(db, roles);
+    let connection: ConnectionRow | null = null;
+    try {
+      await this.links.connect(invite.address, invite.fingerprint, this.links.hello(invite.secret), (hello, peer) => {
+        connection = transaction(db, () => {
+          const row = insertConnection(
+            db,
+            peer.fingerprint,
+            peer.pem,
+            this.connectionName(hello.name),
+            invite.address,
+            'invitation',
+          );
+          setExposedRoles(db, row.id, roleIds(db, roles));
+          return row;
+        });
+        return { connectionId: connection.id };
+      });
+    } catch (error) {
+      if (!(error instanceof HandshakeError))
+        throw new EngineError(
+          'unavailable',
+          `could not reach ${inviter} at ${invite.address}: ${(error as Error).message}`,
+        );
+      if (error.kind === 'protocol') throw new EngineError('invalid', `${inviter} ${error.message}`);
+      throw new EngineError('invalid', `${inviter} refused the invitation: ${error.message}`);
+    }
+    if (!connection) throw new EngineError('unavailable', 'this installation is shutting down');
+    return connection;
+  }
+
+  /** A stranger's hello on our listener: the connection its invitation makes, or null. */
+  admitStranger(peer: PeerCertificate, hello: HelloFrame): number | null {
+    if (!hello.invitation) return null;
+    const db = this.core.db;
+    const secretHash = hashToken(hello.invitation);
+    return transaction(db, () => {
+      const invitation = invitationBySecretHash(db, secretHash);
+      if (!invitation || invitation.used_at !== null || Date.parse(invitation.expires_at) < Date.now()) return null;
+      const address = hello.address !== null && checkPeerAddress(hello.address).ok ? hello.address : null;
+      const row = insertConnection(db, peer.fingerprint, peer.pem, this.connectionName(hello.name), address, 'peer');
+      setExposedRoles(db, row.id, roleIds(db, JSON.parse(invitation.roles) as string[]));
+      useInvitation(db, invitation.id, row.id);
+      return row.id;
+    });
+  }
+
+  /** The name a connection gets from the one the peer announced: cleaned, never ours, never another's. */
+  private connectionName(announced: string): string {
+    const ours = this.core.options.name();
+    return freeConnectionName(this.core.db, cleanPeerName(announced), (name) => sameName(name, ours));
+  }
+}
+
+function requireRoles(db: Db, roles: string[]): void {
+  for (const role of roles) if (!getRoleByName(db, role)) throw new EngineError('not_found', `no role named "${role}"`);
+}
+
+export function roleIds(db: Db, names: string[]): number[] {
+  return names.map((name) => getRoleByName(db, name)?.id).filter((id): id is number => id !== undefined);
+}

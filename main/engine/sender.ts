@@ -1,0 +1,355 @@
+// The sending side (ADR 0035): the root follows from the sending run, never from the
+// agent; a send goes to the open, locally started agent conversation of the sender key
+// (connection, root, sending role, recipient role), made on first use with a random
+// thread ID. A send is committed before it returns; per agent conversation one text
+// is on the wire at a time, and agent conversations never wait for each other.
+import { randomBytes } from 'node:crypto';
+import type { ContextKind } from '../../shared/domain';
+import { eventAudience } from '../access/rules';
+import type { TurnOutcome } from '../agents/types';
+import { roleApiRequests } from '../role-api/protocol';
+import { transaction } from '../store/database';
+import { connectionByName, getConnectionRow, peerRoles, type ConnectionRow } from '../store/queries/connections';
+import { getConversationRow, insertMessage } from '../store/queries/conversations';
+import type { RunRow } from '../store/queries/runs';
+import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
+import {
+  getThread,
+  insertText,
+  insertThread,
+  setTextState,
+  undeliveredHeads,
+  type ThreadRow,
+} from '../store/queries/threads';
+import type { EngineCore, InFlight, OpenLink } from './core';
+import { noConnection, notExposed, peerDirectory } from './directory';
+import { EngineError } from './errors';
+import type { Tx } from './group-commit';
+import type { ThreadState } from './sender-key';
+import type { TextFrame } from './wire';
+
+type After = (action: () => void) => void;
+
+export interface SendResult {
+  /** The wire thread ID. */
+  thread: string;
+  /** The agent conversation's row id here. */
+  threadRowId: number;
+  seq: number;
+  to: string;
+}
+
+/** `PEER/ROLE`: a connection's name and a role of the peer's. */
+export const PEER_ROLE = /^([^\s/]+)\/([a-z0-9][a-z0-9_-]*)$/;
+
+/** The one text frame: what goes on the wire for text `seq` of an agent conversation. */
+export const textFrame = (thread: ThreadRow, seq: number, body: string): TextFrame => ({
+  type: 'text',
+  thread: thread.wire_id,
+  seq,
+  from: thread.local_role,
+  to: thread.peer_role,
+  body,
+});
+
+/** Takes the thread's text `seq` off the wire, if that is the one on it (put back should the commit roll back). */
+export function takeOffWire(open: OpenLink, threadRowId: number, seq: number, tx: Tx): InFlight | undefined {
+  const flying = open.inFlight.get(threadRowId);
+  if (flying?.seq !== seq) return undefined;
+  open.inFlight.delete(threadRowId);
+  tx.undo(() => open.inFlight.set(threadRowId, flying));
+  return flying;
+}
+
+export class Sender {
+  private readonly budget: number;
+
+  constructor(
+    private readonly core: EngineCore,
+    /** Whether a connection's link is up (for the peers a refusal names). */
+    private readonly isOnline: (connectionId: number) => boolean,
+  ) {
+    this.budget = core.options.textBudgetPerHour ?? 50;
+  }
+
+  /** The root of what a run works on (ADR 0035): never chosen by the agent. */
+  private rootOf(
+    run: RunRow,
+    /** Inside a group commit: the thread from the cache. */
+    cached = false,
+  ): { kind: ContextKind; id: number; thread: ThreadRow | null; state: ThreadState | null } {
+    if (run.context_kind !== 'thread') return { kind: run.context_kind, id: run.context_id, thread: null, state: null };
+    const state = cached ? this.core.threads.byRowId(run.context_id) : undefined;
+    const thread = state?.row ?? getThread(this.core.db, run.context_id);
+    if (!thread) throw new EngineError('closed', 'this agent conversation no longer exists');
+    return { kind: thread.root_kind, id: thread.root_id, thread, state: state ?? null };
+  }
+
+  /** The send of a run of `role`: `parley send` (the wire benchmark calls it directly). */
+  sendAs(run: RunRow, role: { id: number; name: string }, to: string, text: string): Promise<SendResult> {
+    const match = PEER_ROLE.exec(to);
+    if (!match) return Promise.reject(new EngineError('invalid', `"${to}" must look like PEER/ROLE`));
+    const [, peerName, peerRole] = match as unknown as [string, string, string];
+    const { db, batch, threads } = this.core;
+    // Checks first, then writes: no savepoint of its own (see GroupCommit).
+    return batch.run(
+      (after, tx) => {
+        const connection = this.usableConnection(peerName);
+        const root = this.rootOf(run, true);
+        if (root.thread?.root_gone)
+          throw new EngineError(
+            'closed',
+            'the topic of this agent conversation was deleted; nothing more can be sent from it',
+          );
+        let state: ThreadState | undefined;
+        // A run in an agent conversation with the same peer and roles answers in it.
+        const own = root.state;
+        if (
+          own &&
+          own.row.status === 'open' &&
+          own.row.connection_id === connection.id &&
+          own.row.local_role_id === role.id &&
+          own.row.peer_role === peerRole
+        )
+          state = own;
+        state ??= threads.openLocal(connection.id, root.kind, root.id, role.id, peerRole);
+        // Starting or continuing our own agent conversation addresses the peer's role: it must be exposed to us.
+        const exposedToUs = batch.memo(`peer roles ${connection.id}`, () => peerRoles(db, connection.id));
+        if (state?.row.started_by !== 'peer' && !exposedToUs.some((r) => r.name === peerRole))
+          throw notExposed(db, connection, peerRole);
+        this.checkLimits(connection, state?.row.id);
+        tx.writing();
+        state ??= threads.load(
+          insertThread(db, {
+            connectionId: connection.id,
+            wireId: randomBytes(16).toString('base64url'),
+            localRoleId: role.id,
+            localRole: role.name,
+            peerRole,
+            rootKind: root.kind,
+            rootId: root.id,
+            startedBy: 'local',
+          }),
+        )!;
+        return this.enqueue(connection, state, text, after, tx);
+      },
+      { savepoint: false },
+    );
+  }
+
+  /** `parley reply` from a run in an agent conversation: in it. */
+  reply(run: RunRow, text: string): Promise<SendResult> {
+    return this.replyIn(run.context_id, text);
+  }
+
+  /**
+   * The reply guard (DESIGN §11.7): a turn's final output sent as its reply, checked
+   * like `parley reply`; `alongside` (the run manager's end of the turn) is written in
+   * the same commit, so the end and the answer are never apart.
+   */
+  replyWithOutput(run: RunRow, text: string, alongside?: () => void): Promise<SendResult> {
+    const parsed = roleApiRequests.reply.shape.text.safeParse(text);
+    if (!parsed.success) return Promise.reject(new EngineError('invalid', parsed.error.issues[0]!.message));
+    return this.replyIn(run.context_id, parsed.data, alongside);
+  }
+
+  /**
+   * An answer came back in an agent conversation this side started, and the turn it
+   * woke passed nothing on (DESIGN §11.7): a line in the person's conversation or the
+   * task's log says that it arrived. When the root is an agent conversation a peer
+   * started (a relay), the turn's final output goes on there, as a report would.
+   */
+  async answerArrived(run: RunRow, outcome: TurnOutcome, alongside?: () => void): Promise<void> {
+    const { db, options } = this.core;
+    const thread = getThread(db, run.context_id);
+    if (!thread || thread.started_by !== 'local' || thread.root_gone) return;
+    const connection = getConnectionRow(db, thread.connection_id)!;
+    const peer = `${connection.name}/${thread.peer_role}`;
+    const note = outcome.ok
+      ? `${peer} answered (see the agent conversation)`
+      : `${peer} answered, but ${thread.local_role} failed on it: ${outcome.error} (see the agent conversation)`;
+    const author = { kind: 'system' as const, id: null, name: 'Parley' };
+    if (thread.root_kind === 'conversation') {
+      const conversation = getConversationRow(db, thread.root_id);
+      if (!conversation) return;
+      transaction(db, () => {
+        alongside?.();
+        insertMessage(db, conversation.id, author, note);
+      });
+      options.events.emit(
+        { type: 'changed', kind: 'conversation', id: conversation.id },
+        eventAudience.conversation(conversation),
+      );
+    } else if (thread.root_kind === 'task') {
+      const task = getTaskRow(db, thread.root_id);
+      if (!task) return;
+      transaction(db, () => {
+        alongside?.();
+        insertTaskLog(db, task.id, 'notice', author, note);
+      });
+      options.events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
+    } else if (outcome.ok && outcome.output.trim()) {
+      const parsed = roleApiRequests.report.shape.text.safeParse(outcome.output);
+      if (!parsed.success) throw new EngineError('invalid', parsed.error.issues[0]!.message);
+      await this.replyIn(thread.root_id, parsed.data, alongside);
+    }
+  }
+
+  /**
+   * A send on an agent conversation that exists: `parley reply`, and the reply guard
+   * (whose `alongside` writes the end of the turn in the same commit).
+   */
+  private replyIn(threadRowId: number, text: string, alongside?: () => void): Promise<SendResult> {
+    return this.core.batch.run((after, tx) => {
+      const state = this.core.threads.byRowId(threadRowId);
+      if (!state) throw new EngineError('closed', 'this agent conversation no longer exists');
+      const thread = state.row;
+      if (thread.status === 'closed')
+        throw new EngineError('closed', `this agent conversation is closed (${thread.close_reason})`);
+      const connection = this.usableConnection(getConnectionRow(this.core.db, thread.connection_id)!.name);
+      this.checkLimits(connection, thread.id);
+      tx.writing();
+      alongside?.();
+      return this.enqueue(connection, state, text, after, tx);
+    });
+  }
+
+  /** `parley report` from a run in an agent conversation: to its root. */
+  async reportOnThread(run: RunRow, role: { id: number; name: string }, text: string): Promise<unknown> {
+    const { db, options } = this.core;
+    const root = this.rootOf(run);
+    const author = { kind: 'role' as const, id: role.id, name: role.name };
+    if (root.thread?.root_gone)
+      throw new EngineError('closed', 'the topic this agent conversation answered for was deleted');
+    if (root.kind === 'conversation') {
+      const conversation = getConversationRow(db, root.id);
+      if (!conversation) throw new EngineError('closed', 'the conversation this answers for was deleted');
+      const message = transaction(db, () => insertMessage(db, conversation.id, author, text));
+      options.events.emit(
+        { type: 'changed', kind: 'conversation', id: conversation.id },
+        eventAudience.conversation(conversation),
+      );
+      return { reported: 'conversation', id: conversation.id, messageId: message.id };
+    }
+    if (root.kind === 'task') {
+      const task = getTaskRow(db, root.id);
+      if (!task) throw new EngineError('closed', 'the task this answers for was deleted');
+      const entry = transaction(db, () => insertTaskLog(db, task.id, 'report', author, text));
+      options.events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
+      return { reported: 'task', id: task.id, logId: entry.id };
+    }
+    // The root is an agent conversation a peer started: report there, to that peer.
+    return this.core.batch.run((after, tx) => {
+      const state = this.core.threads.byRowId(root.id);
+      if (!state || state.row.status === 'closed')
+        throw new EngineError('closed', 'the agent conversation this answers for is closed');
+      const connection = this.usableConnection(getConnectionRow(db, state.row.connection_id)!.name);
+      this.checkLimits(connection, state.row.id);
+      return { reported: 'thread', ...this.enqueue(connection, state, text, after, tx) };
+    });
+  }
+
+  private usableConnection(name: string): ConnectionRow {
+    const connection = this.core.batch.memo(`connection named ${name}`, () => connectionByName(this.core.db, name));
+    if (!connection) throw noConnection(peerDirectory(this.core.db, this.isOnline), name);
+    if (connection.status === 'revoked') throw new EngineError('revoked', `the connection to ${name} was revoked`);
+    if (connection.status === 'paused')
+      throw new EngineError('paused', `the connection to ${name} is paused; an owner can unpause it`);
+    return connection;
+  }
+
+  /** The budget and the queue limit, checked before a send writes anything. */
+  private checkLimits(connection: ConnectionRow, threadRowId: number | undefined): void {
+    const { counters } = this.core;
+    if (threadRowId === undefined ? this.budget <= 0 : counters.overBudget(threadRowId, this.budget))
+      throw new EngineError(
+        'budget',
+        `this agent conversation has sent ${this.budget} texts in the last hour, its limit; wait, or tell a person what you need`,
+      );
+    if (counters.outgoingFull(connection.id, connection.queue_limit))
+      throw new EngineError(
+        'queue_full',
+        `${connection.name}'s queue is full (${connection.queue_limit} texts waiting to be delivered); try again later`,
+      );
+  }
+
+  /**
+   * Inside a transaction, after checkLimits: commits an outgoing text and, if the thread
+   * is free, claims the wire for it.
+   */
+  private enqueue(connection: ConnectionRow, state: ThreadState, body: string, after: After, tx: Tx): SendResult {
+    const { db, threads, counters } = this.core;
+    tx.writing();
+    const thread = state.row;
+    const seq = threads.lastSeq(state, 'out') + 1;
+    const open = this.core.open.get(connection.id);
+    // Nothing else waiting and nothing on the wire: this text goes now, written as sent
+    // at once rather than queued and then claimed.
+    const goesNow =
+      open !== undefined &&
+      open.link.state === 'open' &&
+      !open.inFlight.has(thread.id) &&
+      threads.undelivered(state, counters) === 0;
+    const textId = insertText(db, thread.id, 'out', seq, body, goesNow ? 'sent' : 'queued');
+    state.outSeq = seq;
+    if (state.undelivered !== undefined) state.undelivered++;
+    counters.addedOutgoing(connection.id, thread.id);
+    if (goesNow) {
+      counters.claimed(thread.id, seq);
+      this.putOnWire(open, thread, { seq, textId }, body, after, tx);
+    } else if (open) this.claimNext(open, state, after, tx);
+    this.core.threadChangedAfter(thread, tx);
+    this.core.connectionChangedAfter(connection.id, tx);
+    return { thread: thread.wire_id, threadRowId: thread.id, seq, to: `${connection.name}/${thread.peer_role}` };
+  }
+
+  /** Inside a transaction: the text takes the thread's place on the wire, and leaves after the commit. */
+  private putOnWire(open: OpenLink, thread: ThreadRow, text: InFlight, body: string, after: After, tx: Tx): void {
+    const threadRowId = thread.id;
+    open.inFlight.set(threadRowId, text);
+    tx.undo(() => {
+      if (open.inFlight.get(threadRowId)?.seq === text.seq) open.inFlight.delete(threadRowId);
+    });
+    const frame = textFrame(thread, text.seq, body);
+    after(() => {
+      if (!open.link.send(frame)) open.inFlight.delete(threadRowId);
+    });
+  }
+
+  /** Inside a transaction: puts the thread's next undelivered text on the wire after commit. */
+  claimNext(open: OpenLink, state: ThreadState, after: After, tx: Tx): void {
+    const thread = state.row;
+    if (open.link.state !== 'open' || open.inFlight.has(thread.id)) return;
+    // Known to have nothing waiting: no need to look.
+    if (state.undelivered === 0) return;
+    const text = this.core.counters.nextUndelivered(thread.id);
+    if (!text) {
+      state.undelivered = 0;
+      return;
+    }
+    if (text.state === 'queued') setTextState(this.core.db, text.id, 'sent');
+    this.putOnWire(open, thread, { seq: text.seq, textId: text.id }, text.body, after, tx);
+  }
+
+  /** After a (re)connect: every thread's oldest undelivered text goes out again. */
+  resendAll(open: OpenLink): Promise<void> {
+    const { db, threads } = this.core;
+    return this.core.batch.run((after, tx) => {
+      const before = [...open.inFlight];
+      open.inFlight.clear();
+      tx.undo(() => {
+        open.inFlight.clear();
+        for (const [thread, text] of before) open.inFlight.set(thread, text);
+      });
+      // Paused means nothing moves (pausing failed whatever waited, so this is a guard).
+      if (getConnectionRow(db, open.connectionId)?.status !== 'active') return;
+      for (const head of undeliveredHeads(db, open.connectionId)) {
+        const state = threads.byRowId(head.thread_id);
+        if (!state) continue;
+        // The query says one waits: do not trust a count over it.
+        state.undelivered = undefined;
+        this.claimNext(open, state, after, tx);
+      }
+    });
+  }
+}

@@ -1,0 +1,181 @@
+// What people and agents are shown of connections and agent conversations: summaries
+// for the app API, a run's description of where it is and whom it answers for, and a
+// role's history with a peer role.
+import type { ConnectionSummary, TextState, TextView, ThreadSummary } from '../../shared/domain';
+import type { AgentContext, PeerDirectoryEntry } from '../agents/types';
+import type { Role } from '../../shared/domain';
+import {
+  connectionByName,
+  exposedRoleNames,
+  getConnectionRow,
+  peerRoles,
+  type ConnectionRow,
+} from '../store/queries/connections';
+import { getConversationRow } from '../store/queries/conversations';
+import { getPerson } from '../store/queries/people';
+import { runSummary, type RunRow } from '../store/queries/runs';
+import { getTaskRow } from '../store/queries/tasks';
+import {
+  getThread,
+  historyBetween,
+  lastText,
+  listTexts,
+  outgoingWaiting,
+  textCounts,
+  type TextRow,
+  type ThreadRow,
+} from '../store/queries/threads';
+import type { EngineCore } from './core';
+import { noConnection, peerDirectory } from './directory';
+import { EngineError } from './errors';
+import type { LinkManager } from './links';
+import { PEER_ROLE } from './sender';
+
+export class Views {
+  constructor(
+    private readonly core: EngineCore,
+    private readonly links: LinkManager,
+  ) {}
+
+  summary(connection: ConnectionRow): ConnectionSummary {
+    const db = this.core.db;
+    return {
+      id: connection.id,
+      name: connection.name,
+      fingerprint: connection.fingerprint,
+      address: connection.address,
+      addressFrom: connection.address_from,
+      redial: this.links.redial(connection.id),
+      status: connection.status,
+      online: this.links.isOnline(connection.id),
+      queue: { used: outgoingWaiting(db, connection.id), limit: connection.queue_limit },
+      exposedRoles: exposedRoleNames(db, connection.id),
+      peerRoles: peerRoles(db, connection.id),
+      lastError: this.links.lastError(connection.id),
+      createdAt: connection.created_at,
+    };
+  }
+
+  threadSummary(thread: ThreadRow): ThreadSummary {
+    const db = this.core.db;
+    const connection = getConnectionRow(db, thread.connection_id)!;
+    const counts: Record<TextState, number> = { queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 };
+    for (const row of textCounts(db, thread.id)) counts[row.state] = row.n;
+    const last = lastText(db, thread.id);
+    return {
+      id: thread.id,
+      threadId: thread.wire_id,
+      connection: { id: connection.id, name: connection.name, fingerprint: connection.fingerprint },
+      localRole: thread.local_role,
+      peerRole: thread.peer_role,
+      root: { kind: thread.root_kind, id: thread.root_id, gone: thread.root_gone === 1 },
+      startedBy: thread.started_by,
+      status: thread.status,
+      closeReason: thread.close_reason,
+      run: runSummary(db, { kind: 'thread', id: thread.id }, this.core.options.runs.stoppingTurns()),
+      counts,
+      lastText: last ? textView(last) : null,
+      createdAt: thread.created_at,
+    };
+  }
+
+  texts(threadRowId: number, limit?: number, before?: number): TextView[] {
+    return listTexts(this.core.db, threadRowId, limit, before).map(textView);
+  }
+
+  /** What a run in an agent conversation is told about where it is and whom it answers for. */
+  describeThread(run: RunRow): AgentContext {
+    const db = this.core.db;
+    const thread = getThread(db, run.context_id);
+    if (!thread) throw new Error('the agent conversation no longer exists');
+    const connection = getConnectionRow(db, thread.connection_id)!;
+    const peer = `${connection.name}/${thread.peer_role}`;
+    const role = { id: thread.local_role_id ?? 0, name: thread.local_role };
+    const base = {
+      kind: 'thread' as const,
+      id: thread.id,
+      role,
+      peer,
+      peerStarted: thread.started_by === 'peer',
+    };
+    if (thread.started_by === 'peer') {
+      return {
+        ...base,
+        summary: `You are ${role.name}, in an agent conversation that ${peer} started.`,
+        root: { kind: 'thread', id: thread.id, summary: `this agent conversation with ${peer}` },
+        reporting:
+          `Answer ${peer} with \`reply\`; when a turn of yours ends without a reply, your final output is sent to ${peer} as your reply. ` +
+          'To ask another peer for help, `send` to PEER/ROLE (then nothing is sent by itself): its answer comes back to a run that answers for this agent conversation.',
+      };
+    }
+    let rootSummary: string;
+    let reporting: string;
+    if (thread.root_gone) {
+      rootSummary = 'a topic that was deleted';
+      reporting = 'The topic this answered for was deleted; there is no one to report to.';
+    } else if (thread.root_kind === 'conversation') {
+      const conversation = getConversationRow(db, thread.root_id);
+      const person = conversation ? getPerson(db, conversation.person_id) : undefined;
+      rootSummary = `your conversation with ${person?.name ?? 'a person'}`;
+      const name = person?.name ?? 'the person';
+      reporting = `${peer} is answering for ${rootSummary}. Tell ${name} with \`report\`; continue with ${peer} with \`reply\`. Your final output is not sent: if you report nothing, ${name} sees only that ${peer} answered.`;
+    } else if (thread.root_kind === 'task') {
+      const task = getTaskRow(db, thread.root_id);
+      rootSummary = `task #${thread.root_id} "${task?.title ?? ''}"`;
+      reporting = `${peer} is answering for ${rootSummary}. Add it to the task log with \`report\`; continue with ${peer} with \`reply\`. Your final output is not sent: if you report nothing, the task log shows only that ${peer} answered.`;
+    } else {
+      const rootThread = getThread(db, thread.root_id);
+      const rootConnection = rootThread ? getConnectionRow(db, rootThread.connection_id) : undefined;
+      const asker = rootThread ? `${rootConnection?.name}/${rootThread.peer_role}` : 'a peer';
+      rootSummary = `the agent conversation ${asker} started with you`;
+      reporting = `${peer} is answering for ${rootSummary}. Pass it on to ${asker} with \`report\`; continue with ${peer} with \`reply\`. If you report nothing, your final output is passed on to ${asker}.`;
+    }
+    return {
+      ...base,
+      summary: `You are ${role.name}, in an agent conversation you started with ${peer}.`,
+      root: { kind: thread.root_kind, id: thread.root_id, summary: rootSummary },
+      reporting,
+    };
+  }
+
+  /** Whom roles can ask (DESIGN §11.8). */
+  peers(): PeerDirectoryEntry[] {
+    return peerDirectory(this.core.db, (id) => this.links.isOnline(id));
+  }
+
+  /** `parley history`: everything between a role and a peer role, every agent conversation. */
+  history(
+    role: Pick<Role, 'id' | 'name'>,
+    withPeerRole: string,
+    /** Which agent conversations (by row id) the caller may list. */
+    include: (threadRowId: number) => boolean,
+  ): unknown[] {
+    const match = PEER_ROLE.exec(withPeerRole);
+    if (!match) throw new EngineError('invalid', `"${withPeerRole}" must look like PEER/ROLE`);
+    const [, peerName, peerRole] = match as unknown as [string, string, string];
+    const connection = connectionByName(this.core.db, peerName);
+    if (!connection) throw noConnection(this.peers(), peerName);
+    const rows = historyBetween(this.core.db, connection.id, role.id, peerRole).filter((row) => include(row.thread_id));
+    return rows.map((row) => ({
+      thread: row.wire_thread,
+      direction: row.direction,
+      from: row.direction === 'out' ? role.name : `${peerName}/${peerRole}`,
+      to: row.direction === 'out' ? `${peerName}/${peerRole}` : role.name,
+      seq: row.seq,
+      body: row.body,
+      state: row.state,
+      reason: row.reason,
+      at: row.created_at,
+    }));
+  }
+}
+
+const textView = (row: TextRow): TextView => ({
+  id: row.id,
+  direction: row.direction,
+  seq: row.seq,
+  body: row.body,
+  state: row.state,
+  reason: row.reason,
+  createdAt: row.created_at,
+});
