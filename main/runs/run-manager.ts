@@ -231,11 +231,6 @@ export class RunManager {
     return { stopped: await signal() };
   }
 
-  /** Stops every agent working for these contexts. */
-  async stopAll(contexts: ContextRef[], stoppedBy: string): Promise<void> {
-    await transaction(this.db, () => this.stopInTransaction(contexts, stoppedBy))();
-  }
-
   /**
    * Inside the caller's transaction: commits the stop of these contexts' agents, and
    * returns what to call right after the commit, which signals them and resolves (true
