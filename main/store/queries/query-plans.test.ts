@@ -1,0 +1,158 @@
+// The hot queries of agent conversations — every text, ack and turn runs them — use
+// an index for the big tables (texts, inputs, turns, threads): their cost follows what
+// waits, never the history. Pinned with EXPLAIN QUERY PLAN on the statements the real
+// functions prepare, with the parameters they bind.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WireCounters } from '../../engine/wire-counters';
+import { openDatabase, type Db } from '../database';
+import { insertConnection } from './connections';
+import { insertRole } from './roles';
+import { ensureRun, insertInput, lastTurnStopped, pendingInputs, runnableRuns, runSummary } from './runs';
+import {
+  ackTexts,
+  insertText,
+  insertThread,
+  lastSeq,
+  openLocalThread,
+  outgoingWaiting,
+  threadByWireId,
+  undeliveredHeads,
+  waitingOutgoing,
+} from './threads';
+
+const BIG_TABLES = ['texts', 'inputs', 'turns', 'threads', 'runs'];
+
+interface Captured {
+  sql: string;
+  params: unknown[];
+}
+
+/** Runs `work`, recording every statement it prepares and what it binds first. */
+function capture(db: Db, work: () => void): Captured[] {
+  const seen = new Map<string, Captured>();
+  const prepare = db.prepare.bind(db);
+  const wrap = (sql: string, statement: Database.Statement): Database.Statement =>
+    new Proxy(statement, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        if (key === 'all' || key === 'get' || key === 'run' || key === 'iterate')
+          return (...params: unknown[]) => {
+            if (!seen.has(sql)) seen.set(sql, { sql, params });
+            return (value as (...args: unknown[]) => unknown).apply(target, params);
+          };
+        if (key === 'pluck' || key === 'raw' || key === 'expand')
+          return (...args: unknown[]) => {
+            (value as (...a: unknown[]) => unknown).apply(target, args);
+            return receiver as unknown;
+          };
+        return (value as (...args: unknown[]) => unknown).bind(target);
+      },
+    });
+  (db as { prepare: (sql: string) => Database.Statement }).prepare = (sql: string) => wrap(sql, prepare(sql));
+  try {
+    work();
+  } finally {
+    (db as { prepare: (sql: string) => Database.Statement }).prepare = prepare;
+  }
+  return [...seen.values()];
+}
+
+/** Plan lines that read a big table from start to end. */
+function fullScans(db: Db, { sql, params }: Captured): string[] {
+  const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>;
+  return plan
+    .map((row) => row.detail)
+    .filter((detail) => {
+      const match = /^SCAN (\w+)/.exec(detail);
+      return (
+        match !== null &&
+        BIG_TABLES.includes(match[1]!) &&
+        !/USING (COVERING )?INDEX|USING INTEGER PRIMARY KEY/.test(detail)
+      );
+    });
+}
+
+describe('query plans of the hot paths', () => {
+  let dir: string;
+  let db: Db;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'parley-plans-'));
+    // A fresh database for every test: statements are prepared (and so captured) anew.
+    db = openDatabase(path.join(dir, 'parley.db'));
+  });
+  afterEach(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function seed() {
+    const connection = insertConnection(db, 'ff'.repeat(32), 'PEM', 'bob', '127.0.0.1:4100', 'invitation');
+    const role = insertRole(db, 'assistant', '', { adapter: 'scripted' });
+    const local = insertThread(db, {
+      connectionId: connection.id,
+      wireId: 'L'.repeat(22),
+      localRoleId: role.id,
+      localRole: 'assistant',
+      peerRole: 'researcher',
+      rootKind: 'task',
+      rootId: 1,
+      startedBy: 'local',
+    });
+    const peer = insertThread(db, {
+      connectionId: connection.id,
+      wireId: 'P'.repeat(22),
+      localRoleId: role.id,
+      localRole: 'assistant',
+      peerRole: 'researcher',
+      rootKind: 'thread',
+      rootId: null,
+      startedBy: 'peer',
+    });
+    return { connection, role, local, peer };
+  }
+
+  it('for a text sent and acked: no full scan of texts or threads', () => {
+    const { connection, role, local } = seed();
+    const counters = new WireCounters(db);
+    const captured = capture(db, () => {
+      threadByWireId(db, connection.id, local.wire_id);
+      openLocalThread(db, connection.id, 'task', 1, role.id, 'researcher');
+      lastSeq(db, local.id, 'out');
+      counters.overBudget(local.id, 0);
+      counters.outgoingFull(connection.id, 0);
+      counters.countUndelivered(local.id);
+      const id = insertText(db, local.id, 'out', 1, 'hi', 'sent');
+      insertText(db, local.id, 'out', 2, 'next', 'queued');
+      ackTexts(db, [id]);
+      counters.nextUndelivered(local.id);
+      undeliveredHeads(db, connection.id);
+      outgoingWaiting(db, connection.id);
+      waitingOutgoing(db, connection.id);
+    });
+    expect(captured.length).toBeGreaterThan(8);
+    for (const statement of captured) expect(fullScans(db, statement), statement.sql).toEqual([]);
+  });
+
+  it('for a text received and taken by a turn: no full scan of texts, inputs, turns or runs', () => {
+    const { connection, role, peer } = seed();
+    const counters = new WireCounters(db);
+    const captured = capture(db, () => {
+      counters.incomingFull(connection.id, 0);
+      lastSeq(db, peer.id, 'in');
+      insertText(db, peer.id, 'in', 1, 'question', 'received');
+      const run = ensureRun(db, { kind: 'thread', id: peer.id }, role.id);
+      insertInput(db, run.id, 'notice', 'a notice', 'parley', true);
+      runnableRuns(db, 4);
+      lastTurnStopped(db, run.id);
+      pendingInputs(db, run);
+      runSummary(db, { kind: 'thread', id: peer.id });
+    });
+    expect(captured.length).toBeGreaterThan(6);
+    for (const statement of captured) expect(fullScans(db, statement), statement.sql).toEqual([]);
+  });
+});
