@@ -4,9 +4,9 @@
 //   pairing.ts   invitations: invite, accept, a stranger's invitation redeemed
 //   links.ts     listening, dialling with backoff, the handshake, one link per peer
 //   receiver.ts  frames in; which text is accepted is decided by receive-decision.ts
-//   sender.ts    root derivation, the sender key, limits, enqueue, resend
+//   sender.ts    root derivation, the sender key, limits, enqueue, resend, the reply guard
 //   control.ts   owners' pause, unpause, revoke; deleting roots
-//   views.ts     what the app API and agents are shown
+//   views.ts     what the app API and agents are shown (directory.ts: whom roles can ask)
 //
 // core.ts holds what they share (the database's group commit, agent conversations in
 // memory, open links, events); peer-link.ts is the transport they all speak through.
