@@ -399,10 +399,22 @@ describe('the UI with three installations', () => {
       await editor.getByLabel('Name').fill('local-llm');
       await editor.getByLabel('Base URL').fill('http://localhost:11434/v1');
       await editor.getByLabel('Model').fill('llama3.1');
+      // A slow local model gets longer to load and to pause between tokens.
+      await editor.getByLabel('Wait for the first token (s)').fill('900');
+      await editor.getByLabel('Wait between tokens (s)').fill('0');
+      await editor.getByRole('button', { name: 'Create role' }).click();
+      await visible(editor.locator('.field.has-error').filter({ hasText: 'Wait between tokens (s)' }));
+      await editor.getByLabel('Wait between tokens (s)').fill('240');
       await editor.getByRole('button', { name: 'Create role' }).click();
       const role = page.getByRole('listitem', { name: 'Role local-llm' });
       await visible(role.getByText('OpenAI-compatible'));
       await visible(role.getByText('llama3.1 at http://localhost:11434/v1'));
+      const saved = (await alice.api.call('roles.list', {})).find((r) => r.name === 'local-llm');
+      expect(saved?.agent).toMatchObject({ requestTimeoutSec: 900, idleTimeoutSec: 240 });
+      await role.getByRole('button', { name: 'Edit', exact: true }).click();
+      const again = page.getByRole('dialog', { name: 'Edit local-llm' });
+      expect(await again.getByLabel('Wait for the first token (s)').inputValue()).toBe('900');
+      await again.getByRole('button', { name: 'Cancel' }).click();
       await shootVariants(page, 'settings-roles', ['small']);
       await shoot(page, 'settings-roles');
 

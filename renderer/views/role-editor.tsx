@@ -48,6 +48,8 @@ interface Form {
   apiKey: string;
   temperature: string;
   maxSteps: string;
+  requestTimeoutSec: string;
+  idleTimeoutSec: string;
 }
 
 type Errors = Partial<Record<keyof Form | 'form', string>>;
@@ -74,6 +76,8 @@ function formOf(role: RoleView | null): Form {
     apiKey: '',
     temperature: '',
     maxSteps: '',
+    requestTimeoutSec: '',
+    idleTimeoutSec: '',
   };
   if (!agent) return form;
   const stored = (env: Record<string, StoredSecret> | undefined) =>
@@ -112,6 +116,8 @@ function formOf(role: RoleView | null): Form {
         model: agent.model,
         temperature: agent.temperature !== undefined ? String(agent.temperature) : '',
         maxSteps: agent.maxSteps !== undefined ? String(agent.maxSteps) : '',
+        requestTimeoutSec: agent.requestTimeoutSec !== undefined ? String(agent.requestTimeoutSec) : '',
+        idleTimeoutSec: agent.idleTimeoutSec !== undefined ? String(agent.idleTimeoutSec) : '',
       };
     default:
       return form;
@@ -192,6 +198,8 @@ function settingsOf(form: Form, errors: Errors): AgentSettingsUpdate {
         apiKey: optional(form.apiKey),
         temperature: number('temperature', form.temperature),
         maxSteps: number('maxSteps', form.maxSteps),
+        requestTimeoutSec: number('requestTimeoutSec', form.requestTimeoutSec),
+        idleTimeoutSec: number('idleTimeoutSec', form.idleTimeoutSec),
         ...common,
       };
     }
@@ -456,6 +464,20 @@ export function RoleEditor({ role, onClose }: { role: RoleView | null; onClose: 
               <div className="form-row">
                 {field('temperature', 'Temperature', text('temperature', { placeholder: '0–2' }))}
                 {field('maxSteps', 'Tool rounds per turn', text('maxSteps', { placeholder: '1–100' }))}
+              </div>
+              <div className="form-row">
+                {field(
+                  'requestTimeoutSec',
+                  'Wait for the first token (s)',
+                  text('requestTimeoutSec', { placeholder: '300' }),
+                  'How long the server may take to start answering, while it loads what it serves.',
+                )}
+                {field(
+                  'idleTimeoutSec',
+                  'Wait between tokens (s)',
+                  text('idleTimeoutSec', { placeholder: '120' }),
+                  'How long a streamed answer may pause before the turn fails.',
+                )}
               </div>
             </>
           )}
