@@ -12,6 +12,10 @@ export interface ServeProcess {
   dataDir: string;
   info: ServeInfo;
   process: ChildProcess;
+  /** Resolves when the process has exited, with how. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Whether the process is still running. */
+  alive(): boolean;
   /** Everything the server wrote on stderr, for failure messages. */
   stderr(): string;
   connect(token?: string): Promise<ApiClient>;
@@ -29,11 +33,16 @@ export async function startServe(options: {
   dataDir?: string;
   extraArgs?: string[];
   env?: NodeJS.ProcessEnv;
+  /** A lower limit on open files for the server (run under `prlimit`). */
+  nofile?: number;
 }): Promise<ServeProcess> {
   const dataDir = options.dataDir ?? makeDataDir(`parley-${options.name}-`);
+  const limit = options.nofile === undefined ? [] : ['prlimit', `--nofile=${options.nofile}:${options.nofile}`, '--'];
+  const [command, ...prefix] = [...limit, process.execPath];
   const child = spawn(
-    process.execPath,
+    command!,
     [
+      ...prefix,
       path.join(projectRoot, 'bin', 'parley.js'),
       'serve',
       '--data',
@@ -54,7 +63,10 @@ export async function startServe(options: {
   );
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const alive = () => child.exitCode === null && child.signalCode === null;
   await new Promise<void>((resolve, reject) => {
     let stdout = '';
     const timer = setTimeout(() => reject(new Error(`parley serve did not start in time:\n${stderr}`)), 20_000);
@@ -76,6 +88,8 @@ export async function startServe(options: {
     dataDir,
     info,
     process: child,
+    exited,
+    alive,
     stderr: () => stderr,
     async connect(token = info.token) {
       const client = await ApiClient.connect(info.api, token);
@@ -89,12 +103,45 @@ export async function startServe(options: {
     },
     async stop() {
       for (const client of clients) client.close();
-      if (child.exitCode === null && child.signalCode === null) {
+      if (alive()) {
         child.kill('SIGTERM');
+        // A server that does not end by itself must not hang the test run.
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
         await exited;
+        clearTimeout(timer);
       }
     },
   };
+}
+
+/** Runs `parley serve ARGS` to its end (for starts that must fail): its exit code and output. */
+export function runServeToExit(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(projectRoot, 'bin', 'parley.js'), 'serve', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PARLEY_LOG: 'silent', PARLEY_DEFAULT_ROLE: 'off', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      // It started after all: stop it, and let the caller see that it did.
+      if (stdout.includes('#token=')) child.kill('SIGTERM');
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`parley serve did not end in time:\n${stderr}`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
 }
 
 export function removeDataDir(dir: string): void {
