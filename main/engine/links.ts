@@ -18,7 +18,7 @@ import { wsFramePort } from './frame-port';
 import { handshake, HandshakeError, type Admission } from './handshake';
 import { PeerLink } from './peer-link';
 import { attemptsAfterOpen, keepNewLink, redialDelay, type Backoff } from './redial';
-import { dialPeer, listenForPeers, type PeerCertificate, type PeerListener } from './transport';
+import { dialPeer, listenForPeers, peerAuthenticated, type PeerCertificate, type PeerListener } from './transport';
 import { CloseCode, PROTOCOL_VERSION, type Frame, type HelloFrame } from './wire';
 
 export interface LinkEvents {
@@ -221,6 +221,8 @@ export class LinkManager {
     })
       .then(({ connectionId }) => {
         this.handshakes.delete(link);
+        // A known peer now: its connection no longer counts against the caps on strangers.
+        peerAuthenticated(ws);
         const note = announced === null ? null : this.takeAnnouncedAddress(connectionId, announced);
         this.opened(connectionId, link);
         if (note) this.noteError(connectionId, note);

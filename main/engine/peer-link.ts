@@ -10,13 +10,13 @@
 // engine has decided: those frames wait, in order, until `open()`. A frame that breaks
 // the protocol closes the link with a code that says why.
 import { log } from '../log';
+import { HELLO_TIMEOUT_MS } from '../net/limits';
 import type { FramePort } from './frame-port';
 import type { PeerCertificate } from './transport';
 import { CloseCode, decodeFrame, encodeFrame, ProtocolError, type Frame, type HelloFrame } from './wire';
 
 export type LinkState = 'awaiting-hello' | 'hello-received' | 'open' | 'closing' | 'closed';
 
-const HELLO_TIMEOUT_MS = 10_000;
 const PING_EVERY_MS = 15_000;
 /** Frames a peer may send between its hello and the link opening here (its roles, a resend). */
 const MAX_EARLY_FRAMES = 10_000;

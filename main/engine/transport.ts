@@ -3,10 +3,16 @@
 // dialler's certificate and hands the socket on with its fingerprint; the engine
 // decides whether that fingerprint is a known peer or someone accepting an invitation.
 import { createHash, X509Certificate } from 'node:crypto';
+import type http from 'node:http';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import WebSocket, { WebSocketServer } from 'ws';
+import { answerClientError, httpTimeouts } from '../http/guards';
+import { log } from '../log';
+import { ConnectionGate, type Ticket } from '../net/admission';
+import { KEEP_ALIVE_TIMEOUT_MS, TLS_HANDSHAKE_TIMEOUT_MS } from '../net/limits';
 import type { Identity } from './identity';
 import { MAX_FRAME_BYTES, WS_PATH } from './wire';
 
@@ -36,7 +42,20 @@ export interface PeerListener {
   close(): Promise<void>;
 }
 
-/** Listens for peers; `onPeer` gets every socket whose dialler showed a certificate. */
+/** The place each not-yet-authenticated peer socket holds, given back once its hello is accepted. */
+const pendingTickets = new WeakMap<WebSocket, Ticket>();
+
+/** The engine accepted this peer's hello: its connection no longer counts as unauthenticated. */
+export function peerAuthenticated(ws: WebSocket): void {
+  pendingTickets.get(ws)?.release();
+}
+
+/**
+ * Listens for peers; `onPeer` gets every socket whose dialler showed a certificate.
+ * Until the engine calls `peerAuthenticated`, a connection counts against the caps on
+ * unauthenticated connections (../net/limits), from its first byte: over them it is
+ * closed at once, and each step (TLS handshake, upgrade request, hello) has a few seconds.
+ */
 export async function listenForPeers(
   identity: Identity,
   host: string,
@@ -44,6 +63,9 @@ export async function listenForPeers(
   /** `socket` is the TLS socket under `ws` (the link corks it to send a burst of frames at once). */
   onPeer: (ws: WebSocket, peer: PeerCertificate, socket: tls.TLSSocket) => void,
 ): Promise<PeerListener> {
+  const gate = new ConnectionGate();
+  /** Tickets by the remote end of the TCP connection, until its TLS socket exists. */
+  const byRemote = new Map<string, Ticket>();
   const server = https.createServer({
     key: identity.key,
     cert: identity.cert,
@@ -51,25 +73,65 @@ export async function listenForPeers(
     // Self-signed on both sides: the chain is not checked, the fingerprint is.
     rejectUnauthorized: false,
     minVersion: 'TLSv1.3',
+    handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS,
+    ...httpTimeouts,
   });
-  server.on('request', (_req, res) =>
-    res.writeHead(426, { 'content-type': 'text/plain' }).end('Parley peers speak WebSocket\n'),
-  );
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
-  server.on('upgrade', (req, socket: Duplex, head) => {
-    const peer = certificateOf(socket as tls.TLSSocket);
-    if (req.url !== WS_PATH || !peer) {
-      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n');
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.on('connection', (raw: Socket) => {
+    raw.on('error', () => raw.destroy());
+    const ticket = gate.admit(raw.remoteAddress);
+    if (!ticket) {
+      raw.destroy();
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => onPeer(ws, peer, socket as tls.TLSSocket));
+    const key = `${raw.remoteAddress}|${raw.remotePort}`;
+    byRemote.set(key, ticket);
+    raw.once('close', () => {
+      ticket.release();
+      if (byRemote.get(key) === ticket) byRemote.delete(key);
+    });
+  });
+  server.on('secureConnection', (socket: tls.TLSSocket) => {
+    socket.on('error', () => socket.destroy());
+  });
+  server.on('request', (_req, res) => {
+    res.on('error', () => {});
+    res.writeHead(426, { 'content-type': 'text/plain', connection: 'close' }).end('Parley peers speak WebSocket\n');
+  });
+  server.on('clientError', answerClientError);
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  wss.on('error', (error) => log.warn('peer socket server error', { error: error.message }));
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    try {
+      const peer = certificateOf(socket as tls.TLSSocket);
+      if (req.url !== WS_PATH || !peer) {
+        socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        return;
+      }
+      const tlsSocket = socket as tls.TLSSocket;
+      const ticket = byRemote.get(`${tlsSocket.remoteAddress}|${tlsSocket.remotePort}`);
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        // Until the link is set up, its errors are only logged (the link listens from then on).
+        ws.on('error', (error) => log.warn('peer socket error', { error: error.message }));
+        if (ticket) pendingTickets.set(ws, ticket);
+        onPeer(ws, peer, tlsSocket);
+      });
+    } catch (error) {
+      log.warn('refused a peer upgrade', { error: String(error) });
+      socket.destroy();
+    }
   });
   // Handshake failures from strangers are theirs to worry about.
   server.on('tlsClientError', () => {});
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => resolve());
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
+  server.on('error', (error) => log.error('the peer listener failed', { error: error.message }));
   const bound = server.address() as { port: number };
   return {
     address: { host, port: bound.port },

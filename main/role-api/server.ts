@@ -11,6 +11,7 @@ import { historyScope } from '../access/lookup';
 import { eventAudience } from '../access/rules';
 import type { PeerDirectoryEntry } from '../agents/types';
 import type { EventHub } from '../events';
+import { answerClientError, httpTimeouts } from '../http/guards';
 import { log } from '../log';
 import type { RunManager } from '../runs/run-manager';
 import { transaction, type Db } from '../store/database';
@@ -68,8 +69,15 @@ export class RoleApiServer {
     const socketPath = this.options.socketPath;
     mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
     if (existsSync(socketPath)) unlinkSync(socketPath);
-    const server = http.createServer((req, res) => void this.handle(req, res));
+    const server = http.createServer(httpTimeouts, (req, res) => {
+      req.on('error', () => {});
+      res.on('error', () => {});
+      this.handle(req, res).catch((error: unknown) =>
+        log.error('could not answer a role API call', { error: String(error) }),
+      );
+    });
     server.keepAliveTimeout = 1000;
+    server.on('clientError', answerClientError);
     // Create the socket with no access for others from its first moment, then pin 0600.
     const previous = process.umask(0o177);
     try {
@@ -81,6 +89,7 @@ export class RoleApiServer {
       process.umask(previous);
     }
     chmodSync(socketPath, 0o600);
+    server.on('error', (error) => log.error('the role API server failed', { error: error.message }));
     this.server = server;
   }
 
@@ -104,11 +113,17 @@ export class RoleApiServer {
       const known = error instanceof RoleApiError;
       if (!known) log.error('role API failure', { error: String((error as Error).stack ?? error) });
       const code: RoleApiErrorCode = known ? error.code : 'internal';
-      status = code === 'unauthenticated' ? 401 : code === 'internal' ? 500 : 400;
+      status = httpStatus[code];
       response = { ok: false, error: { code, message: known ? error.message : 'internal error; see the Parley log' } };
     }
+    if (res.headersSent || res.destroyed) return;
     const body = JSON.stringify(response);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      // A request whose body was not read to its end leaves the connection unusable.
+      ...(req.complete ? {} : { connection: 'close' }),
+    });
     res.end(body);
   }
 
@@ -256,19 +271,38 @@ function noEngine(): RoleApiError {
   );
 }
 
+const httpStatus: Record<RoleApiErrorCode, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  no_topic: 400,
+  forbidden: 400,
+  not_found: 400,
+  not_exposed: 400,
+  paused: 400,
+  revoked: 400,
+  queue_full: 400,
+  budget: 400,
+  closed: 400,
+  unavailable: 400,
+  internal: 500,
+};
+
 function readBody(req: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     let size = 0;
     const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_BODY) {
-        reject(new RoleApiError('invalid', 'the request is too large'));
-        req.destroy();
+        // The answer says so; the rest of the body is read and dropped (the request timeout bounds it).
+        req.off('data', onData);
+        req.resume();
+        reject(new RoleApiError('invalid', `the request is too large (${MAX_BODY / 1024} KiB at most)`));
         return;
       }
       chunks.push(chunk);
-    });
+    };
+    req.on('data', onData);
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
