@@ -29,6 +29,7 @@ import {
 } from '../store/queries/threads';
 import { log } from '../log';
 import type { RunManager } from '../runs/run-manager';
+import { DISK_FULL_MESSAGE, isDiskFull } from '../store/storage-errors';
 import { transaction, type Db } from '../store/database';
 import {
   deleteConversation,
@@ -500,6 +501,10 @@ export async function dispatch(
     return await handler({ services, session, person }, parsed.data as never);
   } catch (error) {
     if (error instanceof ApiError) throw error;
+    if (isDiskFull(error)) {
+      log.warn('refused an app API call: the disk is full', { method });
+      throw new ApiError('disk_full', DISK_FULL_MESSAGE);
+    }
     log.error('app API failure', { method, error: String((error as Error).stack ?? error) });
     throw new ApiError('internal', 'something went wrong inside Parley; the details are in its log');
   }

@@ -79,27 +79,43 @@ export class Control {
     this.core.connectionChanged(connectionId);
   }
 
-  /** Revokes for good: a `revoke` frame when the peer is there, then the same ending as when the peer revokes. */
+  /**
+   * Revokes for good: a `revoke` frame when the peer is there, then the same ending as
+   * when the peer revokes. Committed before the peer hears of it: a write the disk
+   * refuses leaves both sides as they were.
+   */
   async revoke(connectionId: number, by: string): Promise<void> {
     const connection = this.core.requireConnection(connectionId);
     if (connection.status === 'revoked') return;
+    const ended = this.commitRevocation(connectionId, 'us', `revoked by ${by}`);
     const open = this.links.detach(connectionId);
     open?.link.send({ type: 'revoke' });
-    await this.endConnection(connectionId, 'us', `revoked by ${by}`);
     open?.link.close(CloseCode.revoked, 'this connection was revoked');
+    await this.afterRevocation(connectionId, ended);
   }
 
   async revokedByPeer(open: OpenLink): Promise<void> {
     const connection = this.core.requireConnection(open.connectionId);
     if (connection.status !== 'revoked') {
+      const ended = this.commitRevocation(open.connectionId, 'peer', `revoked by ${connection.name}`);
       this.links.detach(open.connectionId);
-      await this.endConnection(open.connectionId, 'peer', `revoked by ${connection.name}`);
+      open.link.close(CloseCode.revoked, 'revoked');
+      await this.afterRevocation(open.connectionId, ended);
+      return;
     }
     open.link.close(CloseCode.revoked, 'revoked');
   }
 
-  /** Revoked, by either side: every unacked text fails, every agent conversation closes, its agents stop. */
-  private async endConnection(connectionId: number, by: 'us' | 'peer', reason: string): Promise<void> {
+  /**
+   * Revoked, by either side, in one transaction: every unacked text fails, every agent
+   * conversation closes, the stop of its agents is committed. Nothing changes in memory
+   * when the write fails.
+   */
+  private commitRevocation(
+    connectionId: number,
+    by: 'us' | 'peer',
+    reason: string,
+  ): { threads: ThreadRow[]; signal: () => Promise<boolean> } {
     const { db } = this.core;
     const threads = threadsOfConnection(db, connectionId);
     const signal = transaction(db, () => {
@@ -108,6 +124,14 @@ export class Control {
       for (const text of waitingOutgoing(db, connectionId)) setTextState(db, text.id, 'failed', 'revoke');
       return this.core.options.runs.stopInTransaction(threadContexts(threads), reason);
     });
+    return { threads, signal };
+  }
+
+  /** After the revocation's commit: the agents are signalled and the UI told. */
+  private async afterRevocation(
+    connectionId: number,
+    { threads, signal }: { threads: ThreadRow[]; signal: () => Promise<boolean> },
+  ): Promise<void> {
     this.core.threads.clear();
     this.core.connectionChanged(connectionId);
     await signal();

@@ -8,13 +8,14 @@ import type { RunManager } from '../runs/run-manager';
 import type { Db } from '../store/database';
 import { getConnectionRow, type ConnectionRow } from '../store/queries/connections';
 import { getThread, type ThreadRow } from '../store/queries/threads';
+import { isDiskFull, isStorageFailure } from '../store/storage-errors';
 import { EngineError } from './errors';
 import { GroupCommit, type Tx } from './group-commit';
 import type { Identity } from './identity';
 import type { PeerLink } from './peer-link';
 import type { Backoff } from './redial';
 import { ThreadCache } from './sender-key';
-import type { AckFrame } from './wire';
+import { CloseCode, type AckFrame } from './wire';
 import { WireCounters } from './wire-counters';
 
 export interface EngineOptions {
@@ -129,7 +130,21 @@ export class EngineCore {
   }
 }
 
-/** A frame whose handling failed is not acked, so the peer sends it again later. */
-export function frameFailed(error: unknown): void {
-  if ((error as Error).message !== 'shutting down') log.error('handling a peer frame failed', { error: String(error) });
+/**
+ * A frame whose handling failed is not acked, so the peer sends it again later. When
+ * the disk is what failed, the link closes with "try again later": on the next link the
+ * peer sends again what is unacked, and this side resends its own, so nothing waits for
+ * an ack that will never come.
+ */
+export function frameFailed(link: PeerLink, error: unknown): void {
+  if ((error as Error).message === 'shutting down') return;
+  if (isStorageFailure(error)) {
+    log.warn('could not record a peer frame; the link closes so the peer sends it again', { error: String(error) });
+    link.close(
+      CloseCode.tryAgainLater,
+      isDiskFull(error) ? 'try again later: the disk is full here' : 'try again later',
+    );
+    return;
+  }
+  log.error('handling a peer frame failed', { error: String(error) });
 }

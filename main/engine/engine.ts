@@ -49,7 +49,7 @@ export class ConnectionEngine implements PeerGateway {
       // A new link: our roles first, then every agent conversation's unacked text again.
       opened: (open) => {
         this.control.sendRoles(open);
-        this.sender.resendAll(open).catch(frameFailed);
+        this.sender.resendAll(open).catch((error: unknown) => frameFailed(open.link, error));
         core.connectionChanged(open.connectionId);
       },
       frame: (open, frame) => this.receiver.onFrame(open, frame),

@@ -300,6 +300,12 @@ export class GroupCommit {
             } catch (error) {
               // A failed piece's actions do not run: a later piece must be able to claim its keys.
               for (const key of ownKeys) once.delete(key);
+              // SQLite may roll back the whole transaction by itself (a full disk, an I/O error):
+              // the pieces before this one are undone too, and no later piece may run outside it.
+              if (!this.db.inTransaction) {
+                undos.push(...own);
+                throw error;
+              }
               if (!guarded && wrote) {
                 undos.push(...own);
                 throw new Redo();

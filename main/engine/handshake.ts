@@ -2,6 +2,7 @@
 // listener waits for it, decides who the peer is (a known connection, or a stranger
 // bringing an invitation) and only then answers, so a stranger without one learns
 // nothing. Both refuse a peer speaking another protocol: there is no fallback.
+import { isStorageFailure } from '../store/storage-errors';
 import type { PeerLink } from './peer-link';
 import { CloseCode, PROTOCOL_VERSION, type HelloFrame } from './wire';
 
@@ -53,7 +54,17 @@ export async function handshake(
     );
     throw new HandshakeError('protocol', protocolMismatch(theirs.protocol));
   }
-  const admission = ours.admit(theirs);
+  let admission: Admission;
+  try {
+    admission = ours.admit(theirs);
+  } catch (error) {
+    // Deciding wrote nothing (a full disk, say): the peer is asked to come back, not refused.
+    link.close(
+      isStorageFailure(error) ? CloseCode.tryAgainLater : CloseCode.protocolError,
+      isStorageFailure(error) ? 'try again later' : 'handshake failed',
+    );
+    throw error;
+  }
   if ('refuse' in admission) {
     link.close(admission.refuse.code, admission.refuse.reason);
     throw new HandshakeError('refused', admission.refuse.reason);

@@ -6,6 +6,7 @@ import type WebSocket from 'ws';
 import type { ConnectionSummary } from '../../shared/domain';
 import { log } from '../log';
 import { transaction } from '../store/database';
+import { isStorageFailure } from '../store/storage-errors';
 import {
   connectionByFingerprint,
   getConnectionRow,
@@ -231,17 +232,31 @@ export class LinkManager {
         if (error instanceof HandshakeError && error.kind === 'protocol' && known)
           this.noteError(known.id, `refused: the peer ${error.message}`);
         log.warn('peer handshake failed', { error: error.message });
+        // Never left half open (a link that closed already stays as it is).
+        link.close(
+          isStorageFailure(error) ? CloseCode.tryAgainLater : CloseCode.protocolError,
+          isStorageFailure(error) ? 'try again later' : 'handshake failed',
+        );
       });
   }
 
-  /** The address a known peer announced: dialled from now on if it is one; otherwise why not. */
+  /**
+   * The address a known peer announced: dialled from now on if it is one; otherwise why
+   * not. Not worth refusing the link over when it cannot be saved (the disk is full): the
+   * peer announces it again on every link.
+   */
   private takeAnnouncedAddress(connectionId: number, address: string): string | null {
     const connection = getConnectionRow(this.core.db, connectionId)!;
     if (address === connection.address) return null;
     const checked = checkPeerAddress(address);
     if (!checked.ok)
       return `ignored the address ${connection.name} announced (${JSON.stringify(address)}): ${checked.reason}`;
-    transaction(this.core.db, () => setAnnouncedAddress(this.core.db, connectionId, address));
+    try {
+      transaction(this.core.db, () => setAnnouncedAddress(this.core.db, connectionId, address));
+    } catch (error) {
+      if (!isStorageFailure(error)) throw error;
+      log.warn('could not record the address a peer announced', { error: String(error) });
+    }
     return null;
   }
 
@@ -274,7 +289,9 @@ export class LinkManager {
     else if (code === CloseCode.revoked)
       this.noteError(connectionId, 'the peer refuses this connection: it was revoked');
     this.core.connectionChanged(connectionId);
-    if (code !== CloseCode.duplicate) this.scheduleDial(connectionId);
+    // A side that could not record what came gets a moment before the next link.
+    if (code === CloseCode.tryAgainLater) this.scheduleDial(connectionId, 1_000 + Math.random() * 1_000);
+    else if (code !== CloseCode.duplicate) this.scheduleDial(connectionId);
   }
 
   private scheduleDial(connectionId: number, delayMs?: number): void {

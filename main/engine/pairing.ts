@@ -14,6 +14,7 @@ import {
   type ConnectionRow,
 } from '../store/queries/connections';
 import { getRoleByName } from '../store/queries/roles';
+import { isStorageFailure } from '../store/storage-errors';
 import { hashToken } from '../tokens';
 import { checkPeerAddress, cleanPeerName, sameName } from './announced';
 import type { EngineCore } from './core';
@@ -99,6 +100,8 @@ export class Pairing {
         return { connectionId: connection.id };
       });
     } catch (error) {
+      // The inviter was reached, and this side could not record the connection: said as it is.
+      if (isStorageFailure(error)) throw error;
       if (!(error instanceof HandshakeError))
         throw new EngineError(
           'unavailable',

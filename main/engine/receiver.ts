@@ -2,6 +2,7 @@
 // (./receive-decision.ts) and, when accepted, committed before its ack; it waits,
 // received, as the work of its agent conversation's run. Acks read together are
 // recorded together; a rejection fails the text and tells the sending role.
+import { log } from '../log';
 import { exposedRoleNames, getConnectionRow, setPeerRoles } from '../store/queries/connections';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
@@ -18,6 +19,7 @@ import {
 } from '../store/queries/threads';
 import { run as runSql } from '../store/sql';
 import { transaction } from '../store/database';
+import { isStorageFailure } from '../store/storage-errors';
 import { frameFailed, type EngineCore, type OpenLink } from './core';
 import type { Tx } from './group-commit';
 import { decideText } from './receive-decision';
@@ -46,21 +48,37 @@ export class Receiver {
   ) {}
 
   onFrame(open: OpenLink, frame: Frame): void {
+    try {
+      this.take(open, frame);
+    } catch (error) {
+      frameFailed(open.link, error);
+    }
+  }
+
+  private take(open: OpenLink, frame: Frame): void {
     const { db, batch } = this.core;
     const connectionId = open.connectionId;
+    const failed = (error: unknown) => frameFailed(open.link, error);
     // Acks queued so far are recorded before this frame; a later ack starts a new piece.
     if (frame.type !== 'ack') open.acks = null;
     switch (frame.type) {
       case 'roles':
-        transaction(db, () => setPeerRoles(db, connectionId, frame.roles));
+        try {
+          transaction(db, () => setPeerRoles(db, connectionId, frame.roles));
+        } catch (error) {
+          // The roles it knew stay; the peer sends them again on every link.
+          if (!isStorageFailure(error)) throw error;
+          log.warn('could not record the peer roles', { error: String(error) });
+          return;
+        }
         this.core.connectionChanged(connectionId);
         return;
       case 'revoke':
-        this.revokedByPeer(open).catch(frameFailed);
+        this.revokedByPeer(open).catch(failed);
         return;
       case 'text':
         // Checks first, then writes: no savepoint of its own (see GroupCommit).
-        batch.run((after, tx) => this.receiveText(open, frame, after, tx), { savepoint: false }).catch(frameFailed);
+        batch.run((after, tx) => this.receiveText(open, frame, after, tx), { savepoint: false }).catch(failed);
         return;
       case 'ack':
         this.queueAck(open, frame);
@@ -68,7 +86,7 @@ export class Receiver {
       case 'reject':
         batch
           .run((after, tx) => this.receiveReject(open, frame.thread, frame.seq, frame.reason, after, tx))
-          .catch(frameFailed);
+          .catch(failed);
         return;
       case 'hello':
         return;
@@ -153,7 +171,7 @@ export class Receiver {
         },
         { durable: false, savepoint: false },
       )
-      .catch(frameFailed);
+      .catch((error: unknown) => frameFailed(open.link, error));
   }
 
   private receiveAcks(open: OpenLink, acks: AckFrame[], after: After, tx: Tx): void {

@@ -14,6 +14,8 @@ export const CloseCode = {
   normal: 1000,
   protocolError: 1002,
   tooBig: 1009,
+  /** This side could not record what came (its disk is full): the peer sends it again on the next link. */
+  tryAgainLater: 1013,
   unknownCertificate: 4001,
   wrongProtocol: 4002,
   revoked: 4003,

@@ -37,6 +37,7 @@ export const roleApiErrorCodes = [
   'budget',
   'closed',
   'unavailable',
+  'disk_full',
   'internal',
 ] as const;
 export type RoleApiErrorCode = (typeof roleApiErrorCodes)[number];
@@ -57,6 +58,7 @@ export const exitCodes: Record<RoleApiErrorCode | 'usage' | 'connect', number> =
   closed: 12,
   unavailable: 13,
   connect: 14,
+  disk_full: 15,
   internal: 1,
 };
 

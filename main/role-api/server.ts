@@ -19,6 +19,7 @@ import { getConversationRow, insertMessage } from '../store/queries/conversation
 import { getRole, roleByTokenHash } from '../store/queries/roles';
 import { turnByTokenHash, type RunRow, type TurnRow } from '../store/queries/runs';
 import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
+import { DISK_FULL_MESSAGE, isDiskFull } from '../store/storage-errors';
 import { hashToken } from '../tokens';
 import {
   NO_TOPIC_MESSAGE,
@@ -109,7 +110,7 @@ export class RoleApiServer {
       const result = await this.dispatch(req);
       response = { ok: true, result };
     } catch (thrown) {
-      const error = fromEngine(thrown);
+      const error = isDiskFull(thrown) ? new RoleApiError('disk_full', DISK_FULL_MESSAGE) : fromEngine(thrown);
       const known = error instanceof RoleApiError;
       if (!known) log.error('role API failure', { error: String((error as Error).stack ?? error) });
       const code: RoleApiErrorCode = known ? error.code : 'internal';
@@ -284,6 +285,7 @@ const httpStatus: Record<RoleApiErrorCode, number> = {
   budget: 400,
   closed: 400,
   unavailable: 400,
+  disk_full: 507,
   internal: 500,
 };
 

@@ -58,6 +58,7 @@ import {
   type TurnRow,
 } from '../store/queries/runs';
 import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
+import { isStorageFailure } from '../store/storage-errors';
 import { hashToken, newToken } from '../tokens';
 import { endStaleGroup, endTree, processStartTime, ProcessTree, spawnInGroup } from './process-tree';
 import type { AdapterName } from '../../shared/domain';
@@ -142,6 +143,8 @@ interface ActiveTurn {
 
 const LIVE_LINES = 200;
 const LIVE_EVENT_MS = 500;
+/** A write the disk refused (it is full) is tried again this often until it goes through. */
+const STORAGE_RETRY_MS = 2_000;
 
 export class RunManager {
   private readonly db: Db;
@@ -155,6 +158,8 @@ export class RunManager {
   private closed = false;
   /** Turns' private files (MCP configs, system prompts): `DATA/turns`. */
   private readonly privateDir: string;
+  /** Writes waiting for the disk to take them (a turn's end, a turn's start). */
+  private readonly retries = new Set<NodeJS.Timeout>();
 
   constructor(private readonly options: RunManagerOptions) {
     this.db = options.db;
@@ -278,14 +283,19 @@ export class RunManager {
     return undefined;
   }
 
-  /** Ends running agents without committing their end: the next start re-runs them once. */
-  async close(): Promise<void> {
+  /**
+   * Ends running agents without committing their end: the next start re-runs them once.
+   * `graceMs` (default: the stop grace) is their time between SIGTERM and SIGKILL.
+   */
+  async close(graceMs = this.graceMs): Promise<void> {
     this.closed = true;
+    for (const timer of this.retries) clearTimeout(timer);
+    this.retries.clear();
     const turns = [...this.active.values()];
     await Promise.all(
       turns.map(async (turn) => {
         if (turn.timer) clearTimeout(turn.timer);
-        await this.endTree(turn);
+        await this.endTree(turn, graceMs);
       }),
     );
   }
@@ -313,8 +323,50 @@ export class RunManager {
       try {
         this.startTurn(runId);
       } catch (error) {
-        log.error('could not start a turn', { runId, error: String(error) });
+        if (!isStorageFailure(error)) {
+          log.error('could not start a turn', { runId, error: String(error) });
+          continue;
+        }
+        // Its inputs wait, committed; the turn starts once the disk takes writes again.
+        log.warn('could not start a turn: the disk refused the write; trying again', { runId, error: String(error) });
+        this.later(() => this.schedule());
+        return;
       }
+    }
+  }
+
+  /** Runs `action` after STORAGE_RETRY_MS, unless the manager closes first. */
+  private later(action: () => void): void {
+    if (this.closed) return;
+    const timer = setTimeout(() => {
+      this.retries.delete(timer);
+      if (!this.closed) action();
+    }, STORAGE_RETRY_MS);
+    this.retries.add(timer);
+  }
+
+  /**
+   * Commits what a turn left (its end, its stop). The process is gone, so this must not
+   * be lost to a full disk: it is tried again until the disk takes it. Meanwhile the turn
+   * stays running in the database, so its run starts nothing new; should Parley stop
+   * first, the next start finds it interrupted and runs it once more.
+   */
+  private async durably(what: string, commit: () => void | Promise<void>, attempt = 0): Promise<void> {
+    if (this.closed) return;
+    try {
+      await commit();
+      if (attempt > 0) {
+        log.info(`saved ${what} once the disk took it`);
+        this.schedule();
+      }
+    } catch (error) {
+      if (!isStorageFailure(error)) {
+        log.error(`could not save ${what}`, { error: String((error as Error).stack ?? error) });
+        return;
+      }
+      if (attempt === 0)
+        log.warn(`could not save ${what}: the disk refused the write; trying again`, { error: String(error) });
+      this.later(() => void this.durably(what, commit, attempt + 1));
     }
   }
 
@@ -361,7 +413,9 @@ export class RunManager {
         paths: this.options.paths,
       });
     } catch (error) {
-      this.commitEnd(run, turnId, { ok: false, error: (error as Error).message }, null);
+      void this.durably(`the end of turn ${turnId}`, () =>
+        this.commitEnd(run, turnId, { ok: false, error: (error as Error).message }, null),
+      );
       return;
     }
     const active: ActiveTurn = {
@@ -391,12 +445,16 @@ export class RunManager {
         if (active.timer) clearTimeout(active.timer);
         this.active.delete(turnId);
         if (this.closed) return;
+        const what = `the end of turn ${turnId}`;
         if (active.stoppedBy !== null) {
-          this.commitStopped(active);
+          await this.durably(what, () => this.commitStopped(active));
           return;
         }
         const outcome = this.outcome(active, launch, result);
-        if (!(await this.endWithFollowUp(active, outcome))) this.commitEnd(run, turnId, outcome, active.session);
+        await this.durably(what, async () => {
+          if (turnStatus(this.db, turnId) !== 'running') return;
+          if (!(await this.endWithFollowUp(active, outcome))) this.commitEnd(run, turnId, outcome, active.session);
+        });
       })
       .catch((error: unknown) => log.error('could not record the end of a turn', { turnId, error: String(error) }))
       .finally(() => this.schedule());
@@ -455,7 +513,12 @@ export class RunManager {
       // Input first: the agent can start while we record its pid.
       stdin.end(launch.stdin);
       active.tree = new ProcessTree(pid, active.marker);
-      setTurnProcess(this.db, active.turnId, pid, processStartTime(pid));
+      try {
+        setTurnProcess(this.db, active.turnId, pid, processStartTime(pid));
+      } catch (error) {
+        // Only crash recovery reads it (to end a stale process tree); the turn goes on.
+        log.warn('could not record the agent process', { turnId: active.turnId, error: String(error) });
+      }
       // A stop asked for before the process existed takes effect now.
       if (active.stoppedBy !== null) void this.endTree(active);
       out.setEncoding('utf8');
@@ -506,9 +569,9 @@ export class RunManager {
   }
 
   /** Ends the turn's process tree (once, however many ask). */
-  private endTree(active: ActiveTurn): Promise<void> {
+  private endTree(active: ActiveTurn, graceMs = this.graceMs): Promise<void> {
     if (!active.tree) return Promise.resolve();
-    active.ending ??= endTree(active.tree, this.graceMs, active.exited);
+    active.ending ??= endTree(active.tree, graceMs, active.exited);
     return active.ending;
   }
 
@@ -528,7 +591,12 @@ export class RunManager {
     }
     if (update.session !== undefined && update.session !== active.session) {
       active.session = update.session;
-      setRunSession(this.db, active.run.id, update.session);
+      try {
+        setRunSession(this.db, active.run.id, update.session);
+      } catch (error) {
+        // Kept in memory and saved with the turn's end.
+        log.warn('could not record the agent session yet', { runId: active.run.id, error: String(error) });
+      }
     }
     if (update.live !== undefined) {
       active.live.push(update.live);

@@ -54,6 +54,7 @@ export class Checkpointer {
   private readonly replies: Array<(result: CheckpointResult | { error: string }) => void> = [];
   private readonly exited: Promise<void>;
   private ended = false;
+  private failing = false;
 
   constructor(db: Db, nativeBinding?: string) {
     // Packaged, better-sqlite3 lies outside the app archive (electron-builder.yml): load it from there.
@@ -82,7 +83,17 @@ export class Checkpointer {
   /** After a commit: checkpoints in the background unless one runs or one started less than MIN_INTERVAL_MS ago. */
   wrote(): void {
     if (this.ended || this.running || performance.now() - this.last < MIN_INTERVAL_MS) return;
-    this.checkpoint().catch((error: unknown) => log.warn('checkpoint failed', { error: String(error) }));
+    this.checkpoint().then(
+      () => {
+        if (this.failing) log.info('checkpoints work again');
+        this.failing = false;
+      },
+      (error: unknown) => {
+        // Once per run of failures (a full disk fails every one of them), not once per commit.
+        if (!this.failing) log.warn('checkpoint failed; trying again after later commits', { error: String(error) });
+        this.failing = true;
+      },
+    );
   }
 
   /** One checkpoint now (or the one running), in the worker. */
