@@ -17,8 +17,10 @@ Commands for agents (need PARLEY_TOKEN and PARLEY_API, which Parley sets for eac
   parley mcp                           the same six commands as tools of a stdio MCP server
 
 Commands for people:
-  parley serve [--data DIR] [--name NAME] [--host 127.0.0.1] [--ui-port N] [--peer-port N]
-                                       run Parley headless: the UI and the app API on loopback
+  parley serve [--data DIR] [--name NAME] [--ui-host 127.0.0.1] [--ui-port N]
+               [--peer-host 127.0.0.1] [--peer-port N] [--advertise HOST:PORT]
+                                       run Parley headless: the UI and the app API (on loopback by default),
+                                       and the port peers dial; invitations carry --advertise
   parley help                          this text
 
 TEXT may be given as arguments or, when it is "-", read from standard input.

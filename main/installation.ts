@@ -5,7 +5,7 @@
 // where the peer settings come from (remembered in the database, or serve's flags).
 // Tests open several side by side.
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AppEvent } from '../shared/api-contract';
@@ -15,7 +15,7 @@ import { createDefaultRole, type FirstRunNote, type FirstRunOptions } from './ag
 import { dispatch, type ApiServices } from './api/handlers';
 import { SessionRegistry, sessionEndReasons, type ApiSession } from './api/session';
 import { ConnectionEngine } from './engine/engine';
-import { loadOrCreateIdentity, type Identity } from './engine/identity';
+import { createIdentity, hasIdentityFiles, identityFiles, loadIdentity, type Identity } from './engine/identity';
 import { EventHub } from './events';
 import { log } from './log';
 import { PeerNetwork, type PeerConfig } from './network/peer-network';
@@ -23,6 +23,7 @@ import { AnswerNotices } from './notices';
 import { distPaths } from './paths';
 import { RoleApiServer } from './role-api/server';
 import { agentEnvironment, RunManager } from './runs/run-manager';
+import { StartupError } from './startup-error';
 import { Checkpointer } from './store/checkpointer';
 import { openDatabase, transaction, type Db } from './store/database';
 import { getInstallation, saveInstallation } from './store/queries/installation';
@@ -95,7 +96,8 @@ export interface Installation {
   ownerSession(): ApiSession;
   /** A fresh sign-in token for the first owner, replacing the previous one with the same label. */
   issueOwnerToken(label: string): string;
-  close(): Promise<void>;
+  /** Closes everything; running agents get `agentGraceMs` (default: the stop grace) between SIGTERM and SIGKILL. */
+  close(options?: { agentGraceMs?: number }): Promise<void>;
 }
 
 /** Unix sockets have a short path limit; long data folders get a private one in tmp. */
@@ -139,6 +141,37 @@ function sealSecretsStoredAsWritten(db: Db): void {
   log.info('sealed role secrets that were stored as written', { roles: sealed });
 }
 
+/**
+ * The identity to start with. An installation peers may know (its row is in the
+ * database) must find its own identity, whole; only one that never finished its first
+ * start gets a new one.
+ */
+async function startupIdentity(dataDir: string, expected: string | null, name: string): Promise<Identity> {
+  if (expected === null) {
+    try {
+      return loadIdentity(dataDir) ?? (await createIdentity(dataDir, name));
+    } catch (error) {
+      if (!(error instanceof StartupError)) throw error;
+      // Left half-made by a first start that did not finish: no peer has seen it.
+      return createIdentity(dataDir, name);
+    }
+  }
+  const identity = loadIdentity(dataDir);
+  const files = identityFiles(dataDir);
+  if (!identity)
+    throw new StartupError(
+      `${files.key} and ${files.cert} are missing, but the database belongs to installation ${expected.slice(0, 16)}…, ` +
+        'which peers know by that identity. Parley did not start and changed nothing. Restore the identity folder ' +
+        'from a backup of this data folder; a new identity would break the pairing with every peer.',
+    );
+  if (identity.fingerprint !== expected)
+    throw new StartupError(
+      `${files.cert} is the identity of ${identity.fingerprint.slice(0, 16)}…, but the database belongs to installation ` +
+        `${expected.slice(0, 16)}…. Parley did not start and changed nothing. Put back this data folder's own identity folder.`,
+    );
+  return identity;
+}
+
 function peerConfig(options: InstallationOptions): PeerConfig {
   if (options.peers) return options.peers;
   if (options.peerPort === undefined) return { kind: 'none' };
@@ -148,18 +181,26 @@ function peerConfig(options: InstallationOptions): PeerConfig {
 export async function openInstallation(options: InstallationOptions): Promise<Installation> {
   const dataDir = path.resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const db = openDatabase(path.join(dataDir, 'parley.db'), { nativeBinding: options.nativeBinding });
+  const dbFile = path.join(dataDir, 'parley.db');
+  if (!existsSync(dbFile) && hasIdentityFiles(dataDir))
+    throw new StartupError(
+      `${dbFile} is missing, but ${identityFiles(dataDir).dir} holds the identity peers know this installation by. ` +
+        'Parley did not start and changed nothing. Restore parley.db from a backup of this data folder, ' +
+        'or move the identity folder away as well to start a new, empty installation (every peer would then have to be paired again).',
+    );
+  const db = openDatabase(dbFile, { nativeBinding: options.nativeBinding });
   let started: Checkpointer | null = null;
   try {
+    // The files are checked before anything is written.
+    const previous = getInstallation(db);
+    const name = options.name ?? previous?.name ?? os.userInfo().username;
+    const identity = await startupIdentity(dataDir, previous?.fingerprint ?? null, name);
     const checkpointer = new Checkpointer(db, options.nativeBinding);
     started = checkpointer;
     if (options.secrets) {
       useSecretBox(db, options.secrets);
       sealSecretsStoredAsWritten(db);
     }
-    const previous = getInstallation(db);
-    const name = options.name ?? previous?.name ?? os.userInfo().username;
-    const identity = await loadOrCreateIdentity(dataDir, name);
     transaction(db, () => {
       saveInstallation(db, name, identity.fingerprint);
       if (!firstOwner(db)) insertPerson(db, name, 'owner');
@@ -263,13 +304,13 @@ export async function openInstallation(options: InstallationOptions): Promise<In
         sessions.endTokens(replaced, sessionEndReasons.tokenReplaced);
         return token;
       },
-      async close() {
+      async close(closeOptions = {}) {
         if (closed) return;
         closed = true;
         notices.close();
         await network.close();
         await engine.close();
-        await runs.close();
+        await runs.close(closeOptions.agentGraceMs);
         await roleApi.close();
         await checkpointer.close();
         db.close();

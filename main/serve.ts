@@ -1,32 +1,22 @@
-// `parley serve`: one installation, headless. Serves the built UI and the app API on
-// loopback, writes DATA/serve.json (0600) and prints the UI address with the owner's
-// sign-in token in the fragment, which never reaches the server's logs.
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import os from 'node:os';
+// `parley serve`: one installation, headless. Serves the built UI and the app API
+// (by default on loopback), writes DATA/serve.json (0600) and prints the UI address
+// with the owner's sign-in token in the fragment, which never reaches the server's logs.
+// SIGTERM or SIGINT ends it within two seconds: app API sockets close with 1001, peers
+// are told (their link closes with "shutting down"), serve.json and the role API socket
+// are removed.
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { z } from 'zod';
-import { attachApiSocket } from './api/ws-transport';
+import { ApiCloseCode } from './api/ws-transport';
+import { startUiServer } from './http/ui-server';
 import { openInstallation, type Installation } from './installation';
 import { log } from './log';
+import { formatHostPort } from './net/hosts';
+import { NetworkError } from './network/peer-network';
 import { assertBuilt, distPaths } from './paths';
+import { parseServeArgs, serveWarnings, type ServeOptions } from './serve-args';
+import { StartupError } from './startup-error';
 
-const port = z.coerce.number().int().min(0).max(65535);
-const serveArgs = z.strictObject({
-  data: z.string().min(1).default(path.join(os.homedir(), '.parley')),
-  name: z
-    .string()
-    .trim()
-    .min(1)
-    .max(80)
-    .regex(/^[^\s/]+$/, 'must be one word without "/" (it is how peers address you: NAME/ROLE)')
-    .optional(),
-  host: z.string().min(1).default('127.0.0.1'),
-  'ui-port': port.default(0),
-  'peer-port': port.default(0),
-});
-export type ServeOptions = z.infer<typeof serveArgs>;
+export type { ServeOptions } from './serve-args';
 
 export interface ServeInfo {
   ui: string;
@@ -37,56 +27,16 @@ export interface ServeInfo {
   pid: number;
 }
 
-const contentTypes: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.json': 'application/json',
-  '.woff2': 'font/woff2',
-  '.map': 'application/json',
-};
-
-const securityHeaders = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
-};
-
-function serveStatic(req: http.IncomingMessage, res: http.ServerResponse): void {
-  const root = distPaths.renderer;
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  let file = path.normalize(path.join(root, decodeURIComponent(url.pathname)));
-  if (!file.startsWith(root)) {
-    res.writeHead(403).end();
-    return;
-  }
-  if (!existsSync(file) || statSync(file).isDirectory()) file = path.join(root, 'index.html');
-  if (!existsSync(file)) {
-    res
-      .writeHead(503, { 'content-type': 'text/plain; charset=utf-8' })
-      .end('The Parley UI is not built: run `npm run build`.\n');
-    return;
-  }
-  res.writeHead(200, {
-    ...securityHeaders,
-    'content-type': contentTypes[path.extname(file)] ?? 'application/octet-stream',
-    'cache-control': file.endsWith('index.html') ? 'no-cache' : 'max-age=3600',
-  });
-  res.end(readFileSync(file));
-}
-
 export interface RunningServer {
   info: ServeInfo;
   installation: Installation;
   close(): Promise<void>;
 }
 
-const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
+/** Agents get this long between SIGTERM and SIGKILL when Parley shuts down, to keep within two seconds. */
+const SHUTDOWN_AGENT_GRACE_MS = 700;
+/** Past this, shutdown stops waiting: files are removed and the process exits. */
+const SHUTDOWN_DEADLINE_MS = 1_700;
 
 /** Starts one headless installation; used by the CLI, the demo and tests. */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
@@ -95,19 +45,30 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     dataDir: options.data,
     name: options.name,
     // The flags decide; Settings shows them and cannot change them (docs/architecture.md).
-    peers: { kind: 'fixed', listenHost: options.host, port: options['peer-port'] },
+    peers: {
+      kind: 'fixed',
+      listenHost: options['peer-host'],
+      port: options['peer-port'],
+      advertise: options.advertise ?? null,
+    },
   });
-  const server = http.createServer(serveStatic);
-  attachApiSocket(server, installation);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options['ui-port'], options.host, () => resolve());
-  });
-  const address = server.address() as { port: number };
-  const base = `http://${urlHost(options.host)}:${address.port}/`;
+  let ui;
+  try {
+    ui = await startUiServer(installation, {
+      host: options['ui-host'],
+      port: options['ui-port'],
+      root: distPaths.renderer,
+    });
+  } catch (error) {
+    await installation.close();
+    throw new StartupError(
+      `cannot listen for the UI on ${formatHostPort(options['ui-host'], options['ui-port'])}: ${(error as Error).message}`,
+    );
+  }
+  const base = `http://${formatHostPort(options['ui-host'], ui.port)}/`;
   const info: ServeInfo = {
     ui: base,
-    api: `ws://${urlHost(options.host)}:${address.port}/api`,
+    api: `ws://${formatHostPort(options['ui-host'], ui.port)}/api`,
     peer: installation.peerAddress ? `wss://${installation.peerAddress}` : null,
     roleApi: installation.roleApiSocket,
     token: installation.issueOwnerToken('serve'),
@@ -116,49 +77,90 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const infoFile = path.join(installation.dataDir, 'serve.json');
   rmSync(infoFile, { force: true });
   writeFileSync(infoFile, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
+  let closing: Promise<void> | null = null;
   return {
     info,
     installation,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await installation.close();
-      rmSync(infoFile, { force: true });
+    close() {
+      closing ??= (async () => {
+        try {
+          await Promise.all([
+            ui.close(ApiCloseCode.goingAway, 'Parley is shutting down'),
+            installation.close({ agentGraceMs: SHUTDOWN_AGENT_GRACE_MS }),
+          ]);
+        } finally {
+          removeFiles(infoFile, installation.roleApiSocket);
+        }
+      })();
+      return closing;
     },
   };
 }
 
+function removeFiles(infoFile: string, roleApiSocket: string): void {
+  for (const file of [infoFile, roleApiSocket]) {
+    try {
+      rmSync(file, { force: true });
+    } catch (error) {
+      log.warn('could not remove a file at shutdown', { file, error: String(error) });
+    }
+  }
+}
+
 export async function serveCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: {
-      data: { type: 'string' },
-      name: { type: 'string' },
-      host: { type: 'string' },
-      'ui-port': { type: 'string' },
-      'peer-port': { type: 'string' },
-    },
-  });
-  const parsed = serveArgs.safeParse(values);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `--${issue.path.join('.')}: ${issue.message}`).join('; ');
-    process.stderr.write(`parley serve: ${problems}\n`);
+  const parsed = parseServeArgs(args);
+  if (!parsed.ok) {
+    process.stderr.write(`parley serve: ${parsed.message}\n`);
     process.exit(2);
   }
-  const running = await startServer(parsed.data);
+  const options = parsed.options;
+  // Whatever slips through is logged with its stack, never a silent end.
+  process.on('unhandledRejection', (reason) =>
+    log.error('unhandled rejection (Parley goes on)', { error: String((reason as Error)?.stack ?? reason) }),
+  );
+  let running: RunningServer;
+  try {
+    running = await startServer(options);
+  } catch (error) {
+    const forPeople = error instanceof StartupError || error instanceof NetworkError;
+    const message = forPeople ? error.message : String((error as Error).stack ?? error);
+    process.stderr.write(`parley serve: ${message}\n`);
+    process.exit(1);
+  }
+  for (const warning of serveWarnings(options)) process.stderr.write(`parley serve: ${warning}\n`);
   process.stdout.write(
     `Parley "${running.installation.name}" is running: ${running.info.ui}#token=${running.info.token}\n`,
   );
   const firstRun = running.installation.firstRun;
   if (firstRun) process.stdout.write(`${firstRun.message}\n`);
+  const infoFile = path.join(running.installation.dataDir, 'serve.json');
   let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
+  const stop = (why: string, exitCode: number) => {
+    if (stopping) {
+      // A second Ctrl-C: do not wait any longer.
+      removeFiles(infoFile, running.info.roleApi);
+      process.exit(exitCode || 130);
+    }
     stopping = true;
-    log.info('shutting down', { signal });
-    void running.close().then(() => process.exit(0));
+    log.info('shutting down', { why });
+    setTimeout(() => {
+      log.warn('shutdown took too long; exiting now');
+      removeFiles(infoFile, running.info.roleApi);
+      process.exit(exitCode);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    running.close().then(
+      () => process.exit(exitCode),
+      (error: unknown) => {
+        log.error('shutdown failed', { error: String((error as Error)?.stack ?? error) });
+        process.exit(exitCode || 1);
+      },
+    );
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT', 0));
+  process.on('SIGTERM', () => stop('SIGTERM', 0));
+  process.on('uncaughtException', (error) => {
+    // State may be half-changed: log it, shut down cleanly and exit non-zero so a supervisor restarts us.
+    log.error('uncaught exception; shutting down', { error: String(error.stack ?? error) });
+    stop('uncaught exception', 1);
+  });
 }

@@ -30,6 +30,9 @@ export interface LinkEvents {
   admitStranger(peer: PeerCertificate, hello: HelloFrame): number | null;
 }
 
+/** At shutdown, how long peers have to answer the closing of their link. */
+const SHUTDOWN_WAIT_MS = 300;
+
 interface Dialer {
   timer: NodeJS.Timeout | null;
   /** Dials that did not bring a link since the last one of ours that did. */
@@ -123,8 +126,15 @@ export class LinkManager {
     this.closed = true;
     for (const dialer of this.dialers.values()) if (dialer.timer) clearTimeout(dialer.timer);
     this.dialers.clear();
-    for (const { link } of this.core.open.values()) link.close(CloseCode.shuttingDown, 'shutting down');
-    for (const link of this.handshakes) link.close(CloseCode.shuttingDown, 'shutting down');
+    const links = [...[...this.core.open.values()].map((open) => open.link), ...this.handshakes];
+    // Peers are told, and see this side offline at once; one that does not answer is not waited for.
+    const told = Promise.all(
+      links.map(
+        (link) => new Promise<void>((resolve) => (link.state === 'closed' ? resolve() : link.onClose(() => resolve()))),
+      ),
+    );
+    for (const link of links) link.close(CloseCode.shuttingDown, 'shutting down');
+    await Promise.race([told, new Promise((resolve) => setTimeout(resolve, SHUTDOWN_WAIT_MS).unref())]);
     await this.listener?.close();
   }
 

@@ -2,6 +2,7 @@
 // other owner accepts (dials the inviter, pins its certificate, presents the secret),
 // and the inviter turns the stranger's certificate into a connection when the secret
 // is valid. Each side names the connection after the name the peer announced, cleaned.
+import { isUnspecifiedHost, parseHostPort } from '../net/hosts';
 import { transaction, type Db } from '../store/database';
 import {
   connectionByFingerprint,
@@ -37,7 +38,13 @@ export class Pairing {
     expiresInMinutes = 24 * 60,
   ): { code: string; link: string; address: string; expiresAt: string } {
     const address = this.links.address;
-    if (!address) throw new EngineError('unavailable', 'this installation is not listening for peers');
+    if (!address)
+      throw new EngineError(
+        'unavailable',
+        this.links.listening
+          ? 'this installation listens for peers on every interface (0.0.0.0 or ::), which no peer can dial: give the address peers should dial (parley serve --advertise HOST:PORT, or the advertised address in Settings) to invite'
+          : 'this installation is not listening for peers',
+      );
     requireRoles(this.core.db, roles);
     const secret = newInviteSecret();
     const expiresAt = new Date(Date.now() + expiresInMinutes * 60_000).toISOString();
@@ -80,7 +87,12 @@ export class Pairing {
     if (existing) throw new EngineError('invalid', `you are already connected to ${existing.name}`);
     const address = checkPeerAddress(invite.address);
     if (!address.ok)
-      throw new EngineError('invalid', `the invitation's address ${invite.address} is refused: ${address.reason}`);
+      throw new EngineError(
+        'invalid',
+        isUnspecifiedHost(parseHostPort(invite.address)?.host ?? '')
+          ? `this invitation carries ${invite.address}, which no one can dial; ask ${inviter} to start Parley with --advertise HOST:PORT (the address you can reach it at) and invite you again`
+          : `the invitation's address ${invite.address} is refused: ${address.reason}`,
+      );
     requireRoles(db, roles);
     let connection: ConnectionRow | null = null;
     try {

@@ -21,7 +21,9 @@ export function formatHostPort(host: string, port: number): string {
   return isIP(bare) === 6 ? `[${bare}]:${port}` : `${bare}:${port}`;
 }
 
-const DNS_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+/** A host name as DNS spells it. */
+export const DNS_NAME =
+  /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
 
 /** Splits `HOST:PORT` (IPv6 in brackets); null when it is not one. The port must be 1–65535. */
 export function parseHostPort(value: string): { host: string; port: number } | null {

@@ -1,0 +1,89 @@
+// SIGTERM and SIGINT end `parley serve` within two seconds even with app API sockets
+// open and an agent working: the sockets close with 1001, the paired peer sees it go
+// offline at once (not after its ping times out), and serve.json and the role API
+// socket are gone.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { processAlive } from './runs/process-tree';
+import { agentPids } from './testing/processes';
+import { node, pairNodes, type ServeNode } from './testing/serve-network';
+import { removeDataDir, startServe } from './testing/serve-process';
+
+/** A signed-in app API socket, as a browser tab holds one; resolves with its close code when it closes. */
+async function openTab(api: string, token: string): Promise<{ closed: Promise<number> }> {
+  const ws = new WebSocket(api);
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  const closedWith = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+  const signedIn = new Promise((resolve) => ws.once('message', resolve));
+  ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session.signIn', params: { token } }));
+  await signedIn;
+  // Wrapped: an async function returning a promise would wait for it.
+  return { closed: closedWith };
+}
+
+/** Resolves with the exit, or null if it did not come within `ms`. */
+function exitWithin(serve: ServeNode['serve'], ms: number) {
+  return Promise.race([serve.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), ms))]);
+}
+
+describe('shutting down', () => {
+  const nodes: ServeNode[] = [];
+  afterEach(async () => {
+    for (const n of nodes.splice(0)) {
+      await n.serve.stop();
+      removeDataDir(n.serve.dataDir);
+    }
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`ends on ${signal} within 2 s with sockets open and an agent working, and the peer sees it offline at once`, async () => {
+      const alice = await node(await startServe({ name: 'alice' }), 'alice');
+      const bob = await node(await startServe({ name: 'bob' }), 'bob');
+      nodes.push(alice, bob);
+      for (const n of [alice, bob])
+        await n.api.call('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+      await pairNodes(alice, ['assistant'], bob, ['assistant']);
+      const [role] = await alice.api.call('roles.list', {});
+      const conversation = await alice.api.call('conversations.open', { roleId: role!.id });
+      await alice.api.call('conversations.send', { id: conversation.id, text: 'sleep 30' });
+      const agent = await alice.api.waitFor(
+        () => Promise.resolve(agentPids(alice.serve.process.pid!)[0]),
+        30_000,
+        'the agent',
+      );
+      const tab = await openTab(alice.serve.info.api, alice.serve.info.token);
+      // One more socket that never signed in.
+      const anonymous = new WebSocket(alice.serve.info.api);
+      anonymous.on('error', () => {});
+      await new Promise((resolve) => anonymous.once('open', resolve));
+      const anonymousClosed = new Promise<number>((resolve) => anonymous.once('close', (code) => resolve(code)));
+      const dataDir = alice.serve.dataDir;
+      const roleApi = alice.serve.info.roleApi;
+
+      const started = Date.now();
+      const peerSeesOffline = bob.api.waitFor(
+        async () => {
+          const connection = (await bob.api.call('connections.list', {})).find((c) => c.name === 'alice');
+          return connection && !connection.online ? Date.now() - started : undefined;
+        },
+        30_000,
+        'bob to see alice offline',
+      );
+      alice.serve.process.kill(signal);
+      const exit = await exitWithin(alice.serve, 10_000);
+      const elapsed = Date.now() - started;
+      expect(exit, `parley serve did not exit on ${signal}:\n${alice.serve.stderr()}`).not.toBeNull();
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(elapsed).toBeLessThan(2_000);
+      expect(await tab.closed).toBe(1001);
+      expect(await anonymousClosed).toBe(1001);
+      expect(existsSync(path.join(dataDir, 'serve.json'))).toBe(false);
+      expect(existsSync(roleApi)).toBe(false);
+      expect(processAlive(agent)).toBe(false);
+      // Told, not timed out: bob's pings would take 15–30 s to notice.
+      expect(await peerSeesOffline).toBeLessThan(10_000);
+    }, 120_000);
+  }
+});
