@@ -5,6 +5,9 @@ import { z } from 'zod';
 import {
   agentSettingsSchema,
   agentSettingsUpdateSchema,
+  displayName,
+  multiLine,
+  oneLine,
   type ConnectionSummary,
   type TextView,
   type ThreadSummary,
@@ -29,19 +32,23 @@ function method<R>() {
 }
 
 const id = z.number().int().positive();
-const name = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(80, 'must be at most 80 characters')
-  .regex(/^[^\n\r\t/]+$/, 'must be one line without "/"');
+const name = displayName(
+  z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(80, 'must be at most 80 characters')
+    .regex(/^[^/]+$/, 'must not contain "/"'),
+);
 const roleName = z
   .string()
   .trim()
   .min(1, 'must not be empty')
   .max(40, 'must be at most 40 characters')
   .regex(/^[a-z0-9][a-z0-9_-]*$/, 'use lowercase letters, digits, "-" and "_"');
-const text = z.string().trim().min(1, 'must not be empty').max(100_000, 'is too long');
+/** Texts people and agents write keep tab and line breaks, and no other control characters. */
+const text = multiLine(z.string().trim().min(1, 'must not be empty').max(100_000, 'is too long'));
+const description = multiLine(z.string().max(2000));
 const none = z.strictObject({});
 const byId = z.strictObject({ id });
 const page = {
@@ -110,7 +117,10 @@ export interface StopResult {
 
 export const methods = {
   /** Sign in with a person's token (headless transport only; Electron is signed in as the owner). */
-  'session.signIn': method<{ person: Person }>()(z.strictObject({ token: z.string().min(1).max(200) }), 'Sign in'),
+  'session.signIn': method<{ person: Person }>()(
+    z.strictObject({ token: oneLine(z.string().min(1).max(200)) }),
+    'Sign in',
+  ),
   /** The signed-in person and the installation they are in. */
   'session.whoami': method<{ person: Person; installation: { id: string; name: string } }>()(none, 'Who am I'),
 
@@ -133,7 +143,7 @@ export const methods = {
   'roles.list': method<RoleView[]>()(none, 'List roles'),
   /** Owner: make a role with its agent settings. */
   'roles.create': method<RoleView>()(
-    z.strictObject({ name: roleName, description: z.string().max(2000).optional(), agent: agentSettingsSchema }),
+    z.strictObject({ name: roleName, description: description.optional(), agent: agentSettingsSchema }),
     'Create a role',
   ),
   /**
@@ -145,7 +155,7 @@ export const methods = {
     z.strictObject({
       id,
       name: roleName.optional(),
-      description: z.string().max(2000).optional(),
+      description: description.optional(),
       agent: agentSettingsUpdateSchema.optional(),
     }),
     'Update a role',
@@ -177,8 +187,8 @@ export const methods = {
   'tasks.create': method<Task>()(
     z.strictObject({
       roleId: id,
-      title: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
-      body: z.string().max(100_000).optional(),
+      title: oneLine(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters')),
+      body: multiLine(z.string().max(100_000)).optional(),
       parentId: id.optional(),
     }),
     'Create a task',
@@ -398,7 +408,13 @@ export interface ParleyBridge {
 export function describeIssues(error: z.ZodError): string {
   return error.issues
     .map((issue) => {
-      const where = issue.path.length > 0 ? issue.path.join('.') : 'params';
+      // A key that is not a plain name (it may hold the very character refused) is shown quoted.
+      const where =
+        issue.path.length > 0
+          ? issue.path
+              .map((key) => (typeof key === 'string' && !/^[\w-]+$/.test(key) ? JSON.stringify(key) : String(key)))
+              .join('.')
+          : 'params';
       return `${where}: ${issue.message}`;
     })
     .join('; ');

@@ -11,10 +11,61 @@ export interface Person {
   createdAt: string;
 }
 
+// Control characters in what people type. A NUL cannot pass through a command line,
+// an environment or a file name at all (starting the agent fails), and the others have
+// no place in a name, a program or a path, where they only hide what the value is.
+// Text that may span lines (instructions, texts, descriptions, environment values such
+// as a PEM key, a command's arguments such as a script for `sh -c`) keeps tab and line
+// breaks; everything else is refused with a message that names the character.
+
+/** C0 controls (NUL, tab, line breaks, ESC…), DEL and the C1 controls. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
+/** The same, less tab, line feed and carriage return. */
+const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/u;
+/** Bidirectional embedding, override and isolate marks: they make a name display as another. */
+const BIDI_CONTROL = /[\u202a-\u202e\u2066-\u2069]/u;
+
+function found(value: string, pattern: RegExp): string | null {
+  const match = pattern.exec(value);
+  if (!match) return null;
+  const code = match[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+  return `U+${code} at character ${match.index + 1}`;
+}
+
+/** Why `value` may not be a one-line value (a name, a program, a path), or null when it may. */
+export function oneLineProblem(value: string): string | null {
+  const where = found(value, CONTROL);
+  return where ? `must not contain control characters (found ${where})` : null;
+}
+
+/** Why `value` may not be multi-line text, or null when it may. */
+export function textProblem(value: string): string | null {
+  const where = found(value, CONTROL_IN_TEXT);
+  return where ? `must not contain control characters other than tab and line breaks (found ${where})` : null;
+}
+
+/** Why `value` may not be a name shown to people, or null when it may. */
+export function nameProblem(value: string): string | null {
+  const where = found(value, BIDI_CONTROL);
+  return oneLineProblem(value) ?? (where ? `must not contain bidirectional text controls (found ${where})` : null);
+}
+
+const refuse = (problem: (value: string) => string | null) => (value: string, ctx: z.RefinementCtx) => {
+  const message = problem(value);
+  if (message) ctx.addIssue({ code: 'custom', message });
+};
+
+/** A string schema that refuses control characters: names, programs, paths, keys. */
+export const oneLine = (schema: z.ZodString = z.string()) => schema.superRefine(refuse(oneLineProblem));
+/** A string schema for text that may span lines. */
+export const multiLine = (schema: z.ZodString = z.string()) => schema.superRefine(refuse(textProblem));
+/** A string schema for a name people read (a person, an installation). */
+export const displayName = (schema: z.ZodString = z.string()) => schema.superRefine(refuse(nameProblem));
+
 /** Settings every adapter accepts. */
 const agentCommon = {
   /** Extra instructions given to the agent on every turn. */
-  instructions: z.string().max(20_000).optional(),
+  instructions: multiLine(z.string().max(20_000)).optional(),
   /** A turn that works longer than this is stopped as if a person had pressed Stop. */
   turnTimeoutSec: z
     .number()
@@ -25,11 +76,32 @@ const agentCommon = {
 };
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid environment variable name');
+/** Environment values may be multi-line (a PEM key); nothing else of the controls. */
+const envKeyError = (issue: { code: string }) =>
+  issue.code === 'invalid_key'
+    ? 'not a valid environment variable name (letters, digits and "_", not starting with a digit)'
+    : undefined;
+const envValues = z.record(envName, multiLine(z.string().max(32_768)), { error: envKeyError });
 
-const absolutePath = z
-  .string()
-  .max(4096)
-  .refine((p) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p), 'must be an absolute path');
+const absolutePath = oneLine(z.string().max(4096)).refine(
+  (p) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p),
+  'must be an absolute path',
+);
+
+/** A program to run: a one-line name or path. */
+const program = oneLine(z.string().min(1).max(4096));
+
+/** Program and arguments: the program on one line; an argument may span lines (`sh -c SCRIPT`). */
+const commandLine = z
+  .array(multiLine(z.string().min(1).max(4096)))
+  .min(1)
+  .max(256)
+  .superRefine((argv, ctx) => {
+    const problem = argv[0] === undefined ? null : oneLineProblem(argv[0]);
+    if (problem) ctx.addIssue({ code: 'custom', path: [0], message: `the program ${problem}` });
+  });
+
+const model = oneLine(z.string().min(1).max(200));
 
 /** Which agent runs behind a role, and how. Validated on every create and update. */
 export const agentSettingsSchema = z.discriminatedUnion('adapter', [
@@ -40,10 +112,10 @@ export const agentSettingsSchema = z.discriminatedUnion('adapter', [
   z.strictObject({
     adapter: z.literal('command'),
     /** Program and arguments, run without a shell. */
-    command: z.array(z.string().min(1).max(4096)).min(1).max(256),
+    command: commandLine,
     /** Working folder; an absolute path. */
     cwd: absolutePath.optional(),
-    env: z.record(envName, z.string().max(32_768)).optional(),
+    env: envValues.optional(),
     /** What the command reads on stdin: the inputs as plain text, or the whole turn as JSON. */
     input: z.enum(['text', 'json']).optional(),
     ...agentCommon,
@@ -51,31 +123,31 @@ export const agentSettingsSchema = z.discriminatedUnion('adapter', [
   z.strictObject({
     adapter: z.literal('claude-code'),
     /** The `claude` executable; found on PATH when omitted. */
-    command: z.string().min(1).max(4096).optional(),
-    model: z.string().min(1).max(200).optional(),
+    command: program.optional(),
+    model: model.optional(),
     /** How Claude Code asks before acting: its --permission-mode. */
     permissionMode: z.enum(['default', 'acceptEdits', 'bypassPermissions', 'plan']).optional(),
     cwd: absolutePath.optional(),
-    env: z.record(envName, z.string().max(32_768)).optional(),
+    env: envValues.optional(),
     ...agentCommon,
   }),
   z.strictObject({
     adapter: z.literal('codex'),
     /** The `codex` executable; found on PATH when omitted. */
-    command: z.string().min(1).max(4096).optional(),
-    model: z.string().min(1).max(200).optional(),
+    command: program.optional(),
+    model: model.optional(),
     sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
     cwd: absolutePath.optional(),
-    env: z.record(envName, z.string().max(32_768)).optional(),
+    env: envValues.optional(),
     ...agentCommon,
   }),
   z.strictObject({
     adapter: z.literal('openai-compatible'),
-    /** e.g. http://localhost:11434/v1 (Ollama), https://api.openai.com/v1 */
-    baseUrl: z.url({ protocol: /^https?$/ }),
-    model: z.string().min(1).max(200),
-    /** Sent as a bearer token; never logged, never shown again once saved. */
-    apiKey: z.string().min(1).max(1000).optional(),
+    /** e.g. http://localhost:11434/v1 (Ollama), https://api.openai.com/v1 (one line: URL parsing drops line breaks silently) */
+    baseUrl: z.url({ protocol: /^https?$/ }).superRefine(refuse(oneLineProblem)),
+    model,
+    /** Sent as a bearer token, so one line (a line break would end the header); never logged, never shown again once saved. */
+    apiKey: oneLine(z.string().min(1).max(1000)).optional(),
     temperature: z.number().min(0).max(2).optional(),
     /** Tool-call rounds per turn before the turn ends. */
     maxSteps: z.number().int().min(1).max(100).optional(),
@@ -99,7 +171,9 @@ export type StoredSecret = z.infer<typeof storedSecretSchema>;
 /** What `roles.update` takes: the same settings, but an `env` value may be `{set: true}`. */
 export const agentSettingsUpdateSchema = (() => {
   const [scripted, command, claudeCode, codex, openaiCompatible] = agentSettingsSchema.options;
-  const env = z.record(envName, z.union([z.string().max(32_768), storedSecretSchema])).optional();
+  const env = z
+    .record(envName, z.union([multiLine(z.string().max(32_768)), storedSecretSchema]), { error: envKeyError })
+    .optional();
   return z.discriminatedUnion('adapter', [
     scripted,
     command.extend({ env }),

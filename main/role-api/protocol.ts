@@ -2,17 +2,16 @@
 // only by the user, one POST per command, the caller named by a bearer token. The
 // `parley` CLI and `parley mcp` are its clients.
 import { z } from 'zod';
+import { multiLine } from '../../shared/domain';
 
 /** `PEER/ROLE`: a connection's name and a role it exposes. */
 export const peerRoleSchema = z
   .string()
   .regex(/^[^\s/]+\/[a-z0-9][a-z0-9_-]*$/, 'must look like PEER/ROLE, e.g. bob/researcher');
 
-const text = z
-  .string()
-  .trim()
-  .min(1, 'text must not be empty')
-  .max(100_000, 'text is too long (100,000 characters at most)');
+const text = multiLine(
+  z.string().trim().min(1, 'text must not be empty').max(100_000, 'text is too long (100,000 characters at most)'),
+);
 
 export const roleApiRequests = {
   context: z.strictObject({}),
