@@ -1,10 +1,13 @@
 // The installation's identity: a key pair and a self-signed certificate made at
 // first run. The certificate's SHA-256 fingerprint is the installation ID that peers
-// pin; the files are readable only by the user.
-import { createHash, X509Certificate } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// pin; the files are readable only by the user. Once peers have pinned it, losing it
+// breaks every pairing, so a missing or damaged identity is never replaced by itself:
+// the start stops and says which file to restore.
+import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import selfsigned from 'selfsigned';
+import { StartupError } from '../startup-error';
 
 export interface Identity {
   /** PEM private key. */
@@ -20,16 +23,63 @@ export function fingerprintOf(certPem: string): string {
   return createHash('sha256').update(der).digest('hex');
 }
 
-export async function loadOrCreateIdentity(dataDir: string, commonName: string): Promise<Identity> {
+export function identityFiles(dataDir: string): { dir: string; key: string; cert: string } {
   const dir = path.join(dataDir, 'identity');
-  const keyFile = path.join(dir, 'key.pem');
-  const certFile = path.join(dir, 'cert.pem');
-  if (existsSync(keyFile) && existsSync(certFile)) {
-    const key = readFileSync(keyFile, 'utf8');
-    const cert = readFileSync(certFile, 'utf8');
-    return { key, cert, fingerprint: fingerprintOf(cert) };
+  return { dir, key: path.join(dir, 'key.pem'), cert: path.join(dir, 'cert.pem') };
+}
+
+/** Whether any file of an identity is in the data folder. */
+export function hasIdentityFiles(dataDir: string): boolean {
+  const files = identityFiles(dataDir);
+  return existsSync(files.key) || existsSync(files.cert);
+}
+
+/**
+ * The identity in the data folder; null when it has none at all. A key without its
+ * certificate (or the other way round), a file that does not parse, or a key that is
+ * not the certificate's is a StartupError naming the file.
+ */
+export function loadIdentity(dataDir: string): Identity | null {
+  const files = identityFiles(dataDir);
+  const haveKey = existsSync(files.key);
+  const haveCert = existsSync(files.cert);
+  if (!haveKey && !haveCert) return null;
+  const restore =
+    'Restore the identity folder from a backup of this data folder; a new identity would break the pairing with every peer.';
+  if (!haveKey || !haveCert)
+    throw new StartupError(`${haveKey ? files.cert : files.key} is missing (its pair is there). ${restore}`);
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new StartupError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}.`);
+    }
+  };
+  const key = read(files.key);
+  const cert = read(files.cert);
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(cert);
+  } catch {
+    throw new StartupError(`${files.cert} is damaged: it is not a PEM certificate. ${restore}`);
   }
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  let privateKey;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch {
+    throw new StartupError(`${files.key} is damaged: it is not a PEM private key. ${restore}`);
+  }
+  if (!certificate.checkPrivateKey(privateKey))
+    throw new StartupError(
+      `${files.key} is not the key of ${files.cert}: the two files do not belong together. ${restore}`,
+    );
+  return { key, cert, fingerprint: fingerprintOf(cert) };
+}
+
+/** Makes a new identity, replacing any partial one (only for an installation no peer knows yet). */
+export async function createIdentity(dataDir: string, commonName: string): Promise<Identity> {
+  const files = identityFiles(dataDir);
+  mkdirSync(files.dir, { recursive: true, mode: 0o700 });
   const notBefore = new Date(Date.now() - 60_000);
   const notAfter = new Date(notBefore);
   notAfter.setFullYear(notAfter.getFullYear() + 20);
@@ -41,10 +91,21 @@ export async function loadOrCreateIdentity(dataDir: string, commonName: string):
     notAfterDate: notAfter,
     clientCertificate: false,
   });
-  // Written with 0600 from the start, never world-readable even for an instant.
-  writeFileSync(keyFile, pems.private, { mode: 0o600 });
-  writeFileSync(certFile, pems.cert, { mode: 0o600 });
-  chmodSync(keyFile, 0o600);
-  chmodSync(certFile, 0o600);
+  // Written with 0600 from the start, never world-readable even for an instant, and each
+  // whole or not at all (a full disk or a crash leaves no half-written file).
+  for (const [file, pem] of [
+    [files.key, pems.private],
+    [files.cert, pems.cert],
+  ] as const) {
+    const partial = `${file}.partial`;
+    writeFileSync(partial, pem, { mode: 0o600 });
+    chmodSync(partial, 0o600);
+    renameSync(partial, file);
+  }
   return { key: pems.private, cert: pems.cert, fingerprint: fingerprintOf(pems.cert) };
+}
+
+/** The identity in the data folder, made on first use. */
+export async function loadOrCreateIdentity(dataDir: string, commonName: string): Promise<Identity> {
+  return loadIdentity(dataDir) ?? createIdentity(dataDir, commonName);
 }

@@ -1,7 +1,9 @@
 // Opens the installation's SQLite file with the pragmas Parley relies on and brings
-// its schema up to date.
+// its schema up to date. A file that is not a database, or one that fails SQLite's
+// quick_check, is never opened over: the start stops with a message that names it.
 import Database from 'better-sqlite3';
-import { chmodSync, existsSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
+import { StartupError } from '../startup-error';
 import { migrate } from './migrate';
 
 export type Db = Database.Database;
@@ -14,22 +16,51 @@ export interface OpenOptions {
   nativeBinding?: string;
 }
 
+/** SQLite's answers for a file that is not (or no longer) a sound database. */
+const DAMAGED = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT', 'SQLITE_CANTOPEN']);
+
+function damaged(file: string, what: string): StartupError {
+  return new StartupError(
+    `${file} ${what}. Parley did not start and changed nothing. Restore the file from a backup ` +
+      '(with its -wal file, if there is one, beside it), or move it away to start a new, empty installation ' +
+      '(every peer would then have to be paired again).',
+  );
+}
+
 export function openDatabase(file: string, options: OpenOptions = {}): Db {
-  const db = new Database(file, {
-    readonly: options.readonly ?? false,
-    ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
-  });
+  const existed = existsSync(file) && statSync(file).size > 0;
+  let db: Db;
+  try {
+    db = new Database(file, {
+      readonly: options.readonly ?? false,
+      ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
+    });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code && DAMAGED.has(code)) throw damaged(file, `cannot be opened (${(error as Error).message})`);
+    throw error;
+  }
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
     // FULL: a commit survives power loss, which the wire protocol's acks promise.
     db.pragma('synchronous = FULL');
     db.pragma('busy_timeout = 5000');
+    if (existed) {
+      const problems = db.pragma('quick_check(5)', { simple: false }) as Array<{ quick_check: string }>;
+      if (problems.length !== 1 || problems[0]!.quick_check !== 'ok')
+        throw damaged(
+          file,
+          `is damaged (SQLite's quick_check: ${problems.map((p) => p.quick_check.replace(/\n/g, '; ')).join('; ')})`,
+        );
+    }
     if (!options.readonly) migrate(db, options.targetVersion);
     // The database holds people's conversations: readable by the user alone.
     for (const suffix of ['', '-wal', '-shm']) if (existsSync(file + suffix)) chmodSync(file + suffix, 0o600);
   } catch (error) {
     db.close();
+    const code = (error as { code?: string }).code;
+    if (code && DAMAGED.has(code)) throw damaged(file, `is damaged (${(error as Error).message})`);
     throw error;
   }
   return db;

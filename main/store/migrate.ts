@@ -8,10 +8,11 @@
 // runs their cascades. The pragma cannot change inside a transaction, so the whole run
 // goes with foreign keys off, and every foreign key is checked before it commits: a
 // step that left a dangling reference rolls the run back instead.
+import { StartupError } from '../startup-error';
 import type { Db } from './database';
 import { migrations, type Migration } from './migrations';
 
-export class NewerDatabaseError extends Error {
+export class NewerDatabaseError extends StartupError {
   constructor(found: number, known: number) {
     super(
       `This data folder was written by a newer version of Parley (schema ${found}; this version knows up to ${known}). ` +
