@@ -18,9 +18,12 @@ export interface Person {
 // as a PEM key, a command's arguments such as a script for `sh -c`) keeps tab and line
 // breaks; everything else is refused with a message that names the character.
 
+// Matching control characters is the point of these two.
 /** C0 controls (NUL, tab, line breaks, ESC…), DEL and the C1 controls. */
+// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
 /** The same, less tab, line feed and carriage return. */
+// eslint-disable-next-line no-control-regex
 const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/u;
 /** Bidirectional embedding, override and isolate marks: they make a name display as another. */
 const BIDI_CONTROL = /[\u202a-\u202e\u2066-\u2069]/u;
@@ -143,8 +146,8 @@ export const agentSettingsSchema = z.discriminatedUnion('adapter', [
   }),
   z.strictObject({
     adapter: z.literal('openai-compatible'),
-    /** e.g. http://localhost:11434/v1 (Ollama), https://api.openai.com/v1 (one line: URL parsing drops line breaks silently) */
-    baseUrl: z.url({ protocol: /^https?$/ }).superRefine(refuse(oneLineProblem)),
+    /** e.g. http://localhost:11434/v1 (Ollama), https://api.openai.com/v1. One line: URL parsing would drop a line break silently. */
+    baseUrl: oneLine(z.string()).pipe(z.url({ protocol: /^https?$/ })),
     model,
     /** Sent as a bearer token, so one line (a line break would end the header); never logged, never shown again once saved. */
     apiKey: oneLine(z.string().min(1).max(1000)).optional(),

@@ -77,8 +77,12 @@ export async function listenForPeers(
     ...httpTimeouts,
   });
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  /** Every TCP connection, so closing does not wait for handshakes that may never finish. */
+  const sockets = new Set<Socket>();
   server.on('connection', (raw: Socket) => {
     raw.on('error', () => raw.destroy());
+    sockets.add(raw);
+    raw.once('close', () => sockets.delete(raw));
     const ticket = gate.admit(raw.remoteAddress);
     if (!ticket) {
       raw.destroy();
@@ -136,9 +140,11 @@ export async function listenForPeers(
   return {
     address: { host, port: bound.port },
     async close() {
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const client of wss.clients) client.terminate();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await stopped;
     },
   };
 }

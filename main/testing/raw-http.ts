@@ -3,7 +3,7 @@
 // opcode, bits or length.
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import tls from 'node:tls';
+import type tls from 'node:tls';
 
 export function connectTcp(port: number, options: { host?: string; localAddress?: string } = {}): Promise<net.Socket> {
   return new Promise((resolve, reject) => {

@@ -38,9 +38,9 @@ export async function startServe(options: {
 }): Promise<ServeProcess> {
   const dataDir = options.dataDir ?? makeDataDir(`parley-${options.name}-`);
   const limit = options.nofile === undefined ? [] : ['prlimit', `--nofile=${options.nofile}:${options.nofile}`, '--'];
-  const [command, ...prefix] = [...limit, process.execPath];
+  const [command = process.execPath, ...prefix] = [...limit, process.execPath];
   const child = spawn(
-    command!,
+    command,
     [
       ...prefix,
       path.join(projectRoot, 'bin', 'parley.js'),
