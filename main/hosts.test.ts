@@ -84,7 +84,7 @@ describe('hosts', () => {
     const error = (await alice.api.call('connections.invite', {}).catch((e: unknown) => e)) as ApiError;
     expect(error).toBeInstanceOf(ApiError);
     expect(error.code).toBe('unavailable');
-    expect(error.message).toMatch(/every interface.*--advertise HOST:PORT/);
+    expect(error.message).toMatch(/every (interface|network).*--advertise HOST:PORT/);
   });
 
   it('refuses an invitation that carries 0.0.0.0, saying what the inviter must pass', async () => {

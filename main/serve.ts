@@ -15,6 +15,7 @@ import { NetworkError } from './network/peer-network';
 import { assertBuilt, distPaths } from './paths';
 import { parseServeArgs, serveWarnings, type ServeOptions } from './serve-args';
 import { StartupError } from './startup-error';
+import { DISK_FULL_MESSAGE, isDiskFull } from './store/storage-errors';
 
 export type { ServeOptions } from './serve-args';
 
@@ -123,7 +124,11 @@ export async function serveCommand(args: string[]): Promise<void> {
     running = await startServer(options);
   } catch (error) {
     const forPeople = error instanceof StartupError || error instanceof NetworkError;
-    const message = forPeople ? error.message : String((error as Error).stack ?? error);
+    const message = forPeople
+      ? error.message
+      : isDiskFull(error)
+        ? `cannot start: ${DISK_FULL_MESSAGE}`
+        : String((error as Error).stack ?? error);
     process.stderr.write(`parley serve: ${message}\n`);
     process.exit(1);
   }
