@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../shared/api-contract';
 import type { ApiClient } from './testing/api-client';
+import { openTestInstallation } from './testing/installation';
 import { removeDataDir, startServe, type ServeProcess } from './testing/serve-process';
 
 describe('control characters in what people type', () => {
@@ -114,5 +115,29 @@ describe('control characters in what people type', () => {
     );
     expect(reply.body).toMatch(/^got: /);
     expect(server.alive()).toBe(true);
+  });
+
+  it('still reads a role an older Parley stored with a control character, and refuses it back until it is fixed', async () => {
+    const t = await openTestInstallation();
+    try {
+      const role = await t.owner('roles.create', {
+        name: 'old',
+        agent: { adapter: 'command', command: ['echo', 'ok'] },
+      });
+      // Written as an older Parley, which did not check characters, might have kept it.
+      const stored = { adapter: 'command', command: ['echo', 'a\u001bb'] };
+      t.installation.db.prepare('UPDATE roles SET agent = ? WHERE id = ?').run(JSON.stringify(stored), role.id);
+      const [listed] = await t.owner('roles.list', {});
+      expect(listed?.agent).toEqual(stored);
+      const error = (await t
+        .owner('roles.update', { id: role.id, agent: listed!.agent })
+        .catch((e: unknown) => e)) as ApiError;
+      expect(error.code).toBe('invalid');
+      expect(error.message).toMatch(/agent\.command\.1: .*U\+001B/);
+      await t.owner('roles.update', { id: role.id, agent: { adapter: 'command', command: ['echo', 'ab'] } });
+      expect((await t.owner('roles.list', {}))[0]?.agent).toMatchObject({ command: ['echo', 'ab'] });
+    } finally {
+      await t.close();
+    }
   });
 });

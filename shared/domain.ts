@@ -65,102 +65,117 @@ export const multiLine = (schema: z.ZodString = z.string()) => schema.superRefin
 /** A string schema for a name people read (a person, an installation). */
 export const displayName = (schema: z.ZodString = z.string()) => schema.superRefine(refuse(nameProblem));
 
-/** Settings every adapter accepts. */
-const agentCommon = {
-  /** Extra instructions given to the agent on every turn. */
-  instructions: multiLine(z.string().max(20_000)).optional(),
-  /** A turn that works longer than this is stopped as if a person had pressed Stop. */
-  turnTimeoutSec: z
-    .number()
-    .int()
-    .min(1)
-    .max(24 * 3600)
-    .optional(),
-};
-
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid environment variable name');
-/** Environment values may be multi-line (a PEM key); nothing else of the controls. */
 const envKeyError = (issue: { code: string }) =>
   issue.code === 'invalid_key'
     ? 'not a valid environment variable name (letters, digits and "_", not starting with a digit)'
     : undefined;
-const envValues = z.record(envName, multiLine(z.string().max(32_768)), { error: envKeyError });
 
-const absolutePath = oneLine(z.string().max(4096)).refine(
-  (p) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p),
-  'must be an absolute path',
-);
+/**
+ * The agent settings' schema. Checked, its text refuses control characters (what people
+ * send); unchecked, it reads settings already stored as they are, so a value an older
+ * Parley kept still shows, and a turn that cannot start with it fails and says why.
+ */
+function agentSettings(checked: boolean) {
+  const line = (schema: z.ZodString) => (checked ? oneLine(schema) : schema);
+  const text = (schema: z.ZodString) => (checked ? multiLine(schema) : schema);
 
-/** A program to run: a one-line name or path. */
-const program = oneLine(z.string().min(1).max(4096));
+  /** Settings every adapter accepts. */
+  const agentCommon = {
+    /** Extra instructions given to the agent on every turn. */
+    instructions: text(z.string().max(20_000)).optional(),
+    /** A turn that works longer than this is stopped as if a person had pressed Stop. */
+    turnTimeoutSec: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 3600)
+      .optional(),
+  };
 
-/** Program and arguments: the program on one line; an argument may span lines (`sh -c SCRIPT`). */
-const commandLine = z
-  .array(multiLine(z.string().min(1).max(4096)))
-  .min(1)
-  .max(256)
-  .superRefine((argv, ctx) => {
-    const problem = argv[0] === undefined ? null : oneLineProblem(argv[0]);
-    if (problem) ctx.addIssue({ code: 'custom', path: [0], message: `the program ${problem}` });
-  });
+  /** Environment values may be multi-line (a PEM key); nothing else of the controls. */
+  const envValues = z.record(envName, text(z.string().max(32_768)), { error: envKeyError });
 
-const model = oneLine(z.string().min(1).max(200));
+  const absolutePath = line(z.string().max(4096)).refine(
+    (p) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p),
+    'must be an absolute path',
+  );
+
+  /** A program to run: a one-line name or path. */
+  const program = line(z.string().min(1).max(4096));
+
+  /** Program and arguments: the program on one line; an argument may span lines (`sh -c SCRIPT`). */
+  const commandLine = z
+    .array(text(z.string().min(1).max(4096)))
+    .min(1)
+    .max(256)
+    .superRefine((argv, ctx) => {
+      const problem = !checked || argv[0] === undefined ? null : oneLineProblem(argv[0]);
+      if (problem) ctx.addIssue({ code: 'custom', path: [0], message: `the program ${problem}` });
+    });
+
+  const model = line(z.string().min(1).max(200));
+
+  return z.discriminatedUnion('adapter', [
+    z.strictObject({
+      adapter: z.literal('scripted'),
+      ...agentCommon,
+    }),
+    z.strictObject({
+      adapter: z.literal('command'),
+      /** Program and arguments, run without a shell. */
+      command: commandLine,
+      /** Working folder; an absolute path. */
+      cwd: absolutePath.optional(),
+      env: envValues.optional(),
+      /** What the command reads on stdin: the inputs as plain text, or the whole turn as JSON. */
+      input: z.enum(['text', 'json']).optional(),
+      ...agentCommon,
+    }),
+    z.strictObject({
+      adapter: z.literal('claude-code'),
+      /** The `claude` executable; found on PATH when omitted. */
+      command: program.optional(),
+      model: model.optional(),
+      /** How Claude Code asks before acting: its --permission-mode. */
+      permissionMode: z.enum(['default', 'acceptEdits', 'bypassPermissions', 'plan']).optional(),
+      cwd: absolutePath.optional(),
+      env: envValues.optional(),
+      ...agentCommon,
+    }),
+    z.strictObject({
+      adapter: z.literal('codex'),
+      /** The `codex` executable; found on PATH when omitted. */
+      command: program.optional(),
+      model: model.optional(),
+      sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
+      cwd: absolutePath.optional(),
+      env: envValues.optional(),
+      ...agentCommon,
+    }),
+    z.strictObject({
+      adapter: z.literal('openai-compatible'),
+      /** e.g. http://localhost:11434/v1 (Ollama), https://api.openai.com/v1. One line: URL parsing would drop a line break silently. */
+      baseUrl: line(z.string()).pipe(z.url({ protocol: /^https?$/ })),
+      model,
+      /** Sent as a bearer token, so one line (a line break would end the header); never logged, never shown again once saved. */
+      apiKey: line(z.string().min(1).max(1000)).optional(),
+      temperature: z.number().min(0).max(2).optional(),
+      /** Tool-call rounds per turn before the turn ends. */
+      maxSteps: z.number().int().min(1).max(100).optional(),
+      /** How long the server may take to start answering a request (default 300 s: a model may be loading). */
+      requestTimeoutSec: z.number().int().min(1).max(3600).optional(),
+      /** How long a streamed answer may pause before the turn fails (default 120 s). */
+      idleTimeoutSec: z.number().int().min(1).max(3600).optional(),
+      ...agentCommon,
+    }),
+  ]);
+}
 
 /** Which agent runs behind a role, and how. Validated on every create and update. */
-export const agentSettingsSchema = z.discriminatedUnion('adapter', [
-  z.strictObject({
-    adapter: z.literal('scripted'),
-    ...agentCommon,
-  }),
-  z.strictObject({
-    adapter: z.literal('command'),
-    /** Program and arguments, run without a shell. */
-    command: commandLine,
-    /** Working folder; an absolute path. */
-    cwd: absolutePath.optional(),
-    env: envValues.optional(),
-    /** What the command reads on stdin: the inputs as plain text, or the whole turn as JSON. */
-    input: z.enum(['text', 'json']).optional(),
-    ...agentCommon,
-  }),
-  z.strictObject({
-    adapter: z.literal('claude-code'),
-    /** The `claude` executable; found on PATH when omitted. */
-    command: program.optional(),
-    model: model.optional(),
-    /** How Claude Code asks before acting: its --permission-mode. */
-    permissionMode: z.enum(['default', 'acceptEdits', 'bypassPermissions', 'plan']).optional(),
-    cwd: absolutePath.optional(),
-    env: envValues.optional(),
-    ...agentCommon,
-  }),
-  z.strictObject({
-    adapter: z.literal('codex'),
-    /** The `codex` executable; found on PATH when omitted. */
-    command: program.optional(),
-    model: model.optional(),
-    sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
-    cwd: absolutePath.optional(),
-    env: envValues.optional(),
-    ...agentCommon,
-  }),
-  z.strictObject({
-    adapter: z.literal('openai-compatible'),
-    /** e.g. http://localhost:11434/v1 (Ollama), https://api.openai.com/v1. One line: URL parsing would drop a line break silently. */
-    baseUrl: oneLine(z.string()).pipe(z.url({ protocol: /^https?$/ })),
-    model,
-    /** Sent as a bearer token, so one line (a line break would end the header); never logged, never shown again once saved. */
-    apiKey: oneLine(z.string().min(1).max(1000)).optional(),
-    temperature: z.number().min(0).max(2).optional(),
-    /** Tool-call rounds per turn before the turn ends. */
-    maxSteps: z.number().int().min(1).max(100).optional(),
-    /** How long the server may take to start answering a request (default 300 s: a model may be loading). */
-    requestTimeoutSec: z.number().int().min(1).max(3600).optional(),
-    /** How long a streamed answer may pause before the turn fails (default 120 s). */
-    idleTimeoutSec: z.number().int().min(1).max(3600).optional(),
-    ...agentCommon,
-  }),
-]);
+export const agentSettingsSchema = agentSettings(true);
+/** Settings as stored, read back without the character checks (see agentSettings). */
+export const storedAgentSettingsSchema = agentSettings(false);
 export type AgentSettings = z.infer<typeof agentSettingsSchema>;
 export type AdapterName = AgentSettings['adapter'];
 

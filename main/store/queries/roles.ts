@@ -1,4 +1,4 @@
-import { agentSettingsSchema, type AgentSettings, type Role } from '../../../shared/domain';
+import { storedAgentSettingsSchema, type AgentSettings, type Role } from '../../../shared/domain';
 import type { Db } from '../database';
 import { openAgentSecrets, resealAgentSecrets, sealAgentSecrets } from '../role-secrets';
 import { sealsSecrets } from '../secret-box';
@@ -14,8 +14,10 @@ interface RoleRow {
 
 function toRole(db: Db, row: RoleRow): Role {
   // Parsed on the way out too: a row written by hand or by an older version fails
-  // loudly here instead of deep inside an adapter. Secrets are opened first.
-  const agent = agentSettingsSchema.parse(openAgentSecrets(db, JSON.parse(row.agent), row.name));
+  // loudly here instead of deep inside an adapter. Only its shape: the characters are
+  // checked where settings come in, and a stored one must still show so it can be
+  // fixed. Secrets are opened first.
+  const agent = storedAgentSettingsSchema.parse(openAgentSecrets(db, JSON.parse(row.agent), row.name));
   return { id: row.id, name: row.name, description: row.description, agent, createdAt: row.created_at };
 }
 
