@@ -1,0 +1,70 @@
+// The assertions of the end-to-end story (main/testing/agent-story.ts), shared by the
+// tests of every real agent: claude-code, codex and the ACP agents.
+import { expect } from 'vitest';
+import type { Story } from '../testing/agent-story';
+import { requestText, type ModelRequest } from '../testing/model-server';
+import { groupAlive, processAlive } from '../runs/process-tree';
+import { lastMessage, processTree } from './cli-test-kit';
+
+export interface StoryExpectations {
+  /** The name under which the agent offers Parley's `send` tool to its model. */
+  sendTool: string;
+}
+
+const has = (text: string) => (request: ModelRequest) => requestText(request).includes(text);
+
+export async function expectStory(story: Story, expected: StoryExpectations): Promise<void> {
+  const { server, aliceKey, bobKey } = story;
+  const question = 'what is the budget?';
+
+  // 1. A person's message; the agent asks bob's researcher through Parley's MCP `send`.
+  const asked = await story.say(`ask bob/researcher: ${question}`);
+  expect(asked.turns.at(-1)?.status, lastMessage(asked)).toBe('done');
+  expect(lastMessage(asked)).toMatch(/^done \(send\): /);
+  const askRequest = story.requestsOf(aliceKey).find(has(question))!;
+  expect(askRequest.tools).toContain(expected.sendTool);
+  const session = asked.conversation.run.session;
+  expect(session).toBeTruthy();
+
+  // 2. bob's researcher answers with `reply`; the answer comes back to alice's assistant,
+  // which reports it in her conversation.
+  const answer = await story.message((body) => body.includes(' says: '), 'the answer reported to alice');
+  expect(answer).toBe(`bob/researcher says: answer: ${question}`);
+  expect(story.requestsOf(bobKey).some(has(`alice/assistant: ${question}`))).toBe(true);
+
+  // 3. Stop while the model streams: the turn ends stopped and the agent's process tree is gone.
+  await story.alice.owner('conversations.send', { id: story.conversationId, text: 'sleep' });
+  const slow = await server.waitFor(
+    (r) => r.key === aliceKey && r.reply !== undefined && 'slow' in r.reply,
+    'the slow answer',
+  );
+  const pid = await story.runningPid();
+  const tree = processTree(pid);
+  expect(tree.length).toBeGreaterThan(1);
+  expect(await story.alice.owner('conversations.stop', { id: story.conversationId })).toEqual({ stopped: true });
+  const stopped = await story.detail();
+  expect(stopped.turns.at(-1)?.status).toBe('stopped');
+  expect(groupAlive(pid)).toBe(false);
+  // Helpers in process groups of their own (an MCP server) end with the agent, at once or
+  // as soon as they notice it is gone.
+  for (const process of tree)
+    await story.alice.waitFor(() => !processAlive(process.pid), `${process.cmdline.join(' ')} to end`, 2_000);
+  await server.waitFor((r) => r === slow && r.aborted === true, 'the slow answer to be cut off');
+  expect(stopped.conversation.run.session).toBe(session);
+
+  // 4. The next turn resumes the same session: its request carries the earlier turns.
+  const resumed = await story.say('are you still there?');
+  expect(lastMessage(resumed)).toBe('echo: are you still there?');
+  const resumeRequest = story.requestsOf(aliceKey).findLast(has('are you still there?'))!;
+  expect(requestText(resumeRequest)).toContain(question);
+  expect(resumed.conversation.run.session).toBe(session);
+
+  // 5. After a restart of alice's installation, the session still resumes.
+  await story.restartAlice();
+  const after = await story.say('after the restart');
+  expect(lastMessage(after)).toBe('echo: after the restart');
+  const afterRequest = story.requestsOf(aliceKey).findLast(has('after the restart'))!;
+  expect(requestText(afterRequest)).toContain('are you still there?');
+  expect(requestText(afterRequest)).toContain(question);
+  expect(after.conversation.run.session).toBe(session);
+}
