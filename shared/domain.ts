@@ -70,6 +70,21 @@ export const agentSettingsSchema = z.discriminatedUnion('adapter', [
     ...agentCommon,
   }),
   z.strictObject({
+    adapter: z.literal('acp'),
+    /**
+     * The agent's program and arguments, run without a shell; it speaks the Agent Client
+     * Protocol on stdin/stdout: `claude-agent-acp`, `codex-acp`, `gemini --experimental-acp`, `goose acp`.
+     */
+    command: z.array(z.string().min(1).max(4096)).min(1).max(256),
+    /** The model, for agents that offer a choice of models (their `model` session option). */
+    model: z.string().min(1).max(200).optional(),
+    /** How the agent's requests to use a tool are answered: allowed once, or rejected (the default). */
+    permissions: z.enum(['allow', 'reject']).optional(),
+    cwd: absolutePath.optional(),
+    env: z.record(envName, z.string().max(32_768)).optional(),
+    ...agentCommon,
+  }),
+  z.strictObject({
     adapter: z.literal('openai-compatible'),
     /** e.g. http://localhost:11434/v1 (Ollama), https://api.openai.com/v1 */
     baseUrl: z.url({ protocol: /^https?$/ }),
