@@ -14,11 +14,24 @@ export interface PermissionDecision {
 
 const PARLEY_TOOLS = ['context', 'report', 'send', 'reply', 'history', 'peers'];
 
-const PARLEY_TOOL = new RegExp(`^(?:mcp__)?parley(?:__|[./:]\\s*|\\s+)(?:${PARLEY_TOOLS.join('|')})\\b`, 'i');
+const PARLEY_TOOL = new RegExp(
+  `^(?:tool:\\s*)?(?:mcp__)?parley(?:__|[./:]\\s*|\\s+)(?:${PARLEY_TOOLS.join('|')})\\b`,
+  'i',
+);
 
-/** True for a tool of Parley's MCP server, however the agent names it (`mcp__parley__send`, `parley.send`, `parley/send`). */
-export function isParleyTool(toolCall: Pick<ToolCallUpdate, 'title' | 'name'>): boolean {
-  return [toolCall.name, toolCall.title].some((name) => PARLEY_TOOL.test((name ?? '').trim()));
+/** A tool call as the agent described it: in the permission request, or earlier in its `tool_call` update. */
+export type ToolCallSeen = Pick<ToolCallUpdate, 'title' | 'name' | 'rawInput'>;
+
+/**
+ * True for a tool of Parley's MCP server, however the agent names it: `mcp__parley__send`
+ * (Claude), `Tool: parley/send` with `{server: "parley", tool: "send"}` (Codex), `parley.send`.
+ */
+export function isParleyTool(...seen: ToolCallSeen[]): boolean {
+  return seen.some((call) => {
+    if ([call.name, call.title].some((name) => PARLEY_TOOL.test((name ?? '').trim()))) return true;
+    const input = call.rawInput as { server?: unknown; tool?: unknown } | null | undefined;
+    return input?.server === 'parley' && PARLEY_TOOLS.includes(String(input.tool));
+  });
 }
 
 /** Picks the option of the wanted kind: once if the agent offers it, else always. */
@@ -31,12 +44,18 @@ function option(options: readonly PermissionOption[], allow: boolean): Permissio
   return undefined;
 }
 
+/**
+ * The answer to one permission request. `earlier` is the agent's own `tool_call` update for
+ * the same call, when it sent one (some agents ask with a generic title such as "Approve
+ * MCP tool call").
+ */
 export function decidePermission(
   policy: PermissionPolicy,
-  request: { toolCall: Pick<ToolCallUpdate, 'title' | 'name'>; options: readonly PermissionOption[] },
+  request: { toolCall: ToolCallSeen; options: readonly PermissionOption[] },
+  earlier?: ToolCallSeen,
 ): PermissionDecision {
-  const title = request.toolCall.title?.trim() || 'a tool';
-  const parley = isParleyTool(request.toolCall);
+  const title = earlier?.title?.trim() || request.toolCall.title?.trim() || 'a tool';
+  const parley = isParleyTool(request.toolCall, ...(earlier ? [earlier] : []));
   const allow = parley || policy === 'allow';
   const chosen = option(request.options, allow);
   if (!chosen)

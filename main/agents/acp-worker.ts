@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import type { AcpEvent, AcpTurn } from './acp';
-import { decidePermission } from './acp-permissions';
+import { decidePermission, type ToolCallSeen } from './acp-permissions';
 
 const emit = (event: AcpEvent) => process.stdout.write(JSON.stringify(event) + '\n');
 const live = (text: string) => emit({ type: 'live', text });
@@ -178,6 +178,7 @@ async function main(): Promise<void> {
   let prompting: Promise<unknown> | null = null;
   const messages = new Messages();
   const toolTitles = new Map<string, string>();
+  const toolCalls = new Map<string, ToolCallSeen>();
   let thought = '';
   const closeThought = () => {
     if (thought.trim()) live(`thinking: ${preview(thought, 200)}`);
@@ -199,6 +200,7 @@ async function main(): Promise<void> {
         messages.close();
         closeThought();
         toolTitles.set(update.toolCallId, update.title);
+        toolCalls.set(update.toolCallId, update);
         const input = update.rawInput === undefined ? '' : ` ${preview(JSON.stringify(update.rawInput), 200)}`;
         live(`→ ${update.title}${input}`);
         return;
@@ -225,9 +227,13 @@ async function main(): Promise<void> {
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
       // After session/cancel every pending permission request is answered `cancelled`.
       if (stopping) return { outcome: { outcome: 'cancelled' } };
-      const decision = decidePermission(turn.permissions, params);
+      const decision = decidePermission(turn.permissions, params, toolCalls.get(params.toolCall.toolCallId));
       live(decision.says);
       return { outcome: decision.outcome };
+    })
+    .onRequest('*', ({ method }) => {
+      live(`Parley: the agent asked for ${method}, which Parley does not offer`);
+      throw acp.RequestError.methodNotFound(method);
     });
   const connection = app.connect(
     acp.ndJsonStream(
@@ -368,7 +374,7 @@ async function main(): Promise<void> {
         return fail('the agent cancelled the turn by itself');
     }
     // Let the agent save its session and leave on its own, then make sure it is gone.
-    await endAgent(2_000, 1_000);
+    await endAgent(500, 1_000);
     process.exit(0);
   } catch (error) {
     if (stopping) return;

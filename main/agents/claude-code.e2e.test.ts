@@ -3,23 +3,13 @@
 // MCP tools, the answer back in the person's conversation, Stop mid-stream, the session
 // resumed on the next turn and after a restart.
 import { afterEach, describe, it } from 'vitest';
-import { startStory, type Story, type StoryRole } from '../testing/agent-story';
+import { startStory, type Story } from '../testing/agent-story';
 import { realCli } from './cli-test-kit';
-import { expectStory } from './e2e-story';
+import { claudeCodeEnv, expectSlowMcpServerWaitedFor, expectStory } from './e2e-story';
 
 const claude = realCli('PARLEY_TEST_CLAUDE', 'claude');
 const skip = claude.path ? null : claude.reason;
 if (skip) console.info(`Skipping the end-to-end tests with the real Claude Code: ${skip}`);
-
-/** Claude Code on the model server: its key and base URL, a home of its own, no traffic elsewhere. */
-export function claudeCodeEnv({ server, home, key }: StoryRole): Record<string, string> {
-  return {
-    HOME: home,
-    ANTHROPIC_BASE_URL: server.url,
-    ANTHROPIC_API_KEY: key,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-  };
-}
 
 describe.skipIf(skip !== null)('claude-code adapter with the real Claude Code, end to end', () => {
   let story: Story | undefined;
@@ -33,4 +23,9 @@ describe.skipIf(skip !== null)('claude-code adapter with the real Claude Code, e
     story = await startStory((role) => ({ adapter: 'claude-code', command: claude.path!, env: claudeCodeEnv(role) }));
     await expectStory(story, { sendTool: 'mcp__parley__send' });
   }, 300_000);
+
+  it('waits for Parley’s MCP server when it is slow to start', async () => {
+    story = await startStory((role) => ({ adapter: 'claude-code', command: claude.path!, env: claudeCodeEnv(role) }));
+    await expectSlowMcpServerWaitedFor(story, 'mcp__parley__send');
+  }, 120_000);
 });

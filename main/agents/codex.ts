@@ -232,6 +232,9 @@ export function codexOptions(request: TurnRequest, env: Record<string, string> =
     // The parley tools are how this agent acts in Parley: no approval prompt (there is no one to ask).
     '-c',
     'mcp_servers.parley.default_tools_approval_mode="approve"',
+    // Wait for it however slowly it starts: Codex leaves out an optional server not ready after a short grace.
+    '-c',
+    'mcp_servers.parley.required=true',
   );
   return options;
 }

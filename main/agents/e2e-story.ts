@@ -1,10 +1,46 @@
 // The assertions of the end-to-end story (main/testing/agent-story.ts), shared by the
 // tests of every real agent: claude-code, codex and the ACP agents.
+import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { expect } from 'vitest';
-import type { Story } from '../testing/agent-story';
-import { requestText, type ModelRequest } from '../testing/model-server';
+import type { Story, StoryRole } from '../testing/agent-story';
+import { offeredTool, requestText, type ModelRequest } from '../testing/model-server';
 import { groupAlive, processAlive } from '../runs/process-tree';
 import { lastMessage, processTree } from './cli-test-kit';
+
+/** Claude Code on the model server: its key and base URL, a home of its own, no traffic elsewhere. */
+export function claudeCodeEnv({ server, home, key }: StoryRole): Record<string, string> {
+  return {
+    HOME: home,
+    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_API_KEY: key,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+}
+
+/**
+ * Codex on the model server: a CODEX_HOME whose config.toml makes the model server the
+ * model provider (what a person does for a local or company endpoint), and its key.
+ */
+export function codexEnv({ server, home, key }: StoryRole): Record<string, string> {
+  const codexHome = path.join(home, '.codex');
+  mkdirSync(codexHome, { recursive: true });
+  writeFileSync(
+    path.join(codexHome, 'config.toml'),
+    [
+      // A model Codex knows, so it does not warn about missing model metadata (the server plays any).
+      'model = "gpt-5.4-mini"',
+      'model_provider = "parley_test"',
+      '[model_providers.parley_test]',
+      'name = "Parley test model server"',
+      `base_url = ${JSON.stringify(server.openaiUrl)}`,
+      'wire_api = "responses"',
+      'env_key = "PARLEY_TEST_MODEL_KEY"',
+      '',
+    ].join('\n'),
+  );
+  return { HOME: home, CODEX_HOME: codexHome, PARLEY_TEST_MODEL_KEY: key };
+}
 
 export interface StoryExpectations {
   /** The name under which the agent offers Parley's `send` tool to its model. */
@@ -14,6 +50,17 @@ export interface StoryExpectations {
 const has = (text: string) => (request: ModelRequest) => requestText(request).includes(text);
 
 export async function expectStory(story: Story, expected: StoryExpectations): Promise<void> {
+  try {
+    await story_(story, expected);
+  } catch (error) {
+    // What each side saw says more than a timeout.
+    const seen = await story.diagnose().catch((e: unknown) => `(could not diagnose: ${String(e)})`);
+    (error as Error).message += `\n\n${seen}`;
+    throw error;
+  }
+}
+
+async function story_(story: Story, expected: StoryExpectations): Promise<void> {
   const { server, aliceKey, bobKey } = story;
   const question = 'what is the budget?';
 
@@ -21,6 +68,9 @@ export async function expectStory(story: Story, expected: StoryExpectations): Pr
   const asked = await story.say(`ask bob/researcher: ${question}`);
   expect(asked.turns.at(-1)?.status, lastMessage(asked)).toBe('done');
   expect(lastMessage(asked)).toMatch(/^done \(send\): /);
+  // The send went through: an agent conversation with bob's researcher, rooted in alice's conversation.
+  const threads = await story.alice.owner('threads.list', { root: { kind: 'conversation', id: story.conversationId } });
+  expect(threads.map((t) => `${t.connection.name}/${t.peerRole}`)).toEqual(['bob/researcher']);
   const askRequest = story.requestsOf(aliceKey).find(has(question))!;
   expect(askRequest.tools).toContain(expected.sendTool);
   const session = asked.conversation.run.session;
@@ -67,4 +117,19 @@ export async function expectStory(story: Story, expected: StoryExpectations): Pr
   expect(requestText(afterRequest)).toContain('are you still there?');
   expect(requestText(afterRequest)).toContain(question);
   expect(after.conversation.run.session).toBe(session);
+}
+
+/**
+ * A loaded machine: alice's `parley mcp` takes 3 s to start. The agent must wait for it
+ * (Codex, for one, leaves out an optional MCP server that is not ready after a short grace).
+ */
+export async function expectSlowMcpServerWaitedFor(story: Story, sendTool: string): Promise<void> {
+  const bin = path.join(story.alice.installation.dataDir, 'bin');
+  renameSync(path.join(bin, 'parley'), path.join(bin, 'parley-now'));
+  writeFileSync(path.join(bin, 'parley'), `#!/bin/sh\nsleep 3\nexec "${path.join(bin, 'parley-now')}" "$@"\n`);
+  chmodSync(path.join(bin, 'parley'), 0o755);
+  const detail = await story.say('ask bob/researcher: are you there?');
+  const offered = story.requestsOf(story.aliceKey).map((request) => offeredTool(request, 'send'));
+  expect(offered, await story.diagnose()).toContain(sendTool);
+  expect(lastMessage(detail)).toMatch(/^done \(send\): /);
 }

@@ -40,6 +40,8 @@ export interface Story {
   message(match: (body: string) => boolean, what: string): Promise<string>;
   /** The pid of alice's running turn, once it runs. */
   runningPid(): Promise<number>;
+  /** What both installations and the model server saw, for a failing test's message. */
+  diagnose(): Promise<string>;
   /** Closes alice's installation and opens it again on the same data folder and port. */
   restartAlice(): Promise<void>;
   close(): Promise<void>;
@@ -95,7 +97,7 @@ export async function startStory(
           return d.turns.length > before && last && last.status !== 'running' ? d : undefined;
         },
         `the turn for "${text}"`,
-        120_000,
+        60_000,
       );
     },
     message(match, what) {
@@ -103,6 +105,39 @@ export async function startStory(
     },
     runningPid() {
       return alice.waitFor(() => runningTurns(alice.installation.db)[0]?.pid ?? undefined, 'a running turn', 60_000);
+    },
+    async diagnose() {
+      const lines: string[] = [];
+      const d = await detail();
+      lines.push('alice’s conversation:', ...d.messages.map((m) => `  ${m.author.name}: ${m.body}`));
+      lines.push(...d.turns.map((turn) => `  turn ${turn.id} ${turn.status}${turn.reason ? `: ${turn.reason}` : ''}`));
+      for (const [who, t, params] of [
+        ['alice', alice, { root: { kind: 'conversation', id: conversation.id } }],
+        ['bob', bob, { peerStarted: true }],
+      ] as const) {
+        for (const thread of await t.owner('threads.list', params)) {
+          const threadDetail = await t.owner('threads.get', { id: thread.id });
+          lines.push(
+            `${who}’s thread ${thread.id} (${thread.localRole} ↔ ${thread.peerRole}), run ${thread.run.state}:`,
+          );
+          lines.push(...threadDetail.texts.map((text) => `  ${text.direction} ${text.state}: ${text.body}`));
+          lines.push(
+            ...threadDetail.turns.map(
+              (turn) => `  turn ${turn.id} ${turn.status}${turn.reason ? `: ${turn.reason}` : ''}`,
+            ),
+          );
+          lines.push(...threadDetail.live.map((line) => `  live: ${line}`));
+        }
+      }
+      lines.push('model requests:');
+      for (const request of server.requests) {
+        const last = request.messages.at(-1);
+        lines.push(
+          `  #${request.seq} ${request.key === aliceKey ? 'alice' : request.key === bobKey ? 'bob' : request.key} ${request.path} ` +
+            `last=${last?.role}:${(last?.text ?? '').slice(-120).replace(/\s+/g, ' ')} → ${JSON.stringify(request.reply)}${request.aborted ? ' (aborted)' : ''}`,
+        );
+      }
+      return lines.join('\n');
     },
     async restartAlice() {
       const dataDir = alice.installation.dataDir;
