@@ -94,6 +94,9 @@ function errorText(error: unknown): string {
 
 /** ACP's "authentication required". */
 const AUTH_REQUIRED = -32000;
+/** What agents say when their model refused the key (they pass the API's error on as text). */
+const KEY_REFUSED =
+  /invalid api key|incorrect api key|invalid x-api-key|authentication_error|\b401\b|unauthori[sz]ed|not logged in|please run \/login/i;
 
 async function main(): Promise<void> {
   const turn = JSON.parse(await readStdin()) as AcpTurn;
@@ -385,6 +388,10 @@ async function main(): Promise<void> {
     if (error instanceof acp.RequestError && error.code === AUTH_REQUIRED)
       return fail(
         `the agent (\`${name}\`) is not logged in here (“${errorText(error)}”). Log in to it once in a terminal on this computer, or set its API key in the role’s environment, then send the message again.`,
+      );
+    if (KEY_REFUSED.test(errorText(error)))
+      return fail(
+        `the agent (\`${name}\`) could not use its model: the key was refused or it is not logged in (“${errorText(error)}”). Set the right key in the role’s environment, or log in to the agent once in a terminal on this computer, then send the message again.`,
       );
     return fail(`the agent (\`${name}\`) failed: ${errorText(error)}`);
   }

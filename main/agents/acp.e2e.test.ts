@@ -5,7 +5,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStory, type Story } from '../testing/agent-story';
-import { claudeCodeEnv, codexEnv, expectSlowMcpServerWaitedFor, expectStory } from './e2e-story';
+import { claudeCodeEnv, codexEnv, expectRefusedKey, expectSlowMcpServerWaitedFor, expectStory } from './e2e-story';
 
 const agents = [
   { name: 'claude-agent-acp', variable: 'PARLEY_TEST_CLAUDE_ACP', env: claudeCodeEnv, api: 'anthropic' },
@@ -51,5 +51,14 @@ for (const { name, variable, env, api } of agents) {
       story = await startStory((role) => ({ adapter: 'acp', command: [agent.path!], env: env(role) }));
       await expectSlowMcpServerWaitedFor(story, 'mcp__parley__send');
     }, 120_000);
+
+    it('fails the turn with a message that says the key was refused', async () => {
+      // Claude Code retries a refused key ten times (minutes); CLAUDE_CODE_MAX_RETRIES is how a role says not to.
+      const retries: Record<string, string> = name === 'claude-agent-acp' ? { CLAUDE_CODE_MAX_RETRIES: '0' } : {};
+      await expectRefusedKey(
+        (role) => ({ adapter: 'acp', command: [agent.path!], env: { ...env(role), ...retries } }),
+        /^The agent failed: the agent \(`.*`\) could not use its model: the key was refused or it is not logged in \(“.*(Invalid API key|401 Unauthorized).*”\)\./,
+      );
+    }, 180_000);
   });
 }

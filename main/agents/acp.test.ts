@@ -41,6 +41,15 @@ describe('decidePermission', () => {
     expect(decision.outcome).toEqual({ outcome: 'selected', optionId: chosen });
   });
 
+  it('knows a Parley tool by the tool call the agent announced before it asked (codex-acp asks "Approve MCP tool call")', () => {
+    const earlier = { title: 'Tool: parley/send', rawInput: { server: 'parley', tool: 'send', arguments: {} } };
+    const request = { toolCall: { title: 'Approve MCP tool call' }, options };
+    expect(decidePermission('reject', request, earlier).outcome).toEqual({ outcome: 'selected', optionId: 'once' });
+    expect(decidePermission('reject', request).outcome).toEqual({ outcome: 'selected', optionId: 'no' });
+    const other = { title: 'Tool: github/create_issue', rawInput: { server: 'github', tool: 'create_issue' } };
+    expect(decidePermission('reject', request, other).outcome).toEqual({ outcome: 'selected', optionId: 'no' });
+  });
+
   it('cancels when the agent offers nothing of the kind the policy wants', () => {
     const decision = decidePermission('reject', { toolCall: { title: 'Run make' }, options: [options[1]!] });
     expect(decision.outcome).toEqual({ outcome: 'cancelled' });
@@ -284,8 +293,13 @@ describe('acp adapter', () => {
       `The agent failed: the agent (\`${missing} --acp\`) could not be started: there is no \`${missing}\` program (is it installed and on PATH?)`,
     );
     await t!.close();
-    const other = await open(fake(['auth']).settings);
-    expect(lastMessage(await other.c.turn(other.id, 'hi'))).toMatch(
+    const other = await open(fake().settings);
+    expect(lastMessage(await other.c.turn(other.id, 'refused'))).toMatch(
+      /^The agent failed: the agent \(`.*`\) could not use its model: the key was refused or it is not logged in \(“Internal error: Invalid API key · Fix external API key”\)\. Set the right key in the role’s environment, or log in to the agent once in a terminal on this computer, then send the message again\.$/,
+    );
+    await t!.close();
+    const third = await open(fake(['auth']).settings);
+    expect(lastMessage(await third.c.turn(third.id, 'hi'))).toMatch(
       /^The agent failed: the agent \(`.*`\) is not logged in here \(“Authentication required.*”\)\. Log in to it once in a terminal on this computer, or set its API key in the role’s environment, then send the message again\.$/,
     );
   });

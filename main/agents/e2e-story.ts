@@ -3,10 +3,12 @@
 import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
+import type { AgentSettings } from '../../shared/domain';
 import type { Story, StoryRole } from '../testing/agent-story';
-import { offeredTool, requestText, type ModelRequest } from '../testing/model-server';
+import { openTestInstallation } from '../testing/installation';
+import { offeredTool, requestText, startModelServer, type ModelRequest } from '../testing/model-server';
 import { groupAlive, processAlive } from '../runs/process-tree';
-import { lastMessage, processTree } from './cli-test-kit';
+import { conversations, lastMessage, processTree } from './cli-test-kit';
 
 /** Claude Code on the model server: its key and base URL, a home of its own, no traffic elsewhere. */
 export function claudeCodeEnv({ server, home, key }: StoryRole): Record<string, string> {
@@ -132,4 +134,24 @@ export async function expectSlowMcpServerWaitedFor(story: Story, sendTool: strin
   const offered = story.requestsOf(story.aliceKey).map((request) => offeredTool(request, 'send'));
   expect(offered, await story.diagnose()).toContain(sendTool);
   expect(lastMessage(detail)).toMatch(/^done \(send\): /);
+}
+
+/** A key the model refuses (401): the turn fails with what the agent said, in words that say what to do. */
+export async function expectRefusedKey(agentFor: (role: StoryRole) => AgentSettings, says: RegExp): Promise<void> {
+  const server = await startModelServer({ refuseKeys: ['sk-refused'] });
+  const t = await openTestInstallation();
+  const home = path.join(t.installation.dataDir, 'agent-home');
+  mkdirSync(home);
+  try {
+    const c = conversations(t);
+    const { conversation } = await c.open(agentFor({ server, home, key: 'sk-refused' }));
+    const detail = await c.turn(conversation.id, 'hello');
+    expect(detail.turns.at(-1)?.status).toBe('failed');
+    expect(lastMessage(detail)).toMatch(says);
+    expect(server.requests.length).toBeGreaterThan(0);
+    expect(server.requests.every((request) => request.reply !== undefined && 'refused' in request.reply)).toBe(true);
+  } finally {
+    await t.close();
+    await server.close();
+  }
 }
