@@ -152,6 +152,8 @@ async function main(): Promise<void> {
       await Promise.race([exited, delay(graceMs)]);
     }
     signalAgent('SIGKILL');
+    // So that once this worker is gone, the agent is too.
+    if (exitedWith === null) await Promise.race([exited, delay(1_000)]);
   };
 
   /** A request's answer, or AgentGone when the agent exits first. */

@@ -100,7 +100,7 @@ async function story_(story: Story, expected: StoryExpectations): Promise<void> 
   // Helpers in process groups of their own (an MCP server) end with the agent, at once or
   // as soon as they notice it is gone.
   for (const process of tree)
-    await story.alice.waitFor(() => !processAlive(process.pid), `${process.cmdline.join(' ')} to end`, 2_000);
+    await story.alice.waitFor(() => !processAlive(process.pid), `${process.cmdline.join(' ')} to end`, 10_000);
   await server.waitFor((r) => r === slow && r.aborted === true, 'the slow answer to be cut off');
   expect(stopped.conversation.run.session).toBe(session);
 
