@@ -70,21 +70,6 @@ export const agentSettingsSchema = z.discriminatedUnion('adapter', [
     ...agentCommon,
   }),
   z.strictObject({
-    adapter: z.literal('acp'),
-    /**
-     * The agent's program and arguments, run without a shell; it speaks the Agent Client
-     * Protocol on stdin/stdout: `claude-agent-acp`, `codex-acp`, `gemini --experimental-acp`, `goose acp`.
-     */
-    command: z.array(z.string().min(1).max(4096)).min(1).max(256),
-    /** The model, for agents that offer a choice of models (their `model` session option). */
-    model: z.string().min(1).max(200).optional(),
-    /** How the agent's requests to use a tool are answered: allowed once, or rejected (the default). */
-    permissions: z.enum(['allow', 'reject']).optional(),
-    cwd: absolutePath.optional(),
-    env: z.record(envName, z.string().max(32_768)).optional(),
-    ...agentCommon,
-  }),
-  z.strictObject({
     adapter: z.literal('openai-compatible'),
     /** e.g. http://localhost:11434/v1 (Ollama), https://api.openai.com/v1 */
     baseUrl: z.url({ protocol: /^https?$/ }),
@@ -100,6 +85,21 @@ export const agentSettingsSchema = z.discriminatedUnion('adapter', [
     idleTimeoutSec: z.number().int().min(1).max(3600).optional(),
     ...agentCommon,
   }),
+  z.strictObject({
+    adapter: z.literal('acp'),
+    /**
+     * The agent's program and arguments, run without a shell; it speaks the Agent Client
+     * Protocol on stdin/stdout: `claude-agent-acp`, `codex-acp`, `gemini --experimental-acp`, `goose acp`.
+     */
+    command: z.array(z.string().min(1).max(4096)).min(1).max(256),
+    /** The model, for agents that offer a choice of models (their `model` session option). */
+    model: z.string().min(1).max(200).optional(),
+    /** How the agent's requests to use a tool are answered: allowed once, or rejected (the default). */
+    permissions: z.enum(['allow', 'reject']).optional(),
+    cwd: absolutePath.optional(),
+    env: z.record(envName, z.string().max(32_768)).optional(),
+    ...agentCommon,
+  }),
 ]);
 export type AgentSettings = z.infer<typeof agentSettingsSchema>;
 export type AdapterName = AgentSettings['adapter'];
@@ -113,7 +113,7 @@ export type StoredSecret = z.infer<typeof storedSecretSchema>;
 
 /** What `roles.update` takes: the same settings, but an `env` value may be `{set: true}`. */
 export const agentSettingsUpdateSchema = (() => {
-  const [scripted, command, claudeCode, codex, openaiCompatible] = agentSettingsSchema.options;
+  const [scripted, command, claudeCode, codex, openaiCompatible, acp] = agentSettingsSchema.options;
   const env = z.record(envName, z.union([z.string().max(32_768), storedSecretSchema])).optional();
   return z.discriminatedUnion('adapter', [
     scripted,
@@ -121,6 +121,7 @@ export const agentSettingsUpdateSchema = (() => {
     claudeCode.extend({ env }),
     codex.extend({ env }),
     openaiCompatible,
+    acp.extend({ env }),
   ]);
 })();
 export type AgentSettingsUpdate = z.infer<typeof agentSettingsUpdateSchema>;

@@ -276,6 +276,17 @@ describe('acp adapter', () => {
     );
   });
 
+  it('keeps the role’s environment write-only: names shown, values kept on update and given to the agent', async () => {
+    const agent = fake();
+    const settings = { ...agent.settings, env: { ...agent.settings.env, FAKE_ACP_SECRET: 's3cret' } };
+    const { c, id } = await open(settings);
+    const [role] = await t!.owner('roles.list', {});
+    expect(role!.agent).toMatchObject({ adapter: 'acp', env: { FAKE_ACP_SECRET: { set: true } } });
+    expect(JSON.stringify(role)).not.toContain('s3cret');
+    await t!.owner('roles.update', { id: role!.id, agent: { ...role!.agent, model: 'any' } as never });
+    expect(lastMessage(await c.turn(id, 'secret'))).toBe('secret: s3cret');
+  });
+
   it('fails the turn with what the agent said when it crashes mid-turn', async () => {
     const { c, id } = await open(fake().settings);
     const detail = await c.turn(id, 'crash');

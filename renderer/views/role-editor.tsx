@@ -121,7 +121,7 @@ function formOf(role: RoleView | null): Form {
         model: agent.model ?? '',
         permissions: agent.permissions ?? '',
         cwd: agent.cwd ?? '',
-        env: envText(agent.env),
+        storedEnv: stored(agent.env),
       };
     case 'openai-compatible':
       return {
