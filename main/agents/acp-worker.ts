@@ -6,10 +6,10 @@
 // It writes AcpEvent JSON lines on stdout: the session, live lines from the agent's
 // `session/update`s, the agent's last message as the result, or an error.
 //
-// The agent gets a process group of its own, so that Stop (SIGTERM to the turn's group)
-// reaches only this worker, which then does what ACP asks of a client: `session/cancel`,
-// wait (bounded) for the prompt to end with `cancelled`, then end the agent's group. The
-// session stays with the agent for the next turn.
+// The agent gets a process group of its own, and Stop's first SIGTERM reaches this worker
+// alone (the launch says `stopsItsChildren`), which then does what ACP asks of a client:
+// `session/cancel`, wait (bounded) for the prompt to end with `cancelled`, then end the
+// agent's group. The session stays with the agent for the next turn.
 import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
@@ -350,6 +350,7 @@ async function main(): Promise<void> {
     }
 
     if (stopping) return;
+    emit({ type: 'prompted' });
     const request = agent.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: 'text', text: prompt }],

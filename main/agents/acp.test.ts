@@ -139,7 +139,7 @@ describe('acp adapter', () => {
     const text = prompt!.params.prompt![0]!.text;
     // A new session hears who it is first, then where it is and what arrived.
     expect(text).toMatch(/^You are the agent behind the role "assistant"/);
-    expect(text).toContain('Instructions from the role’s owner:\nAnswer in French.');
+    expect(text).toContain('[Instructions from the role’s owner, until they say otherwise]\nAnswer in French.');
     expect(text.trim().endsWith('alice: hello there')).toBe(true);
     const [session] = readdirSync(path.join(agent.state, 'sessions'));
     expect(detail.conversation.run.session).toBe(session!.replace(/\.json$/, ''));
@@ -149,7 +149,7 @@ describe('acp adapter', () => {
 
   it('continues the session with session/load next turn, and passes over the history it replays', async () => {
     const agent = fake();
-    const { c, id } = await open(agent.settings);
+    const { c, id } = await open({ ...agent.settings, instructions: 'Answer in French.' });
     const first = await c.turn(id, 'one');
     const second = await c.turn(id, 'history');
     expect(lastMessage(second)).toBe('history: one');
@@ -157,10 +157,21 @@ describe('acp adapter', () => {
     expect(load!.params.sessionId).toBe(first.conversation.run.session);
     expect(load!.params.mcpServers).toEqual([expect.objectContaining({ name: 'parley', args: ['mcp'] })]);
     expect(agent.calls('session/new')).toHaveLength(1);
-    // A continued session is not told again who it is.
+    // A continued session is not told again who it is, nor the instructions it already has.
     const prompt = agent.calls('session/prompt')[1]!.params.prompt![0]!.text;
     expect(prompt).not.toContain('You are the agent behind the role');
+    expect(prompt).not.toContain('Answer in French.');
     expect(second.conversation.run.session).toBe(first.conversation.run.session);
+    // Instructions that changed are told again.
+    const [role] = await t!.owner('roles.list', {});
+    await t!.owner('roles.update', {
+      id: role!.id,
+      agent: { ...role!.agent, instructions: 'Answer in Danish.' },
+    });
+    await c.turn(id, 'three');
+    expect(agent.calls('session/prompt')[2]!.params.prompt![0]!.text).toContain(
+      '[Instructions from the role’s owner, until they say otherwise]\nAnswer in Danish.',
+    );
   });
 
   it('continues with session/resume when the agent offers that and not session/load', async () => {
@@ -205,7 +216,7 @@ describe('acp adapter', () => {
   });
 
   it('stops with session/cancel: the turn ends stopped, the agent is gone, and the next turn continues the session, told so', async () => {
-    const agent = fake();
+    const agent = fake(['slow-cancel']);
     const { c, id } = await open(agent.settings, 'assistant', { stopGraceMs: 3_000 });
     await c.start(id, 'work forever');
     const session = await t!.waitFor(async () => (await c.detail(id)).conversation.run.session, 'the session');
@@ -221,6 +232,11 @@ describe('acp adapter', () => {
     const stopped = await c.detail(id);
     expect(stopped.turns.at(-1)?.status).toBe('stopped');
     expect(stopped.conversation.run.session).toBe(session);
+    // The agent answered the cancel before anything signalled it: Stop reached the worker first.
+    const order = agent.calls().map((call) => call.method);
+    expect(order).toContain('prompt/cancelled');
+    // (The agent may be gone before a SIGTERM reaches it at all: its input closes too.)
+    expect(order.slice(0, order.indexOf('prompt/cancelled'))).not.toContain('SIGTERM');
     const next = await c.turn(id, 'history');
     expect(lastMessage(next)).toBe('history: work forever');
     expect(agent.calls('session/load').at(-1)!.params.sessionId).toBe(session);
@@ -265,15 +281,24 @@ describe('acp adapter', () => {
     const { c, id } = await open(agent.settings);
     expect(lastMessage(await c.turn(id, 'hi'))).toBe('echo: hi');
     expect(agent.calls('session/set_config_option')[0]!.params).toMatchObject({ configId: 'model', value: 'deep' });
+    const roleId = (await t!.owner('roles.list', {}))[0]!.id;
     await t!.owner('roles.update', {
-      id: (await t!.owner('roles.list', {}))[0]!.id,
-      agent: { ...agent.settings, model: 'huge' },
+      id: roleId,
+      agent: { ...agent.settings, model: 'huge', instructions: 'Answer in Danish.' },
     });
     const refused = await c.turn(id, 'hi again');
     expect(refused.turns.at(-1)?.status).toBe('failed');
     expect(lastMessage(refused)).toMatch(
       /did not accept the model “huge” \(Invalid params.*\); it offers: fast, deep$/,
     );
+    // The refused turn never reached the prompt, so the session has not heard the new instructions yet.
+    expect(agent.calls('session/prompt')).toHaveLength(1);
+    await t!.owner('roles.update', {
+      id: roleId,
+      agent: { ...agent.settings, model: 'deep', instructions: 'Answer in Danish.' },
+    });
+    await c.turn(id, 'once more');
+    expect(agent.calls('session/prompt')[1]!.params.prompt![0]!.text).toContain('Answer in Danish.');
   });
 
   it('keeps the role’s environment write-only: names shown, values kept on update and given to the agent', async () => {
@@ -328,8 +353,10 @@ describe('acp adapter', () => {
         root: { kind: 'conversation', id: 1, summary: 'alice’s conversation' },
         reporting: 'Your final answer is your message to alice.',
       },
+      peers: [],
       env: { PATH: process.env.PATH ?? '' },
       defaultCwd: dir,
+      privateDir: dir,
       paths: { node: process.execPath, scriptedAgent: path.join(process.cwd(), 'dist', 'scripted-agent.js') },
     } satisfies TurnRequest);
     const updates: StreamUpdate[] = [];

@@ -14,6 +14,7 @@ import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt
 import { preview } from './cli-agent';
 import { requireFolder } from './command';
 import { agentEnv } from './environment';
+import { instructionsForContinued, instructionsRecord } from './instructions-record';
 import type { AgentAdapter, AgentLaunch, TurnRequest } from './types';
 
 /** How long a stopped agent has to answer `session/cancel` before it is ended anyway. */
@@ -48,6 +49,8 @@ export interface AcpTurn {
 
 export type AcpEvent =
   | { type: 'session'; session: string }
+  /** The prompt went to the agent: the session has heard this turn's instructions. */
+  | { type: 'prompted' }
   | { type: 'fallback'; reason: string }
   | { type: 'live'; text: string }
   | { type: 'result'; output: string }
@@ -68,7 +71,12 @@ export const acpAdapter: AgentAdapter = {
       const value = request.env[name];
       return value !== undefined ? [{ name, value }] : [];
     });
-    const standing = standingInstructions(request);
+    // ACP has no system prompt: a new session hears Parley's standing text first. The owner's
+    // instructions come with the turn: in a session's first turn, and again when they change.
+    const standing = standingInstructions(request, { cliOnPath: false, withoutOwnerInstructions: true });
+    const instructions = agent.instructions?.trim() ?? '';
+    const record = instructionsRecord(request.defaultCwd, 'acp');
+    const before = request.session === null ? null : record.read(request.session);
     const turn: AcpTurn = {
       command: agent.command[0]!,
       args: agent.command.slice(1),
@@ -77,9 +85,9 @@ export const acpAdapter: AgentAdapter = {
       unset: env.ELECTRON_RUN_AS_NODE === undefined ? ['ELECTRON_RUN_AS_NODE'] : [],
       session: request.session,
       prompts: {
-        continued: turnPrompt(request),
-        fresh: `${standing}\n\n${turnPrompt(request)}`,
-        lost: `${standing}\n\n${turnPrompt(request, FRESH_SESSION_NOTICE)}`,
+        continued: turnPrompt(request, { instructions: instructionsForContinued(before, instructions) }),
+        fresh: `${standing}\n\n${turnPrompt(request, { instructions })}`,
+        lost: `${standing}\n\n${turnPrompt(request, { notice: FRESH_SESSION_NOTICE, instructions })}`,
       },
       mcpServer: { name: 'parley', command: parleyLauncher(request), args: ['mcp'], env: mcpEnv },
       model: agent.model ?? null,
@@ -89,12 +97,16 @@ export const acpAdapter: AgentAdapter = {
     let output: string | null = null;
     let failure: string | null = null;
     let fellBack: string | null = null;
+    let session: string | null = null;
+    let prompted = false;
     return {
       command: request.paths.node,
       args: [path.join(path.dirname(request.paths.scriptedAgent), 'acp-worker.js')],
       cwd,
       env: { ...env, ELECTRON_RUN_AS_NODE: '1' },
       stdin: JSON.stringify(turn),
+      // Stop reaches the worker first: it cancels the agent's session, then ends the agent.
+      stopsItsChildren: true,
       onLine(line) {
         let event: AcpEvent;
         try {
@@ -104,7 +116,11 @@ export const acpAdapter: AgentAdapter = {
         }
         switch (event.type) {
           case 'session':
+            session = event.session;
             return { session: event.session };
+          case 'prompted':
+            prompted = true;
+            return undefined;
           case 'fallback':
             fellBack = event.reason;
             return { live: `Parley: could not continue the session (${event.reason}); starting a fresh one` };
@@ -121,6 +137,8 @@ export const acpAdapter: AgentAdapter = {
         }
       },
       finish(result) {
+        // Once the prompt was sent the session has these instructions, however the turn ended.
+        if (session !== null && prompted) record.write(session, instructions);
         if (result.code === 0 && output !== null) {
           const note = fellBack
             ? `(Parley could not continue the earlier session — ${fellBack} — so this answer comes from a fresh session that does not remember earlier turns.)\n\n`
