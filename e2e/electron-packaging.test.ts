@@ -118,6 +118,7 @@ describe('electron-builder.yml', () => {
         'dist/cli.js',
         'dist/scripted-agent.js',
         'dist/openai-worker.js',
+        'dist/acp-worker.js',
       ])
         expect(files).toContain(needed);
       expect(files.some((file) => file.startsWith('dist/chunks/'))).toBe(true);

@@ -29,6 +29,7 @@ await Promise.all([
       cli: 'main/cli.ts',
       'scripted-agent': 'main/agents/scripted-agent.ts',
       'openai-worker': 'main/agents/openai-worker.ts',
+      'acp-worker': 'main/agents/acp-worker.ts',
       'electron/main': 'main/app/electron-main.ts',
     },
     outdir: 'dist',

@@ -169,6 +169,21 @@ function agentSettings(checked: boolean) {
       idleTimeoutSec: z.number().int().min(1).max(3600).optional(),
       ...agentCommon,
     }),
+    z.strictObject({
+      adapter: z.literal('acp'),
+      /**
+       * The agent's program and arguments, run without a shell; it speaks the Agent Client
+       * Protocol on stdin/stdout: `claude-agent-acp`, `codex-acp`, `gemini --experimental-acp`, `goose acp`.
+       */
+      command: commandLine,
+      /** The model, for agents that offer a choice of models (their `model` session option). */
+      model: model.optional(),
+      /** How the agent's requests to use a tool are answered: allowed once, or rejected (the default). */
+      permissions: z.enum(['allow', 'reject']).optional(),
+      cwd: absolutePath.optional(),
+      env: envValues.optional(),
+      ...agentCommon,
+    }),
   ]);
 }
 
@@ -188,7 +203,7 @@ export type StoredSecret = z.infer<typeof storedSecretSchema>;
 
 /** What `roles.update` takes: the same settings, but an `env` value may be `{set: true}`. */
 export const agentSettingsUpdateSchema = (() => {
-  const [scripted, command, claudeCode, codex, openaiCompatible] = agentSettingsSchema.options;
+  const [scripted, command, claudeCode, codex, openaiCompatible, acp] = agentSettingsSchema.options;
   const env = z
     .record(envName, z.union([multiLine(z.string().max(32_768)), storedSecretSchema]), { error: envKeyError })
     .optional();
@@ -198,6 +213,7 @@ export const agentSettingsUpdateSchema = (() => {
     claudeCode.extend({ env }),
     codex.extend({ env }),
     openaiCompatible,
+    acp.extend({ env }),
   ]);
 })();
 export type AgentSettingsUpdate = z.infer<typeof agentSettingsUpdateSchema>;

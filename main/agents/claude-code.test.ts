@@ -193,6 +193,7 @@ describe('claude-code adapter', () => {
             PARLEY_API: t.installation.roleApiSocket,
             PATH: expect.stringContaining(path.join(t.installation.dataDir, 'bin')) as string,
           },
+          alwaysLoad: true,
         },
       },
     });

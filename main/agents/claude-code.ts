@@ -192,7 +192,10 @@ function writeTurnFiles(request: TurnRequest): { dir: string; mcpConfig: string;
     const value = request.env[name];
     if (value !== undefined) env[name] = value;
   }
-  const config = { mcpServers: { parley: { type: 'stdio', command: parleyLauncher(request), args: ['mcp'], env } } };
+  // alwaysLoad: Claude Code waits for this server before the first request; without it `claude -p`
+  // connects --mcp-config servers in the background, and a slow start leaves the turn without Parley's tools.
+  const parley = { type: 'stdio', command: parleyLauncher(request), args: ['mcp'], env, alwaysLoad: true };
+  const config = { mcpServers: { parley } };
   writeFileSync(mcpConfig, JSON.stringify(config, null, 2), { mode: 0o600 });
   // Claude Code asks before it runs a shell command: the MCP tools are how it acts in Parley.
   writeFileSync(systemPrompt, standingInstructions(request, { cliOnPath: false }), { mode: 0o600 });

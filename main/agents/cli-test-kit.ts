@@ -63,8 +63,11 @@ export function conversations(t: TestInstallation) {
       return { role, conversation };
     },
     detail,
-    /** Sends a message and resolves with the conversation once the turn it starts has ended. */
-    async turn(id: number, text: string, timeoutMs?: number) {
+    /**
+     * Sends a message and resolves with the conversation once the turn it starts has ended.
+     * Real agents start slowly on a loaded machine: the wait is generous.
+     */
+    async turn(id: number, text: string, timeoutMs = 60_000) {
       const before = (await detail(id)).turns.length;
       await t.owner('conversations.send', { id, text });
       return t.waitFor(
@@ -78,13 +81,17 @@ export function conversations(t: TestInstallation) {
       );
     },
     /** Sends a message and resolves once its turn is running. */
-    async start(id: number, text: string) {
+    async start(id: number, text: string, timeoutMs = 60_000) {
       const before = (await detail(id)).turns.length;
       await t.owner('conversations.send', { id, text });
-      return t.waitFor(async () => {
-        const d = await detail(id);
-        return d.turns.length > before && d.turns.at(-1)?.status === 'running' ? d : undefined;
-      }, `the turn for "${text}" to start`);
+      return t.waitFor(
+        async () => {
+          const d = await detail(id);
+          return d.turns.length > before && d.turns.at(-1)?.status === 'running' ? d : undefined;
+        },
+        `the turn for "${text}" to start`,
+        timeoutMs,
+      );
     },
   };
 }

@@ -133,6 +133,7 @@ describe('codex adapter', () => {
       'mcp_servers.parley.args': ['mcp'],
       'mcp_servers.parley.env_vars': ['PARLEY_TOKEN', 'PARLEY_API'],
       'mcp_servers.parley.default_tools_approval_mode': 'approve',
+      'mcp_servers.parley.required': true,
     });
     // The token reaches the MCP server through the environment, never the command line, and
     // neither do the owner's instructions: they are in the prompt on stdin.
@@ -303,7 +304,9 @@ describe.skipIf(skipReal !== null)('codex adapter with the real Codex (not logge
     });
     await endGroup(child.pid!, 1000);
     expect(stderr).not.toMatch(/unknown configuration field|error loading config/i);
-    expect(first, stderr).toMatch(/^\{"type":"thread\.started"/);
+    // Codex took the config and went on to start its required MCP server (here a `parley` that does not exist).
+    if (!/^\{"type":"thread\.started"/.test(first))
+      expect(stderr).toContain('required MCP servers failed to initialize: parley');
   }, 60_000);
 
   it('runs `parley` from its shell commands: the turn’s PATH and token reach them, other secrets do not', async () => {

@@ -13,11 +13,9 @@
 // name holds KEY, SECRET or TOKEN depending on its version. Parley turns the login
 // shell off and passes the shell the turn's environment without secrets other than
 // PARLEY_TOKEN, so `parley` works from Codex's shell as documented.
-import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
 import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
+import { instructionsForContinued, instructionsRecord } from './instructions-record';
 import { runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
 import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcome, TurnRequest } from './types';
 
@@ -54,34 +52,6 @@ export type CodexEvent =
   | { type: 'turn.failed'; error: { message: string } }
   | { type: 'item.started' | 'item.updated' | 'item.completed'; item: CodexItem }
   | { type: 'error'; message: string };
-
-const digest = (text: string) => createHash('sha256').update(text).digest('hex');
-
-/**
- * Which instructions each Codex thread was given, as a digest, in the data folder's
- * private `sessions` folder beside the openai-compatible histories.
- */
-function instructionsRecord(defaultCwd: string) {
-  const folder = path.join(path.dirname(path.resolve(defaultCwd)), 'sessions');
-  const file = (thread: string) => path.join(folder, `codex-${thread}.instructions`);
-  return {
-    read(thread: string): string | null {
-      try {
-        return readFileSync(file(thread), 'utf8').trim();
-      } catch {
-        return null;
-      }
-    },
-    write(thread: string, value: string): void {
-      try {
-        mkdirSync(folder, { recursive: true, mode: 0o700 });
-        writeFileSync(file(thread), value, { mode: 0o600 });
-      } catch {
-        // Not fatal: the next turn gives the instructions again.
-      }
-    },
-  };
-}
 
 /** A TOML string for a `-c key=value` override (JSON's escapes are TOML's). */
 const toml = (value: string) => JSON.stringify(value);
@@ -232,6 +202,9 @@ export function codexOptions(request: TurnRequest, env: Record<string, string> =
     // The parley tools are how this agent acts in Parley: no approval prompt (there is no one to ask).
     '-c',
     'mcp_servers.parley.default_tools_approval_mode="approve"',
+    // Wait for it however slowly it starts: Codex leaves out an optional server not ready after a short grace.
+    '-c',
+    'mcp_servers.parley.required=true',
   );
   return options;
 }
@@ -243,18 +216,15 @@ export const codexAdapter: AgentAdapter = {
     const { command, cwd, env } = cliTurn(request, agent, 'codex');
     const options = codexOptions(request, env);
     const instructions = agent.instructions?.trim() ?? '';
-    const record = instructionsRecord(request.defaultCwd);
+    const record = instructionsRecord(request.defaultCwd, 'codex');
     const attempts: RunnerPlan['attempts'] = [];
     if (request.session && SESSION_UUID.test(request.session)) {
       // A thread remembers what it was told: the instructions again only when they changed.
-      const before = record.read(request.session);
-      const told = before === digest(instructions);
-      const withdrawn = !told && !instructions && before !== null && before !== digest('');
       attempts.push(
         {
           args: ['exec', 'resume', ...options, request.session, '-'],
           stdin: turnPrompt(request, {
-            instructions: told ? undefined : withdrawn ? 'None: the earlier ones no longer apply.' : instructions,
+            instructions: instructionsForContinued(record.read(request.session), instructions),
           }),
         },
         {
@@ -273,7 +243,7 @@ export const codexAdapter: AgentAdapter = {
       onLine: (line) => stream.line(line),
       finish(result) {
         const outcome = stream.finish(result, command, agent.command !== undefined);
-        if (stream.session && SESSION_UUID.test(stream.session)) record.write(stream.session, digest(instructions));
+        if (stream.session && SESSION_UUID.test(stream.session)) record.write(stream.session, instructions);
         return outcome;
       },
     };

@@ -76,6 +76,20 @@ describe('first run', () => {
     expect(await roles()).toMatchObject([{ name: 'assistant', agent: { adapter: 'codex' } }]);
   });
 
+  it('makes it on an ACP agent when there is no claude or codex but one of the known ACP agents is on PATH', async () => {
+    const bin = binWith('gemini', 'goose');
+    t = await openTestInstallation({ defaultRole: { path: bin, probeUrl: closedUrl } });
+    expect(await roles()).toMatchObject([
+      { name: 'assistant', agent: { adapter: 'acp', command: ['gemini', '--experimental-acp'] } },
+    ]);
+    expect(t.installation.firstRun?.found).toBe(
+      `found gemini at ${bin}/gemini, an agent that speaks the Agent Client Protocol`,
+    );
+    await t.close();
+    t = await openTestInstallation({ defaultRole: { path: binWith('goose', 'codex-acp'), probeUrl: closedUrl } });
+    expect((await roles())[0]!.agent).toEqual({ adapter: 'acp', command: ['codex-acp'] });
+  });
+
   it('makes it on a local OpenAI-compatible server when there is no CLI', async () => {
     const server = await modelServer(['llama3.2:latest', 'qwen3']);
     try {
@@ -97,7 +111,7 @@ describe('first run', () => {
     const [role] = await roles();
     expect(role).toMatchObject({ name: 'assistant', agent: { adapter: 'scripted' } });
     expect(t.installation.firstRun?.message).toBe(
-      `Default role "assistant" uses scripted (no claude or codex on PATH, no OpenAI-compatible server at ${closedUrl}). Change it in Settings → Roles.`,
+      `Default role "assistant" uses scripted (no claude, codex or ACP agent (claude-agent-acp, codex-acp, gemini, goose) on PATH, no OpenAI-compatible server at ${closedUrl}). Change it in Settings → Roles.`,
     );
     const conversation = await t.owner('conversations.open', { roleId: role!.id });
     await t.owner('conversations.send', { id: conversation.id, text: 'hello' });

@@ -1,10 +1,12 @@
 // First run (DESIGN §10): a new installation gets one role, `assistant`, behind the
 // first agent that is there to use: Claude Code (`claude` on PATH), Codex (`codex` on
-// PATH), an OpenAI-compatible server answering on localhost:11434 (Ollama), else the
+// PATH), an ACP agent on PATH (claude-agent-acp, codex-acp, gemini, goose: the acp
+// adapter), an OpenAI-compatible server answering on localhost:11434 (Ollama), else the
 // scripted agent. The choice is logged, written into the role's description and
 // returned as a note that `parley serve` prints.
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
+import { acpAgentPresets } from '../../shared/acp-agents';
 import type { AgentSettings } from '../../shared/domain';
 import type { Db } from '../store/database';
 import { transaction } from '../store/database';
@@ -86,6 +88,14 @@ export async function chooseDefaultAgent(
   if (claude) return { agent: { adapter: 'claude-code' }, found: `found claude at ${claude}` };
   const codex = findOnPath('codex', searchPath);
   if (codex) return { agent: { adapter: 'codex' }, found: `found codex at ${codex}` };
+  for (const preset of acpAgentPresets) {
+    const program = findOnPath(preset.command[0]!, searchPath);
+    if (program)
+      return {
+        agent: { adapter: 'acp', command: [...preset.command] },
+        found: `found ${preset.command[0]} at ${program}, an agent that speaks the Agent Client Protocol`,
+      };
+  }
   const baseUrl = options.probeUrl ?? DEFAULT_PROBE_URL;
   const models = await probeModels(baseUrl, options.probeTimeoutMs ?? 700);
   if (models && models.length > 0)
@@ -97,7 +107,8 @@ export async function chooseDefaultAgent(
     models === null
       ? `no OpenAI-compatible server at ${baseUrl}`
       : `an OpenAI-compatible server at ${baseUrl}, but it has no models`;
-  return { agent: { adapter: 'scripted' }, found: `no claude or codex on PATH, ${server}` };
+  const acpPrograms = acpAgentPresets.map((preset) => preset.command[0]).join(', ');
+  return { agent: { adapter: 'scripted' }, found: `no claude, codex or ACP agent (${acpPrograms}) on PATH, ${server}` };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { AdapterName } from '../../shared/domain';
+import { acpAdapter } from './acp';
 import { claudeCodeAdapter } from './claude-code';
 import { codexAdapter } from './codex';
 import { commandAdapter } from './command';
@@ -12,4 +13,5 @@ export const adapters: Record<AdapterName, AgentAdapter> = {
   'claude-code': claudeCodeAdapter,
   codex: codexAdapter,
   'openai-compatible': openAiCompatibleAdapter,
+  acp: acpAdapter,
 };

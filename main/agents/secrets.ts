@@ -63,11 +63,14 @@ const LAUNCH_VARIABLES = new Set([
   'RUBYLIB',
 ]);
 
-type WithEnv = Extract<AgentSettings, { adapter: 'command' | 'claude-code' | 'codex' }>;
-type UpdateWithEnv = Extract<AgentSettingsUpdate, { adapter: 'command' | 'claude-code' | 'codex' }>;
+type WithEnv = Extract<AgentSettings, { adapter: 'command' | 'claude-code' | 'codex' | 'acp' }>;
+type UpdateWithEnv = Extract<AgentSettingsUpdate, { adapter: 'command' | 'claude-code' | 'codex' | 'acp' }>;
 
 const hasEnv = (agent: AgentSettings): agent is WithEnv =>
-  agent.adapter === 'command' || agent.adapter === 'claude-code' || agent.adapter === 'codex';
+  agent.adapter === 'command' ||
+  agent.adapter === 'claude-code' ||
+  agent.adapter === 'codex' ||
+  agent.adapter === 'acp';
 
 /** What decides the program stored environment values go to, but for the launch variables. */
 const program = (agent: WithEnv) => JSON.stringify([agent.adapter, agent.command, agent.cwd ?? null]);

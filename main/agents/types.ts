@@ -86,6 +86,12 @@ export interface AgentLaunch {
   stdin: string;
   /** Called for each stdout line as it arrives. */
   onLine?: (line: string) => StreamUpdate | void;
+  /**
+   * On Stop the first SIGTERM goes to this process alone: it ends what it started itself
+   * (the ACP worker cancels its agent's session first), within the grace; the rest of the
+   * tree is signalled once it has exited, or at the end of the grace.
+   */
+  stopsItsChildren?: boolean;
   finish(result: ProcessResult): TurnOutcome;
 }
 

@@ -248,12 +248,29 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Ends a process tree: SIGTERM to everything in it, found before the first signal and
- * looked for again while it lasts; SIGKILL after `graceMs` for whatever is left.
+ * looked for again while it lasts; SIGKILL after `graceMs` for whatever is left. With
+ * `leaderFirst`, the first SIGTERM goes to the leader alone, the rest once it exited.
  * Resolves once nothing of it is left (or, after SIGKILL, at most 5 s later).
  */
-export async function endTree(tree: ProcessTree, graceMs: number, leaderExit?: Promise<unknown>): Promise<void> {
+export async function endTree(
+  tree: ProcessTree,
+  graceMs: number,
+  leaderExit?: Promise<unknown>,
+  options: { leaderFirst?: boolean } = {},
+): Promise<void> {
   const deadline = Date.now() + graceMs;
-  tree.signal('SIGTERM', tree.walk(true));
+  const members = tree.walk(true);
+  if (options.leaderFirst && leaderExit) {
+    // The leader ends what it started itself; the rest of the tree is signalled once it is gone.
+    try {
+      process.kill(tree.leader, 'SIGTERM');
+    } catch {
+      // Already gone.
+    }
+    const remaining = deadline - Date.now();
+    if (remaining > 0) await Promise.race([leaderExit, delay(remaining)]);
+    tree.signal('SIGTERM', tree.walk(true));
+  } else tree.signal('SIGTERM', members);
   if (leaderExit) {
     // Most agents leave as soon as they get SIGTERM: wait for that event rather than poll.
     const remaining = deadline - Date.now();

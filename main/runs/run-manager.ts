@@ -126,6 +126,8 @@ interface ActiveTurn {
   exited: Promise<void>;
   /** Ending the tree, once begun (by a stop, a failure, or leftovers after the leader's exit). */
   ending: Promise<void> | null;
+  /** On Stop, the leader alone gets the first signal (AgentLaunch.stopsItsChildren). */
+  leaderFirst: boolean;
   /** What the run works on, as its agent was told (null when that could not be said). */
   context: AgentContext | null;
   /** How many texts from the peer the turn was given. */
@@ -428,6 +430,7 @@ export class RunManager {
       stopCommitted: false,
       exited: Promise.resolve(),
       ending: null,
+      leaderFirst: launch.stopsItsChildren === true,
       context,
       texts: inputs.filter((input) => input.kind === 'text').length,
       replied: false,
@@ -571,7 +574,7 @@ export class RunManager {
   /** Ends the turn's process tree (once, however many ask). */
   private endTree(active: ActiveTurn, graceMs = this.graceMs): Promise<void> {
     if (!active.tree) return Promise.resolve();
-    active.ending ??= endTree(active.tree, graceMs, active.exited);
+    active.ending ??= endTree(active.tree, graceMs, active.exited, { leaderFirst: active.leaderFirst });
     return active.ending;
   }
 

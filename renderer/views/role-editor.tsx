@@ -3,6 +3,7 @@
 // secrets never come back: environment values show as set (kept, replaced by typing
 // NAME=value, or removed), an API key as saved.
 import { useId, useState, type FormEvent, type ReactNode } from 'react';
+import { acpAgentPresets, acpPresetOf } from '../../shared/acp-agents';
 import { methods } from '../../shared/api-contract';
 import type { ParamsOf } from '../../shared/api-contract';
 import type { AdapterName, AgentSettingsUpdate, RoleView, StoredSecret } from '../../shared/domain';
@@ -17,6 +18,7 @@ export const adapterLabel: Record<AdapterName, string> = {
   'claude-code': 'Claude Code',
   codex: 'Codex',
   'openai-compatible': 'OpenAI-compatible',
+  acp: 'ACP agent',
 };
 
 const adapterHelp: Record<AdapterName, string> = {
@@ -25,6 +27,7 @@ const adapterHelp: Record<AdapterName, string> = {
   'claude-code': 'Anthropic’s Claude Code CLI (`claude`), with Parley’s tools over MCP.',
   codex: 'OpenAI’s Codex CLI (`codex exec`), with Parley’s tools over MCP.',
   'openai-compatible': 'A chat-completions endpoint: Ollama, LM Studio, vLLM, OpenAI…',
+  acp: 'Any agent that speaks the Agent Client Protocol — Claude, Codex, Gemini CLI, Goose… — with Parley’s tools over MCP.',
 };
 
 interface Form {
@@ -33,7 +36,7 @@ interface Form {
   adapter: AdapterName;
   instructions: string;
   turnTimeoutSec: string;
-  /** `command`: one argument per line; claude-code and codex: the executable. */
+  /** `command` and `acp`: one argument per line; claude-code and codex: the executable. */
   command: string;
   cwd: string;
   /** KEY=value per line: new values, and replacements of stored ones. */
@@ -44,6 +47,7 @@ interface Form {
   model: string;
   permissionMode: '' | 'default' | 'acceptEdits' | 'bypassPermissions' | 'plan';
   sandbox: '' | 'read-only' | 'workspace-write' | 'danger-full-access';
+  permissions: '' | 'allow' | 'reject';
   baseUrl: string;
   apiKey: string;
   temperature: string;
@@ -72,6 +76,7 @@ function formOf(role: RoleView | null): Form {
     model: '',
     permissionMode: '',
     sandbox: '',
+    permissions: '',
     baseUrl: '',
     apiKey: '',
     temperature: '',
@@ -106,6 +111,15 @@ function formOf(role: RoleView | null): Form {
         command: agent.command ?? '',
         model: agent.model ?? '',
         sandbox: agent.sandbox ?? '',
+        cwd: agent.cwd ?? '',
+        storedEnv: stored(agent.env),
+      };
+    case 'acp':
+      return {
+        ...form,
+        command: agent.command.join('\n'),
+        model: agent.model ?? '',
+        permissions: agent.permissions ?? '',
         cwd: agent.cwd ?? '',
         storedEnv: stored(agent.env),
       };
@@ -160,10 +174,7 @@ function settingsOf(form: Form, errors: Errors): AgentSettingsUpdate {
     case 'command':
       return {
         adapter: 'command',
-        command: form.command
-          .split('\n')
-          .map((line) => line.trim())
-          .filter(Boolean),
+        command: lines(form.command),
         cwd: optional(form.cwd),
         env: env(),
         input: form.input,
@@ -185,6 +196,16 @@ function settingsOf(form: Form, errors: Errors): AgentSettingsUpdate {
         command: optional(form.command),
         model: optional(form.model),
         sandbox: form.sandbox || undefined,
+        cwd: optional(form.cwd),
+        env: env(),
+        ...common,
+      };
+    case 'acp':
+      return {
+        adapter: 'acp',
+        command: lines(form.command),
+        model: optional(form.model),
+        permissions: form.permissions || undefined,
         cwd: optional(form.cwd),
         env: env(),
         ...common,
@@ -373,7 +394,18 @@ export function RoleEditor({ role, onClose }: { role: RoleView | null; onClose: 
           {field('description', 'Description', text('description', { placeholder: 'Finds and checks facts' }))}
         </div>
         <Field label="Agent" error={errors.adapter} hint={adapterHelp[form.adapter]}>
-          <select value={form.adapter} onChange={(event) => set('adapter', event.target.value as AdapterName)}>
+          <select
+            value={form.adapter}
+            onChange={(event) => {
+              const adapter = event.target.value as AdapterName;
+              // An ACP agent starts from the first known one rather than an empty command line.
+              setForm((f) => ({
+                ...f,
+                adapter,
+                command: adapter === 'acp' && !f.command.trim() ? acpAgentPresets[0]!.command.join('\n') : f.command,
+              }));
+            }}
+          >
             {(Object.keys(adapterLabel) as AdapterName[]).map((adapter) => (
               <option key={adapter} value={adapter}>
                 {adapterLabel[adapter]}
@@ -446,6 +478,59 @@ export function RoleEditor({ role, onClose }: { role: RoleView | null; onClose: 
               {envField}
             </>
           )}
+          {form.adapter === 'acp' && (
+            <>
+              <Field
+                label="Agent program"
+                hint={(() => {
+                  const preset = acpPresetOf(lines(form.command));
+                  return preset
+                    ? `Install it with: ${preset.install}`
+                    : 'Any program that speaks ACP on stdin and stdout.';
+                })()}
+              >
+                <select
+                  value={acpPresetOf(lines(form.command))?.id ?? 'other'}
+                  onChange={(event) => {
+                    const preset = acpAgentPresets.find((p) => p.id === event.target.value);
+                    if (preset) set('command', preset.command.join('\n'));
+                  }}
+                >
+                  {acpAgentPresets.map((preset) => (
+                    <option key={preset.id} value={preset.id}>
+                      {preset.label}
+                    </option>
+                  ))}
+                  <option value="other">Another ACP agent</option>
+                </select>
+              </Field>
+              {field(
+                'command',
+                'Command and arguments',
+                area('command', 2, 'claude-agent-acp'),
+                'One per line; run without a shell.',
+              )}
+              <div className="form-row">
+                {field('model', 'Model', text('model', { placeholder: 'the agent’s default' }))}
+                <Field
+                  label="Tool permissions"
+                  error={errors.permissions}
+                  hint="When the agent asks to use a tool. Parley’s own tools are always allowed."
+                >
+                  <select
+                    value={form.permissions}
+                    onChange={(event) => set('permissions', event.target.value as Form['permissions'])}
+                  >
+                    <option value="">Reject (default)</option>
+                    <option value="reject">Reject</option>
+                    <option value="allow">Allow once</option>
+                  </select>
+                </Field>
+              </div>
+              <div className="form-row">{cwdField}</div>
+              {envField}
+            </>
+          )}
           {form.adapter === 'openai-compatible' && (
             <>
               <div className="form-row">
@@ -501,6 +586,14 @@ export function RoleEditor({ role, onClose }: { role: RoleView | null; onClose: 
       </form>
     </Dialog>
   );
+}
+
+/** A textarea's lines, trimmed, without the empty ones. */
+function lines(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
 }
 
 function Field({

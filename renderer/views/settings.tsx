@@ -759,6 +759,8 @@ function describeAgent(role: RoleView): string {
       return [a.command ?? (a.adapter === 'codex' ? 'codex' : 'claude'), a.model].filter(Boolean).join(' · ');
     case 'openai-compatible':
       return `${a.model} at ${a.baseUrl}`;
+    case 'acp':
+      return [a.command.join(' '), a.model].filter(Boolean).join(' · ');
     default:
       return 'Built-in rules';
   }

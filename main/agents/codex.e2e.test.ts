@@ -1,0 +1,32 @@
+// The codex adapter end to end with the real Codex, its model played by a model server
+// on loopback (a custom model provider speaking the Responses API): two installations, a
+// question to a peer through Parley's MCP tools, the answer back in the person's
+// conversation, Stop mid-stream, the thread resumed on the next turn and after a restart.
+import { afterEach, describe, expect, it } from 'vitest';
+import { startStory, type Story } from '../testing/agent-story';
+import { realCli } from './cli-test-kit';
+import { codexEnv, expectSlowMcpServerWaitedFor, expectStory } from './e2e-story';
+
+const codex = realCli('PARLEY_TEST_CODEX', 'codex');
+const skip = codex.path ? null : codex.reason;
+if (skip) console.info(`Skipping the end-to-end tests with the real Codex: ${skip}`);
+
+describe.skipIf(skip !== null)('codex adapter with the real Codex, end to end', () => {
+  let story: Story | undefined;
+  afterEach(async () => {
+    await story?.close();
+    story = undefined;
+  });
+
+  it('asks a peer, reports its answer, stops mid-stream, and resumes its thread — also after a restart', async () => {
+    console.info(`Real Codex: ${codex.path} (${codex.reason})`);
+    story = await startStory((role) => ({ adapter: 'codex', command: codex.path!, env: codexEnv(role) }));
+    await expectStory(story, { sendTool: 'mcp__parley__send' });
+    expect(story.server.requests.every((request) => request.api === 'openai')).toBe(true);
+  }, 300_000);
+
+  it('waits for Parley’s MCP server when it is slow to start, rather than starting without Parley’s tools', async () => {
+    story = await startStory((role) => ({ adapter: 'codex', command: codex.path!, env: codexEnv(role) }));
+    await expectSlowMcpServerWaitedFor(story, 'mcp__parley__send');
+  }, 120_000);
+});
