@@ -23,6 +23,7 @@ import { AnswerNotices } from './notices';
 import { distPaths } from './paths';
 import { RoleApiServer } from './role-api/server';
 import { agentEnvironment, RunManager } from './runs/run-manager';
+import { SearchIndexer } from './search/indexer';
 import { Checkpointer } from './store/checkpointer';
 import { openDatabase, transaction, type Db } from './store/database';
 import { getInstallation, saveInstallation } from './store/queries/installation';
@@ -214,6 +215,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       throw error;
     }
     const notices = new AnswerNotices(db, events);
+    const searchIndexer = new SearchIndexer(db, events);
     await runs.start();
     engine.start();
     const sessions = new SessionRegistry();
@@ -267,6 +269,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
         if (closed) return;
         closed = true;
         notices.close();
+        searchIndexer.close();
         await network.close();
         await engine.close();
         await runs.close();
