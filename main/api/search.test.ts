@@ -46,8 +46,8 @@ beforeAll(async () => {
   const asker = await carol.owner('roles.create', { name: 'asker', agent: scripted });
   await pair(carol, alice, { inviter: ['researcher'], acceptor: ['assistant'] });
   bob = (await alice.owner('people.add', { name: 'bob', kind: 'member' })).person;
-  asAlice = alice.owner as Caller;
-  asBob = alice.as(bob) as Caller;
+  asAlice = alice.owner;
+  asBob = alice.as(bob);
 
   // Alice's own conversation.
   const mine = await alice.owner('conversations.open', { roleId: assistant.id });
