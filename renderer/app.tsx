@@ -166,7 +166,7 @@ function Home() {
     if (wanted) setKeepChecklist(true);
   }, [wanted]);
   const greeting = <h1>Hello{person ? `, ${person.name}` : ''}</h1>;
-  if (firstRun && !firstRun.dismissed && (wanted || keepChecklist))
+  if (firstRun?.offered && !firstRun.dismissed && (wanted || keepChecklist))
     return (
       <div className="view view-center home home-first-run">
         <FirstRunChecklist state={firstRun} greeting={greeting} />

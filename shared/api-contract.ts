@@ -135,6 +135,11 @@ export interface PendingInvitation {
 
 /** The home page's first-run checklist, worked out from what the installation holds. */
 export interface FirstRunState {
+  /**
+   * The installation offers the checklist: it was set up by this version's first run,
+   * which made its default role. One from before, or set up without a default role, does not.
+   */
+  offered: boolean;
   /** The person hid the checklist. */
   dismissed: boolean;
   /** The role it sets up: the one first run made while it exists, else the first role; null when there is none. */

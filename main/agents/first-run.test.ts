@@ -141,6 +141,7 @@ describe('first run', () => {
     expect(await roles()).toEqual([]);
     expect(t.installation.firstRun).toBeNull();
     expect(await t.owner('firstRun.get', {})).toEqual({
+      offered: false,
       dismissed: false,
       role: null,
       detected: null,

@@ -1255,6 +1255,8 @@ const rows: AnyRow[] = [
       expect(result.dismissed).toBe(
         count('SELECT count(*) AS n FROM first_run_dismissals WHERE person_id = ?', caller.id) > 0,
       );
+      // Set up without a first run (no default role): no checklist is offered.
+      expect(result.offered).toBe(false);
       expect(result.steps.connect).toBe(true);
       expect(result.role?.id).toBe(
         (installation.db.prepare('SELECT min(id) AS id FROM roles').get() as { id: number }).id,

@@ -30,6 +30,7 @@ const state = () => alice.owner('firstRun.get', {});
 describe('the first-run checklist', () => {
   it('starts with nothing done and names the role first run made, with what it found', async () => {
     expect(await state()).toEqual({
+      offered: true,
       dismissed: false,
       role: expect.objectContaining({ name: 'assistant', description: '', agent: { adapter: 'scripted' } }) as object,
       detected: { adapter: 'scripted', found: expect.stringContaining('no claude or codex on PATH') as string },

@@ -21,6 +21,7 @@ function firstRunState(db: Db, person: Person): FirstRunState {
   const made = note ? getRole(db, note.roleId) : undefined;
   const role = made ?? [...listRoles(db)].sort((a, b) => a.id - b.id)[0] ?? null;
   return {
+    offered: note !== undefined,
     dismissed: firstRunDismissed(db, person.id),
     role: role && publicRole(role),
     detected: made && note ? { adapter: note.adapter, found: note.found } : null,

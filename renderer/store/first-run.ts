@@ -29,8 +29,8 @@ export const useFirstRun = create<FirstRunStore>()((set) => ({
 export const selectFirstRun = (s: FirstRunStore) => s.state;
 export const selectFirstRunError = (s: FirstRunStore) => s.error;
 
-/** Whether the home page shows the checklist: not hidden, and something left to do. */
+/** Whether the home page shows the checklist: offered, not hidden, and something left to do. */
 export function checklistWanted(state: FirstRunState | null): boolean {
-  if (!state || state.dismissed) return false;
+  if (!state || !state.offered || state.dismissed) return false;
   return !(state.steps.agent && state.steps.connect && state.steps.ask);
 }
