@@ -48,7 +48,7 @@ export function indexWaitingRows(db: Db, batch = 1000): number {
 }
 
 /** Indexes every waiting row, a batch per transaction. */
-export function indexAllWaitingRows(db: Db, batch = 5000): number {
+export function indexAllWaitingRows(db: Db, batch = 2000): number {
   let total = 0;
   for (;;) {
     const indexed = indexWaitingRows(db, batch);

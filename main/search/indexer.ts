@@ -10,7 +10,7 @@ import { indexWaitingRows } from './index-catch-up';
 /** How long after a change the indexer runs: writes in a burst are indexed together. */
 const SETTLE_MS = 750;
 /** Rows per table per transaction: a few milliseconds of the event loop. */
-const BATCH = 500;
+const BATCH = 200;
 
 export class SearchIndexer {
   private timer: ReturnType<typeof setTimeout> | null = null;

@@ -18,8 +18,8 @@ export const searchedTables = [
  * New rows (ids above the mark) are indexed in batches before every search and in the
  * background (main/search/indexer.ts), not by an insert trigger: FTS5 writes its
  * pending terms out at every savepoint, and the group commit gives every text one, so
- * an insert trigger made each text its own index segment — several times the cost of
- * writing the text (scripts/search-index-cost.ts). Deletes and edits of rows already
+ * an insert trigger made each text its own index segment, which more than doubled the
+ * cost of writing a text (scripts/search-index-cost.ts). Deletes and edits of rows already
  * indexed are applied by triggers in the transaction that makes them (a cascade, such
  * as a deleted conversation taking its messages, fires them too), and a new row that
  * takes an id at or below the mark (an id freed by a delete) is indexed at once, so
