@@ -8,12 +8,22 @@ import { matchExpression } from '../search/match-expression';
 import { parseSnippet } from '../search/snippet';
 import type { Db } from '../store/database';
 import { getConversationRow } from '../store/queries/conversations';
-import { hitTitle, markedSnippet, searchCandidates, threadRoot, type CandidateRow } from '../store/queries/search';
+import {
+  hitTitle,
+  markedSnippet,
+  boundedSearchExactBelow,
+  searchCandidates,
+  threadRoot,
+  type CandidateRow,
+  type SearchScope,
+} from '../store/queries/search';
 import { getTaskRow } from '../store/queries/tasks';
 import { getThread } from '../store/queries/threads';
 import type { HandlerTable } from './handlers';
 
 const DEFAULT_LIMIT = 20;
+/** The fewest matches each index gives a first, bounded search. */
+const MIN_PER_INDEX = 200;
 
 /**
  * Whether the person may read the conversation, task or agent conversation a hit is
@@ -53,6 +63,29 @@ function toHit(db: Db, row: CandidateRow, match: string): SearchHit {
   return hit;
 }
 
+/** Up to `wanted` hits the person may read, each with its score, paging through the candidates. */
+function readableHits(
+  db: Db,
+  person: Person,
+  match: string,
+  scope: SearchScope,
+  wanted: number,
+  perIndex: number | null,
+): Array<{ hit: SearchHit; score: number }> {
+  const hits: Array<{ hit: SearchHit; score: number }> = [];
+  const pageSize = wanted * 2;
+  for (let offset = 0; hits.length < wanted; offset += pageSize) {
+    const page = searchCandidates(db, match, scope, { limit: pageSize, offset, perIndex });
+    for (const row of page) {
+      if (hits.length === wanted) break;
+      if (mayReadHit(db, person, row.kind, row.id)) hits.push({ hit: toHit(db, row, match), score: row.score });
+    }
+    // A page comes back short at the end.
+    if (page.length < pageSize) break;
+  }
+  return hits;
+}
+
 export const searchHandlers: Pick<HandlerTable, 'search'> = {
   search: ({ services: { db }, person }, { query, limit }) => {
     const match = matchExpression(query);
@@ -60,17 +93,14 @@ export const searchHandlers: Pick<HandlerTable, 'search'> = {
     if (hasWaitingRows(db)) indexAllWaitingRows(db);
     const wanted = limit ?? DEFAULT_LIMIT;
     const scope = { personId: person.id, owner: person.kind === 'owner' };
-    const hits: SearchHit[] = [];
-    // Pages until enough readable hits are found; a page comes back short at the end.
-    const pageSize = wanted * 2;
-    for (let offset = 0; hits.length < wanted; offset += pageSize) {
-      const page = searchCandidates(db, match, scope, pageSize, offset);
-      for (const row of page) {
-        if (hits.length === wanted) break;
-        if (mayReadHit(db, person, row.kind, row.id)) hits.push(toHit(db, row, match));
-      }
-      if (page.length < pageSize) break;
-    }
-    return { hits };
+    // First each index's best few. That is the answer unless an index had more and the
+    // hits run past where its left-out matches begin (or are too few); then all matches.
+    // Among hits that tie with a left-out match, newer first may not hold.
+    const perIndex = Math.max(MIN_PER_INDEX, wanted * 10);
+    let hits = readableHits(db, person, match, scope, wanted, perIndex);
+    const exactBelow = boundedSearchExactBelow(db, match, perIndex);
+    if (exactBelow !== null && (hits.length < wanted || hits.some(({ score }) => score > exactBelow)))
+      hits = readableHits(db, person, match, scope, wanted, null);
+    return { hits: hits.map(({ hit }) => hit) };
   },
 };

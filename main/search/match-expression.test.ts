@@ -12,13 +12,14 @@ const cases: Array<[typed: string, expression: string | null]> = [
   ['NEAR(a b)', '"NEAR(a"* "b)"*'],
   ['title:report', '"title:report"*'],
   ['a*b^c', '"a*b^c"*'],
+  ['a b', '"a" "b"'],
   ['it"s', '"it"* "s"'],
   ['!!! ??? ---', null],
   ['"" ""', null],
   ['café', '"café"*'],
   ['日本語', '"日本語"*'],
   ['tab\there\u0000nul', '"tab"* "here"* "nul"*'],
-  ['x '.repeat(40), Array(MAX_TERMS).fill('"x"*').join(' ')],
+  ['xy '.repeat(40), Array(MAX_TERMS).fill('"xy"*').join(' ')],
 ];
 
 describe('matchExpression', () => {

@@ -1,6 +1,7 @@
 // What a person types into the search box, as an FTS5 query. People type words, not
 // FTS5 syntax, so nothing typed is read as an operator and nothing can be a syntax
-// error: each word becomes a quoted prefix term ("deplo" finds "deployed"), text in
+// error: each word becomes a quoted prefix term ("deplo" finds "deployed"; a single
+// letter stays a word, as its prefix would find nearly everything), text in
 // double quotes a phrase, and every term must match. Pieces without a letter or digit
 // match nothing in the index and are dropped, and control characters count as spaces
 // (a NUL would end the query string inside SQLite).
@@ -47,5 +48,7 @@ export function queryPieces(input: string): Array<{ text: string; phrase: boolea
 export function matchExpression(typed: string): string | null {
   const pieces = queryPieces(typed);
   if (pieces.length === 0) return null;
-  return pieces.map((piece) => (piece.phrase ? quoted(piece.text) : `${quoted(piece.text)}*`)).join(' ');
+  return pieces
+    .map((piece) => (piece.phrase || [...piece.text].length < 2 ? quoted(piece.text) : `${quoted(piece.text)}*`))
+    .join(' ');
 }

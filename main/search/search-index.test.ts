@@ -6,7 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, transaction, type Db } from '../store/database';
-import { CANDIDATES_SQL, searchCandidates } from '../store/queries/search';
+import { searchHandlers } from '../api/search-handlers';
+import type { Person } from '../../shared/domain';
+import { candidatesSql, searchCandidates } from '../store/queries/search';
 import { hasWaitingRows, indexAllWaitingRows, indexWaitingRows } from './index-catch-up';
 import { matchExpression } from './match-expression';
 
@@ -39,6 +41,10 @@ const matches = (table: string, typed: string) =>
       .prepare(`SELECT rowid FROM ${table}_search WHERE ${table}_search MATCH ? ORDER BY rowid`)
       .all(matchExpression(typed)) as Array<{ rowid: number }>
   ).map((row) => row.rowid);
+const wireColumn = () =>
+  (db.prepare('PRAGMA table_info(threads)').all() as Array<{ name: string }>).some((c) => c.name === 'wire_id')
+    ? 'wire_id'
+    : 'thread_id';
 const consistent = () => {
   for (const table of ['messages', 'tasks', 'task_log', 'texts'])
     db.prepare(`INSERT INTO ${table}_search (${table}_search, rank) VALUES ('integrity-check', 1)`).run();
@@ -126,28 +132,74 @@ describe('the search index', () => {
     say(2, 'shared word bo');
     indexAllWaitingRows(db);
     const query = matchExpression('shared')!;
-    expect(searchCandidates(db, query, { personId: 1, owner: true }, 10, 0).map((r) => r.id)).toEqual([1]);
-    expect(searchCandidates(db, query, { personId: 2, owner: false }, 10, 0).map((r) => r.id)).toEqual([2]);
+    const page = { limit: 10, offset: 0, perIndex: 10 };
+    expect(searchCandidates(db, query, { personId: 1, owner: true }, page).map((r) => r.id)).toEqual([1]);
+    expect(searchCandidates(db, query, { personId: 2, owner: false }, page).map((r) => r.id)).toEqual([2]);
+  });
+
+  it('ranks exactly even when one agent conversation fills an index’s first matches', () => {
+    db.exec(`
+      INSERT INTO connections (id, fingerprint, cert, name) VALUES (1, 'aa', 'PEM', 'bob');
+      INSERT INTO threads (id, connection_id, ${wireColumn()}, local_role_id, local_role, peer_role, root_kind, root_id, started_by)
+        VALUES (1, 1, 'T1', 1, 'assistant', 'chatty', 'thread', 1, 'peer'),
+               (2, 1, 'T2', 1, 'assistant', 'quiet', 'thread', 2, 'peer');
+    `);
+    const text = db.prepare(
+      "INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (?, 'in', ?, ?, 'handled')",
+    );
+    // More strong matches in one agent conversation than a bounded search takes from an index.
+    for (let seq = 1; seq <= 450; seq++) text.run(1, seq, 'tern tern tern');
+    text.run(2, 1, 'a tern once');
+    say(1, 'the tern and a good many other words that make this match a weak one, weaker than the quiet one');
+    const owner = { id: 1, kind: 'owner' } as Person;
+    const search = (limit: number) =>
+      (
+        searchHandlers.search({ services: { db }, person: owner } as never, { query: 'tern', limit }) as {
+          hits: Array<{ kind: string; id: number }>;
+        }
+      ).hits.map((hit) => `${hit.kind} ${hit.id}`);
+    indexAllWaitingRows(db);
+    // What ranking every match would give, one hit per object.
+    const everything = searchCandidates(
+      db,
+      matchExpression('tern')!,
+      { personId: 1, owner: true },
+      {
+        limit: 10,
+        offset: 0,
+        perIndex: null,
+      },
+    ).map((row) => `${row.kind} ${row.id}`);
+    expect([...everything].sort()).toEqual(['conversation 1', 'thread 1', 'thread 2']);
+    for (const limit of [1, 2, 3]) expect(search(limit)).toEqual(everything.slice(0, limit));
   });
 
   it('reads each index by MATCH and every row by its primary key (the plan is pinned)', () => {
-    const plan = (
-      db
-        .prepare(`EXPLAIN QUERY PLAN ${CANDIDATES_SQL}`)
-        .all({ query: '"x"*', person: 1, owner: 1, limit: 20, offset: 0 }) as Array<{ detail: string }>
-    ).map((row) => row.detail);
-    expect(plan.filter((line) => /^(SCAN|SEARCH) /.test(line) && !line.startsWith('SCAN (subquery'))).toEqual([
-      'SCAN messages_search VIRTUAL TABLE INDEX 0:M1',
+    const plan = (bounded: boolean) =>
+      (
+        db
+          .prepare(`EXPLAIN QUERY PLAN ${candidatesSql(bounded)}`)
+          .all({ query: '"x"*', person: 1, owner: 1, limit: 20, offset: 0, ...(bounded ? { k: 200 } : {}) }) as Array<{
+          detail: string;
+        }>
+      )
+        .map((row) => row.detail)
+        .filter((line) => /^(SCAN|SEARCH) /.test(line));
+    const expected = (ranked: string) => [
+      `SCAN messages_search VIRTUAL TABLE INDEX ${ranked}:M1`,
       'SEARCH m USING INTEGER PRIMARY KEY (rowid=?)',
       'SEARCH c USING INTEGER PRIMARY KEY (rowid=?)',
-      'SCAN tasks_search VIRTUAL TABLE INDEX 0:M2',
+      `SCAN tasks_search VIRTUAL TABLE INDEX ${ranked}:M2`,
       'SEARCH t USING INTEGER PRIMARY KEY (rowid=?)',
-      'SCAN task_log_search VIRTUAL TABLE INDEX 0:M1',
+      `SCAN task_log_search VIRTUAL TABLE INDEX ${ranked}:M1`,
       'SEARCH l USING INTEGER PRIMARY KEY (rowid=?)',
-      'SCAN texts_search VIRTUAL TABLE INDEX 0:M1',
+      `SCAN texts_search VIRTUAL TABLE INDEX ${ranked}:M1`,
       'SEARCH x USING INTEGER PRIMARY KEY (rowid=?)',
       'SEARCH th USING INTEGER PRIMARY KEY (rowid=?)',
       'SEARCH rc USING INTEGER PRIMARY KEY (rowid=?)',
-    ]);
+    ];
+    const steps = (bounded: boolean) => plan(bounded).filter((line) => !/^SCAN (s|\(subquery-\d+\))$/.test(line));
+    expect(steps(true)).toEqual(expected('32'));
+    expect(steps(false)).toEqual(expected('32'));
   });
 });

@@ -1,11 +1,11 @@
 import type { Db } from '../database';
 
-/** Tables whose texts people search, and the columns indexed. */
+/** Tables whose texts people search, the columns indexed, and how a match ranks (a task's title counts most). */
 export const searchedTables = [
-  { table: 'messages', columns: ['body'] },
-  { table: 'tasks', columns: ['title', 'body'] },
-  { table: 'task_log', columns: ['body'] },
-  { table: 'texts', columns: ['body'] },
+  { table: 'messages', columns: ['body'], rank: 'bm25()' },
+  { table: 'tasks', columns: ['title', 'body'], rank: 'bm25(4.0, 1.0)' },
+  { table: 'task_log', columns: ['body'], rank: 'bm25()' },
+  { table: 'texts', columns: ['body'], rank: 'bm25()' },
 ] as const;
 
 /**
@@ -39,7 +39,7 @@ export function createSearchAndSettings(db: Db): void {
       indexed_through INTEGER NOT NULL DEFAULT 0
     ) WITHOUT ROWID;
   `);
-  for (const { table, columns } of searchedTables) {
+  for (const { table, columns, rank } of searchedTables) {
     const index = `${table}_search`;
     const list = columns.join(', ');
     const values = (row: 'new' | 'old') => columns.map((column) => `${row}.${column}`).join(', ');
@@ -61,6 +61,7 @@ export function createSearchAndSettings(db: Db): void {
         INSERT INTO ${index} (${index}, rowid, ${list}) VALUES ('delete', old.id, ${values('old')});
         INSERT INTO ${index} (rowid, ${list}) VALUES (new.id, ${values('new')});
       END;
+      INSERT INTO ${index} (${index}, rank) VALUES ('rank', '${rank}');
       INSERT INTO ${index} (${index}) VALUES ('rebuild');
       INSERT INTO search_marks (source, indexed_through) SELECT '${table}', coalesce(max(id), 0) FROM ${table};
     `);

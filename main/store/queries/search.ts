@@ -27,37 +27,45 @@ export interface SearchScope {
   owner: boolean;
 }
 
+/** Matches in one index, best first: with `@k`, only its `@k` best (FTS5 ranks them without sorting them all). */
+const matches = (index: string, bounded: boolean) =>
+  `(SELECT rowid, rank FROM ${index} WHERE ${index} MATCH @query ORDER BY rank${bounded ? ' LIMIT @k' : ''})`;
+
 /**
  * The people's side of DESIGN §7 as SQL, so a page of hits is not mostly hits the
  * caller may not read: their own conversations, every task, agent conversations whose
  * root they read. It only narrows; each hit is still checked by the caller.
+ *
+ * Bounded, each index gives its `@k` best matches before anything is joined: a word
+ * found in most of a million texts costs a ranking, not a million joins. The caller
+ * asks again unbounded when that left too few hits and some index had more. CROSS JOIN
+ * keeps SQLite from starting at the person's conversations: the matches lead, and
+ * each row is one lookup by primary key.
  */
-export const CANDIDATES_SQL = `
+export function candidatesSql(bounded: boolean): string {
+  return `
   SELECT kind, id, source, row_id, score, at FROM (
     SELECT *, row_number() OVER (PARTITION BY kind, id ORDER BY score, at DESC) AS best FROM (
       SELECT 'conversation' AS kind, m.conversation_id AS id, 'messages' AS source, m.id AS row_id,
-             messages_search.rank AS score, m.created_at AS at
-        FROM messages_search
-        JOIN messages m ON m.id = messages_search.rowid
-        JOIN conversations c ON c.id = m.conversation_id
-       WHERE messages_search MATCH @query AND c.person_id = @person
+             s.rank AS score, m.created_at AS at
+        FROM ${matches('messages_search', bounded)} s
+        CROSS JOIN messages m ON m.id = s.rowid
+        CROSS JOIN conversations c ON c.id = m.conversation_id
+       WHERE c.person_id = @person
       UNION ALL
-      SELECT 'task', t.id, 'tasks', t.id, bm25(tasks_search, 4.0, 1.0), t.created_at
-        FROM tasks_search
-        JOIN tasks t ON t.id = tasks_search.rowid
-       WHERE tasks_search MATCH @query
+      SELECT 'task', t.id, 'tasks', t.id, s.rank, t.created_at
+        FROM ${matches('tasks_search', bounded)} s
+        CROSS JOIN tasks t ON t.id = s.rowid
       UNION ALL
-      SELECT 'task', l.task_id, 'task_log', l.id, task_log_search.rank, l.created_at
-        FROM task_log_search
-        JOIN task_log l ON l.id = task_log_search.rowid
-       WHERE task_log_search MATCH @query
+      SELECT 'task', l.task_id, 'task_log', l.id, s.rank, l.created_at
+        FROM ${matches('task_log_search', bounded)} s
+        CROSS JOIN task_log l ON l.id = s.rowid
       UNION ALL
-      SELECT 'thread', x.thread_id, 'texts', x.id, texts_search.rank, x.created_at
-        FROM texts_search
-        JOIN texts x ON x.id = texts_search.rowid
-        JOIN threads th ON th.id = x.thread_id
-       WHERE texts_search MATCH @query
-         AND CASE
+      SELECT 'thread', x.thread_id, 'texts', x.id, s.rank, x.created_at
+        FROM ${matches('texts_search', bounded)} s
+        CROSS JOIN texts x ON x.id = s.rowid
+        CROSS JOIN threads th ON th.id = x.thread_id
+       WHERE CASE
                WHEN th.root_gone THEN @owner
                WHEN th.root_kind = 'conversation'
                  THEN EXISTS (SELECT 1 FROM conversations rc WHERE rc.id = th.root_id AND rc.person_id = @person)
@@ -68,28 +76,63 @@ export const CANDIDATES_SQL = `
   WHERE best = 1
   ORDER BY score, at DESC
   LIMIT @limit OFFSET @offset`;
+}
 
-const candidateStatements = new WeakMap<Db, Statement>();
+const candidateStatements = new WeakMap<Db, { bounded: Statement; unbounded: Statement }>();
 
+/**
+ * A page of candidates, best first; `perIndex` bounds how many matches each index
+ * gives (null: all of them).
+ */
 export function searchCandidates(
   db: Db,
   query: string,
   scope: SearchScope,
-  limit: number,
-  offset: number,
+  page: { limit: number; offset: number; perIndex: number | null },
 ): CandidateRow[] {
-  let statement = candidateStatements.get(db);
-  if (!statement) {
-    statement = db.prepare(CANDIDATES_SQL);
-    candidateStatements.set(db, statement);
+  let statements = candidateStatements.get(db);
+  if (!statements) {
+    statements = { bounded: db.prepare(candidatesSql(true)), unbounded: db.prepare(candidatesSql(false)) };
+    candidateStatements.set(db, statements);
   }
-  return statement.all({
+  const params = {
     query,
     person: scope.personId,
     owner: scope.owner ? 1 : 0,
-    limit,
-    offset,
-  }) as CandidateRow[];
+    limit: page.limit,
+    offset: page.offset,
+  };
+  return (
+    page.perIndex === null ? statements.unbounded.all(params) : statements.bounded.all({ ...params, k: page.perIndex })
+  ) as CandidateRow[];
+}
+
+/**
+ * How far a search bounded to `k` matches per index is exact: the best score among the
+ * matches each index left out (its (k+1)-th best), or null when no index had more than
+ * `k`. A hit scoring better than that cannot have been preceded by one left out.
+ */
+export function boundedSearchExactBelow(db: Db, query: string, k: number): number | null {
+  let below: number | null = null;
+  for (const source of ['messages', 'tasks', 'task_log', 'texts'] as const) {
+    const index = `${source}_search`;
+    // Counting stops at k + 1 and ranks nothing; only an index with more is ranked again.
+    const count = get<{ n: number }>(
+      db,
+      `SELECT count(*) AS n FROM (SELECT 1 FROM ${index} WHERE ${index} MATCH ? LIMIT ?)`,
+      query,
+      k + 1,
+    );
+    if (!count || count.n <= k) continue;
+    const left = get<{ rank: number }>(
+      db,
+      `SELECT rank FROM ${index} WHERE ${index} MATCH ? ORDER BY rank LIMIT 1 OFFSET ?`,
+      query,
+      k,
+    );
+    if (left && (below === null || left.rank < below)) below = left.rank;
+  }
+  return below;
 }
 
 /** How many characters of context a snippet has around its matches, in tokens. */
