@@ -4,7 +4,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { EventHub } from '../events';
+import { SearchIndexer } from './indexer';
 import { openDatabase, transaction, type Db } from '../store/database';
 import { searchHandlers } from '../api/search-handlers';
 import type { Person } from '../../shared/domain';
@@ -60,6 +62,19 @@ describe('the search index', () => {
     expect(hasWaitingRows(db)).toBe(false);
     expect(indexWaitingRows(db)).toBe(0);
     consistent();
+  });
+
+  it('catches up in the background a little after a change, without a search', async () => {
+    const events = new EventHub();
+    const indexer = new SearchIndexer(db, events);
+    try {
+      const id = say(1, 'background words');
+      events.emit({ type: 'changed', kind: 'conversation', id: 1 }, { personId: 1 });
+      await vi.waitFor(() => expect(hasWaitingRows(db)).toBe(false), { timeout: 15_000, interval: 50 });
+      expect(matches('messages', 'background')).toEqual([id]);
+    } finally {
+      indexer.close();
+    }
   });
 
   it('catches up a batch at a time', () => {
