@@ -25,6 +25,11 @@ describe('acceptFailure', () => {
       'you revoked bob; a revoked peer cannot be paired again',
       'The connection with bob was revoked (here or by bob); these two installations cannot be paired again.',
     ],
+    [
+      'revoked',
+      'the connection with bob was revoked (here or by bob); a revoked peer cannot be paired again',
+      'The connection with bob was revoked (here or by bob); these two installations cannot be paired again.',
+    ],
     ['invalid', 'this invitation has expired; ask for a new one', 'This invitation has expired; ask for a new one.'],
   ] as const)('%s: %s', (code, message, expected) => {
     expect(acceptFailure(new ApiError(code, message))).toBe(expected);

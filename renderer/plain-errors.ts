@@ -25,8 +25,9 @@ export function acceptFailure(error: unknown): string {
     return `Could not reach ${inviter} at ${address}. Check with ${inviter}’s owner that Parley is running there and that this address can be reached from here, then try again.`;
   }
   // Either side's revoke marks the connection revoked on both: which side did it is not known here.
-  match = /^you revoked (.+?);/.exec(message);
-  if (code === 'revoked' && match)
-    return `The connection with ${match[1]} was revoked (here or by ${match[1]}); these two installations cannot be paired again.`;
+  match = /^(?:you revoked (.+?)|the connection with (.+?) was revoked\b[^;]*);/.exec(message);
+  const peer = match?.[1] ?? match?.[2];
+  if (code === 'revoked' && peer)
+    return `The connection with ${peer} was revoked (here or by ${peer}); these two installations cannot be paired again.`;
   return sentence(message);
 }

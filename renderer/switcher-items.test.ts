@@ -2,7 +2,7 @@
 // arrow keys move, how a snippet is cut for highlighting.
 import { describe, expect, it } from 'vitest';
 import type { SearchHit } from '../shared/api-contract';
-import type { ConnectionSummary, Conversation, Role, RunSummary, Task } from '../shared/domain';
+import type { ConnectionSummary, Conversation, RoleView, RunSummary, Task } from '../shared/domain';
 import { highlightPieces, moveActive, nameScore, PER_GROUP, switcherOptions } from './switcher-items';
 
 const idle: RunSummary = { id: null, state: 'idle', pending: 0, session: null, lastTurn: null };
@@ -10,7 +10,7 @@ const conversation = (id: number, roleName: string) =>
   ({ id, roleName, personId: 1, roleId: id, createdAt: '', lastMessage: null, run: idle }) as Conversation;
 const task = (id: number, title: string) => ({ id, title, roleName: 'writer', status: 'open' }) as Task;
 const peer = (id: number, name: string) => ({ id, name, status: 'active', online: true }) as ConnectionSummary;
-const role = (id: number, name: string, description = '') => ({ id, name, description }) as Role;
+const role = (id: number, name: string, description = '') => ({ id, name, description }) as RoleView;
 
 describe('nameScore', () => {
   it.each([

@@ -2,7 +2,7 @@
 // peers, roles) from what the stores hold, then what full-text search found, as one
 // ordered list of options with a stable key each. Pure, so tables test it.
 import type { SearchHit } from '../shared/api-contract';
-import type { ConnectionSummary, Conversation, Role, Task } from '../shared/domain';
+import type { ConnectionSummary, Conversation, RoleView, Task } from '../shared/domain';
 
 export type SwitcherTarget =
   | { kind: 'conversation'; id: number }
@@ -56,7 +56,7 @@ export interface SwitcherSources {
   conversations: Conversation[];
   tasks: Task[];
   connections: ConnectionSummary[];
-  roles: Role[];
+  roles: RoleView[];
   hits: SearchHit[];
 }
 

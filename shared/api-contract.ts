@@ -143,7 +143,7 @@ export interface FirstRunState {
   /** The person hid the checklist. */
   dismissed: boolean;
   /** The role it sets up: the one first run made while it exists, else the first role; null when there is none. */
-  role: Role | null;
+  role: RoleView | null;
   /** What first run found when it chose that role's agent; null when the role was not made by first run. */
   detected: { adapter: AdapterName; found: string } | null;
   steps: {

@@ -7,7 +7,7 @@ import { ApiError } from '../../shared/api-contract';
 import { transaction } from '../store/database';
 import { getConnectionRow, markConnectionRemoved } from '../store/queries/connections';
 import { deleteInvitation, invitationState, pendingInvitations } from '../store/queries/invitations';
-import { requireOwner } from './authorize';
+import { requireOwner, requireReader } from './authorize';
 import type { HandlerTable } from './handlers';
 
 function roleNames(json: string): string[] {
@@ -20,14 +20,16 @@ function roleNames(json: string): string[] {
 }
 
 export const pairingHandlers: Pick<HandlerTable, 'invitations.list' | 'invitations.cancel' | 'connections.remove'> = {
-  'invitations.list': ({ services }) =>
-    pendingInvitations(services.db).map((row) => ({
+  'invitations.list': ({ services, person }) => {
+    requireReader(person);
+    return pendingInvitations(services.db).map((row) => ({
       id: row.id,
       roles: roleNames(row.roles),
       createdBy: row.created_by === null ? null : { id: row.created_by, name: row.created_by_name ?? 'someone' },
       createdAt: row.created_at,
       expiresAt: row.expires_at,
-    })),
+    }));
+  },
 
   'invitations.cancel': ({ services, person }, { id }) => {
     requireOwner(person, 'cancel invitations');

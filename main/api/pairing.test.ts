@@ -123,7 +123,24 @@ describe('connections.remove', () => {
     // Removing is not forgetting: a new invitation from bob is still refused here.
     const again = await bob.owner('connections.invite', {});
     const error = await refusal(alice.owner('connections.accept', { code: again.code }));
-    expect(error.message).toMatch(/revoked bob; a revoked peer cannot be paired again/);
+    expect(error.message).toMatch(/bob was revoked .*; a revoked peer cannot be paired again/);
     expect(await alice.owner('connections.list', {})).toEqual([]);
+  });
+});
+
+describe('pairing again after a revoke', () => {
+  it('does not tell the side that was revoked that it revoked', async () => {
+    assertBuilt();
+    const [alice, bob] = await peers('alice', 'bob');
+    const { inviterConnectionId } = await pair(bob, alice);
+    await bob.owner('connections.revoke', { id: inviterConnectionId });
+    await alice.waitFor(
+      async () => (await alice.owner('connections.list', {}))[0]?.status === 'revoked',
+      'alice to hear of the revocation',
+    );
+    const again = await bob.owner('connections.invite', {});
+    const error = await refusal(alice.owner('connections.accept', { code: again.code }));
+    expect(error.message).not.toMatch(/^you revoked/);
+    expect(error.message).toMatch(/bob.*revoked.*cannot be paired again/);
   });
 });

@@ -3,11 +3,12 @@
 // so a search finds everything committed before it.
 import type { SearchHit } from '../../shared/api-contract';
 import type { ContextKind, Person } from '../../shared/domain';
+import { contextTarget } from '../access/lookup';
+import { decide } from '../access/rules';
 import { hasWaitingRows, indexAllWaitingRows } from '../search/index-catch-up';
 import { matchExpression } from '../search/match-expression';
 import { parseSnippet } from '../search/snippet';
 import type { Db } from '../store/database';
-import { getConversationRow } from '../store/queries/conversations';
 import {
   hitTitle,
   markedSnippet,
@@ -17,8 +18,6 @@ import {
   type CandidateRow,
   type SearchScope,
 } from '../store/queries/search';
-import { getTaskRow } from '../store/queries/tasks';
-import { getThread } from '../store/queries/threads';
 import type { HandlerTable } from './handlers';
 
 const DEFAULT_LIMIT = 20;
@@ -27,23 +26,12 @@ const MIN_PER_INDEX = 200;
 
 /**
  * Whether the person may read the conversation, task or agent conversation a hit is
- * in (DESIGN §7): the one question search asks of the access rules. The query already
- * narrows to the same rules in SQL; this keeps a hit that slipped through from showing.
+ * in: the access rules' answer (DESIGN §7). The query already narrows to them in SQL;
+ * this keeps any hit that slipped through from showing.
  */
 export function mayReadHit(db: Db, person: Person, kind: ContextKind, id: number): boolean {
-  switch (kind) {
-    case 'conversation':
-      return getConversationRow(db, id)?.person_id === person.id;
-    case 'task':
-      return getTaskRow(db, id) !== undefined;
-    case 'thread': {
-      const thread = getThread(db, id);
-      if (!thread) return false;
-      if (thread.root_gone) return person.kind === 'owner';
-      if (thread.root_kind === 'conversation') return getConversationRow(db, thread.root_id)?.person_id === person.id;
-      return true;
-    }
-  }
+  const target = contextTarget(db, { kind, id });
+  return target !== undefined && decide(person, target, 'read').allowed;
 }
 
 function toHit(db: Db, row: CandidateRow, match: string): SearchHit {

@@ -4,7 +4,7 @@
 // change; the owner can hide the list.
 import { useEffect, useId, useMemo, useState, type FormEvent, type ReactNode } from 'react';
 import type { FirstRunState, Invitation } from '../../shared/api-contract';
-import type { Conversation, Message, Role } from '../../shared/domain';
+import type { Conversation, Message, RoleView } from '../../shared/domain';
 import { CheckIcon, CircleIcon } from '../components/icons';
 import { CopyField, useAction } from '../components/ui';
 import { oneLine } from '../format';
@@ -93,7 +93,7 @@ function Step({ done, title, children }: { done: boolean; title: string; childre
 // ------------------------------------------------------------------ 1. the agent
 
 /** The conversation with the role, once the person has one. */
-function useConversationWith(role: Role | null): Conversation | undefined {
+function useConversationWith(role: RoleView | null): Conversation | undefined {
   const conversations = useConversations(selectConversations);
   return role ? conversations?.find((c) => c.roleId === role.id) : undefined;
 }
@@ -182,7 +182,7 @@ function useTestAnswer(test: TestState): Message | null {
   }, [test, detail]);
 }
 
-function TestResult({ test, answer, role }: { test: TestState; answer: Message | null; role: Role }) {
+function TestResult({ test, answer, role }: { test: TestState; answer: Message | null; role: RoleView }) {
   const navigate = useUi((s) => s.navigate);
   let text: ReactNode = null;
   let tone = '';
@@ -220,7 +220,7 @@ function TestResult({ test, answer, role }: { test: TestState; answer: Message |
 
 // ------------------------------------------------------------------ 2. a connection
 
-function ConnectStep({ role, done }: { role: Role | null; done: boolean }) {
+function ConnectStep({ role, done }: { role: RoleView | null; done: boolean }) {
   const connections = useConnections(selectConnections);
   const live = connections?.filter((c) => c.status !== 'revoked') ?? [];
   const [expose, setExpose] = useState(true);
@@ -360,7 +360,7 @@ function AcceptInline({ roles }: { roles: string[] }) {
 
 const ADDRESS = /^[^\s/]+\/[^\s/:]+$/;
 
-function AskStep({ role }: { role: Role | null }) {
+function AskStep({ role }: { role: RoleView | null }) {
   const connections = useConnections(selectConnections);
   const addresses = useMemo(
     () =>
