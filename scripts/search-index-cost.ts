@@ -29,16 +29,11 @@ function body(i: number): string {
 type Way = 'plain' | 'shipped' | 'trigger';
 
 function setUp(db: Db, way: Way): void {
-  const wireColumn = (db.prepare('PRAGMA table_info(threads)').all() as Array<{ name: string }>).some(
-    (c) => c.name === 'wire_id',
-  )
-    ? 'wire_id'
-    : 'thread_id';
   db.exec(`
     INSERT INTO installation (id, name, fingerprint) VALUES (1, 'bench', 'ff');
     INSERT INTO roles (id, name, agent) VALUES (1, 'assistant', '{"adapter":"scripted"}');
     INSERT INTO connections (id, fingerprint, cert, name) VALUES (1, 'aa', 'PEM', 'bob');
-    INSERT INTO threads (id, connection_id, ${wireColumn}, local_role_id, local_role, peer_role, root_kind, root_id, started_by)
+    INSERT INTO threads (id, connection_id, wire_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by)
       VALUES (1, 1, 'T', 1, 'assistant', 'researcher', 'thread', 1, 'peer');
   `);
   if (way === 'plain')

@@ -16,11 +16,6 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-search-scale-'));
 const db = openDatabase(path.join(dir, 'parley.db'));
 try {
   db.pragma('synchronous = OFF');
-  const wire = (db.prepare('PRAGMA table_info(threads)').all() as Array<{ name: string }>).some(
-    (c) => c.name === 'wire_id',
-  )
-    ? 'wire_id'
-    : 'thread_id';
   db.exec(`
     INSERT INTO installation (id, name, fingerprint) VALUES (1, 'bench', 'ff');
     INSERT INTO people (id, name, kind) VALUES (1, 'ann', 'owner');
@@ -28,7 +23,7 @@ try {
     INSERT INTO connections (id, fingerprint, cert, name) VALUES (1, 'aa', 'PEM', 'bob');
   `);
   const thread = db.prepare(
-    `INSERT INTO threads (id, connection_id, ${wire}, local_role_id, local_role, peer_role, root_kind, root_id, started_by)
+    `INSERT INTO threads (id, connection_id, wire_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by)
      VALUES (?, 1, ?, 1, 'assistant', 'researcher', 'thread', ?, 'peer')`,
   );
   const text = db.prepare(

@@ -13,6 +13,7 @@ import type { Person } from '../../shared/domain';
 import { candidatesSql, searchCandidates } from '../store/queries/search';
 import { hasWaitingRows, indexAllWaitingRows, indexWaitingRows } from './index-catch-up';
 import { matchExpression } from './match-expression';
+import { insertText } from '../store/queries/threads';
 
 let dir: string;
 let db: Db;
@@ -43,10 +44,6 @@ const matches = (table: string, typed: string) =>
       .prepare(`SELECT rowid FROM ${table}_search WHERE ${table}_search MATCH ? ORDER BY rowid`)
       .all(matchExpression(typed)) as Array<{ rowid: number }>
   ).map((row) => row.rowid);
-const wireColumn = () =>
-  (db.prepare('PRAGMA table_info(threads)').all() as Array<{ name: string }>).some((c) => c.name === 'wire_id')
-    ? 'wire_id'
-    : 'thread_id';
 const consistent = () => {
   for (const table of ['messages', 'tasks', 'task_log', 'texts'])
     db.prepare(`INSERT INTO ${table}_search (${table}_search, rank) VALUES ('integrity-check', 1)`).run();
@@ -61,6 +58,30 @@ describe('the search index', () => {
     expect(matches('messages', 'invoice')).toEqual([id]);
     expect(hasWaitingRows(db)).toBe(false);
     expect(indexWaitingRows(db)).toBe(0);
+    consistent();
+  });
+
+  it('finds a text the moment the transaction that wrote it commits: the next search catches the index up', () => {
+    db.exec(`
+      INSERT INTO connections (id, fingerprint, cert, name) VALUES (1, 'aa', 'PEM', 'bob');
+      INSERT INTO threads (id, connection_id, wire_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by)
+        VALUES (1, 1, 'T1', 1, 'assistant', 'researcher', 'thread', 1, 'peer');
+    `);
+    const owner = { id: 1, kind: 'owner' } as Person;
+    const search = (query: string) =>
+      (
+        searchHandlers.search({ services: { db }, person: owner } as never, { query }) as {
+          hits: Array<{ kind: string; id: number; snippet: string }>;
+        }
+      ).hits;
+    expect(search('walrus')).toEqual([]);
+    // As the receiver writes a text from the wire: in a transaction, with nothing indexing in the background.
+    transaction(db, () => insertText(db, 1, 'in', 1, 'the walrus count is in', 'received'));
+    expect(hasWaitingRows(db)).toBe(true);
+    expect(search('walrus')).toEqual([
+      expect.objectContaining({ kind: 'thread', id: 1, snippet: 'the walrus count is in' }),
+    ]);
+    expect(hasWaitingRows(db)).toBe(false);
     consistent();
   });
 
@@ -155,7 +176,7 @@ describe('the search index', () => {
   it('ranks exactly even when one agent conversation fills an index’s first matches', () => {
     db.exec(`
       INSERT INTO connections (id, fingerprint, cert, name) VALUES (1, 'aa', 'PEM', 'bob');
-      INSERT INTO threads (id, connection_id, ${wireColumn()}, local_role_id, local_role, peer_role, root_kind, root_id, started_by)
+      INSERT INTO threads (id, connection_id, wire_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by)
         VALUES (1, 1, 'T1', 1, 'assistant', 'chatty', 'thread', 1, 'peer'),
                (2, 1, 'T2', 1, 'assistant', 'quiet', 'thread', 2, 'peer');
     `);
