@@ -1,8 +1,9 @@
 // Settings → Connections in Chromium against three real `parley serve` installations:
 // invitations still out are listed and cancelled (and a real peer presenting a
 // cancelled one is refused), Pause asks first and says what it stops, Revoke says it
-// is for good, and a revoked connection can be removed from the list while its agent
-// conversations keep their history.
+// is for good, a revoked connection can be removed from the list while its agent
+// conversations keep their history, and pairing again is refused in words that say
+// which side revoked.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../shared/api-contract';
@@ -189,4 +190,37 @@ describe('Settings: invitations, Pause, Revoke and removing revoked connections'
       expect(problems).toEqual([]);
     },
   );
+
+  it('refuses to pair again with a revoked peer, saying on each side who revoked', { timeout: 90_000 }, async () => {
+    const { alice, carol } = nodes();
+    // Alice revoked carol (the test before); carol has heard of it.
+    await until(
+      async () => (await carol.api.call('connections.list', {})).find((c) => c.name === 'alice')?.status === 'revoked',
+      'carol to hear that alice revoked',
+      60_000,
+    );
+    const tryAccept = async (node: Node, code: string, shot: string) => {
+      const { page, problems } = await open(node);
+      await openSettings(page, 'Connections');
+      await page.getByRole('button', { name: 'Accept', exact: true }).click();
+      const accept = page.getByRole('dialog', { name: 'Accept an invitation' });
+      await accept.getByLabel('Invitation code').fill(code);
+      await accept.getByRole('button', { name: 'Accept', exact: true }).click();
+      const error = accept.locator('.field-error');
+      await visible(error, 30_000);
+      await shoot(page, shot);
+      await shootVariants(page, shot, ['dark']);
+      expect(await axeInBothSchemes(page)).toBe('');
+      expect(problems).toEqual([]);
+      return error.innerText();
+    };
+    const fromCarol = await carol.api.call('connections.invite', {});
+    expect(await tryAccept(alice, fromCarol.code, 'settings-accept-you-revoked')).toBe(
+      'You revoked the connection with carol; these two installations cannot be paired again.',
+    );
+    const fromAlice = await alice.api.call('connections.invite', {});
+    expect(await tryAccept(carol, fromAlice.code, 'settings-accept-peer-revoked')).toBe(
+      'alice revoked its connection with this installation and refuses to pair again.',
+    );
+  });
 });

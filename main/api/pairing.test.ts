@@ -123,24 +123,36 @@ describe('connections.remove', () => {
     // Removing is not forgetting: a new invitation from bob is still refused here.
     const again = await bob.owner('connections.invite', {});
     const error = await refusal(alice.owner('connections.accept', { code: again.code }));
-    expect(error.message).toMatch(/bob was revoked .*; a revoked peer cannot be paired again/);
+    expect(error.message).toBe('you revoked bob; a revoked peer cannot be paired again');
     expect(await alice.owner('connections.list', {})).toEqual([]);
   });
 });
 
 describe('pairing again after a revoke', () => {
-  it('does not tell the side that was revoked that it revoked', async () => {
+  it('names the side that revoked: "you revoked bob" here, "alice revoked this connection" there', async () => {
     assertBuilt();
     const [alice, bob] = await peers('alice', 'bob');
-    const { inviterConnectionId } = await pair(bob, alice);
-    await bob.owner('connections.revoke', { id: inviterConnectionId });
-    await alice.waitFor(
-      async () => (await alice.owner('connections.list', {}))[0]?.status === 'revoked',
-      'alice to hear of the revocation',
+    const { acceptorConnectionId } = await pair(bob, alice);
+    await alice.owner('connections.revoke', { id: acceptorConnectionId });
+    await bob.waitFor(
+      async () => (await bob.owner('connections.list', {}))[0]?.status === 'revoked',
+      'bob to hear of the revocation',
     );
-    const again = await bob.owner('connections.invite', {});
-    const error = await refusal(alice.owner('connections.accept', { code: again.code }));
-    expect(error.message).not.toMatch(/^you revoked/);
-    expect(error.message).toMatch(/bob.*revoked.*cannot be paired again/);
+
+    // Alice revoked: a new invitation from bob is refused at alice's in her own words…
+    const fromBob = await bob.owner('connections.invite', {});
+    expect(await refusal(alice.owner('connections.accept', { code: fromBob.code }))).toMatchObject({
+      code: 'revoked',
+      message: 'you revoked bob; a revoked peer cannot be paired again',
+    });
+    // …and one from alice is refused at bob's without telling bob he revoked.
+    const fromAlice = await alice.owner('connections.invite', {});
+    expect(await refusal(bob.owner('connections.accept', { code: fromAlice.code }))).toMatchObject({
+      code: 'revoked',
+      message: 'alice revoked this connection; a revoked peer cannot be paired again',
+    });
+    // Neither refusal paired anything again.
+    expect((await alice.owner('connections.list', {})).map((c) => c.status)).toEqual(['revoked']);
+    expect((await bob.owner('connections.list', {})).map((c) => c.status)).toEqual(['revoked']);
   });
 });
