@@ -63,6 +63,7 @@ beforeAll(async () => {
   const carolConversation = await carol.owner('conversations.open', { roleId: asker.id });
   await carol.owner('conversations.send', { id: carolConversation.id, text: 'ask alice/assistant: dingo zoo' });
   ids.peerThread = (await answered(alice.installation.owner(), { peerStarted: true }, () => true)).id;
+  ids.carolConversation = carolConversation.id;
   // Bob asks carol from another conversation, then deletes it: the agent conversation's root is gone.
   const doomed = await alice.as(bob)('conversations.open', { roleId: writer.id });
   await alice.as(bob)('conversations.send', { id: doomed.id, text: 'ask carol/researcher: emu zoo' });
@@ -179,5 +180,20 @@ describe('search', () => {
     expect((await asAlice('search', { query: 'narwhal' })).hits.map((h) => h.id)).toEqual([conversation.id]);
     await alice.owner('conversations.delete', { id: conversation.id });
     expect(await asAlice('search', { query: 'narwhal' })).toEqual({ hits: [] });
+  });
+
+  it('finds a text that just came over the wire in the very next search', async () => {
+    // Carol's agent asks again in the agent conversation it started: a text that alice's
+    // engine writes. The first search after it is there finds it, whether or not the
+    // background indexer has run.
+    await carol.owner('conversations.send', { id: ids.carolConversation!, text: 'ask alice/assistant: quokka' });
+    await alice.waitFor(
+      async () => (await alice.owner('threads.get', { id: ids.peerThread! })).texts.some((t) => t.body === 'quokka'),
+      'the text from carol to arrive',
+      60_000,
+    );
+    expect((await asAlice('search', { query: 'quokka' })).hits).toEqual([
+      expect.objectContaining({ kind: 'thread', id: ids.peerThread, title: 'carol/asker', snippet: 'quokka' }),
+    ]);
   });
 });
