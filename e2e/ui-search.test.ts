@@ -180,6 +180,8 @@ describe('search and the Ctrl+K switcher', () => {
     // The task is everyone's.
     await field(page).fill('lighthouse');
     await visible(option(page, /Plan the lighthouse visit/));
+    // Found by its title, and not offered a second time among the full-text hits.
+    await visible(switcher(page).getByRole('status').getByText('1 result.'));
     await shoot(page, 'switcher-member');
     expect(problems).toEqual([]);
   });

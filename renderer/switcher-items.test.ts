@@ -74,6 +74,23 @@ describe('switcherOptions', () => {
     });
   });
 
+  it('offers a conversation or task found by name once, not again among the hits', () => {
+    const hit = (kind: SearchHit['kind'], id: number, title: string): SearchHit => ({
+      kind,
+      id,
+      title,
+      snippet: `the ${title}`,
+      highlights: [],
+      at: '',
+    });
+    const hits = [hit('task', 7, 'Write the launch post'), hit('conversation', 2, 'writer'), hit('task', 8, 'budget')];
+    expect(switcherOptions('launch', { ...sources, hits }).map((o) => o.key)).toEqual([
+      'task-7',
+      'hit-conversation-2',
+      'hit-task-8',
+    ]);
+  });
+
   it(`keeps to ${PER_GROUP} per group`, () => {
     const many = Array.from({ length: 12 }, (_, i) => task(i + 1, `task ${i + 1}`));
     expect(switcherOptions('task', { ...sources, tasks: many })).toHaveLength(PER_GROUP);

@@ -104,7 +104,10 @@ export function switcherOptions(query: string, sources: SwitcherSources): Switch
         target: { kind: 'role', id: r.id },
       });
   }
+  // A conversation or task already found by name is not offered twice: it opens the same place.
+  const listed = new Set(options.map((o) => o.key));
   for (const hit of sources.hits) {
+    if (hit.kind !== 'thread' && listed.has(`${hit.kind}-${hit.id}`)) continue;
     options.push({
       key: `hit-${hit.kind}-${hit.id}`,
       group: 'In messages and texts',
