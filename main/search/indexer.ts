@@ -1,7 +1,9 @@
 // Keeps the search index close behind the tables while Parley runs: a little while
-// after things change, it indexes the new rows a batch per turn of the event loop,
-// so a search rarely finds much left to index. A search indexes whatever is left
-// before it reads, so results never depend on this having run.
+// after things change (and after start), it indexes the new rows a batch at a time,
+// resting between batches several times as long as each took, so a large backlog
+// never takes more than a small share of the process (or of a busy machine) from the
+// wire and the pages. A search indexes whatever is left before it reads, so results
+// never depend on this having run.
 import type { EventHub } from '../events';
 import { log } from '../log';
 import type { Db } from '../store/database';
@@ -11,6 +13,10 @@ import { indexWaitingRows } from './index-catch-up';
 const SETTLE_MS = 750;
 /** Rows per table per transaction: a few milliseconds of the event loop. */
 const BATCH = 200;
+/** Rest after a batch, as a multiple of the time it took: the indexer uses at most about 1/(1+REST) of the time. */
+const REST = 4;
+/** The shortest rest between batches. */
+const MIN_REST_MS = 10;
 
 export class SearchIndexer {
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -24,7 +30,7 @@ export class SearchIndexer {
     this.off = events.observe((event) => {
       if (event.type === 'changed') this.schedule(SETTLE_MS);
     });
-    this.schedule(0);
+    this.schedule(SETTLE_MS);
   }
 
   private schedule(delayMs: number): void {
@@ -39,7 +45,9 @@ export class SearchIndexer {
   private step(): void {
     if (this.closed || !this.db.open) return;
     try {
-      if (indexWaitingRows(this.db, BATCH) > 0) this.schedule(0);
+      const started = performance.now();
+      if (indexWaitingRows(this.db, BATCH) > 0)
+        this.schedule(Math.max(MIN_REST_MS, (performance.now() - started) * REST));
     } catch (error) {
       // A full disk or a busy database: the rows wait for the next change or search.
       log.warn('search indexing failed; it is tried again later', { error: String(error) });
