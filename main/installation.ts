@@ -24,6 +24,7 @@ import { distPaths } from './paths';
 import { RoleApiServer } from './role-api/server';
 import { agentEnvironment, RunManager } from './runs/run-manager';
 import { StartupError } from './startup-error';
+import { SearchIndexer } from './search/indexer';
 import { Checkpointer } from './store/checkpointer';
 import { openDatabase, transaction, type Db } from './store/database';
 import { getInstallation, saveInstallation } from './store/queries/installation';
@@ -255,6 +256,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       throw error;
     }
     const notices = new AnswerNotices(db, events);
+    const searchIndexer = new SearchIndexer(db, events);
     await runs.start();
     engine.start();
     const sessions = new SessionRegistry();
@@ -308,6 +310,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
         if (closed) return;
         closed = true;
         notices.close();
+        searchIndexer.close();
         await network.close();
         await engine.close();
         await runs.close(closeOptions.agentGraceMs);

@@ -3,18 +3,29 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { RolePicker } from './components/new-conversation';
 import { Sidebar } from './components/sidebar';
+import { Switcher } from './components/switcher';
 import { TextWithCode } from './components/text-with-code';
 import { Loading } from './components/ui';
 import { useConnections } from './store/connections';
 import { selectConversations, useConversations } from './store/conversations';
+import { checklistWanted, selectFirstRun, useFirstRun } from './store/first-run';
 import { selectLink, useLink } from './store/link';
 import { startLiveUpdates } from './store/live';
 import { usePeople } from './store/people';
 import { useRoles } from './store/roles';
-import { selectInstallation, selectPerson, selectSessionError, selectStatus, useSession } from './store/session';
+import {
+  selectInstallation,
+  selectIsOwner,
+  selectPerson,
+  selectSessionError,
+  selectStatus,
+  useSession,
+} from './store/session';
+import { isSwitcherShortcut, useSwitcher } from './store/switcher';
 import { useTasks } from './store/tasks';
 import { selectPendingInvitation, selectToasts, selectView, useUi } from './store/ui';
 import { ConversationView } from './views/conversation';
+import { FirstRunChecklist } from './views/first-run';
 import { SettingsView } from './views/settings';
 import { TasksView } from './views/tasks';
 import { OrphanedThreadsView, PeerThreadsView } from './views/threads';
@@ -58,10 +69,25 @@ function Workspace() {
   const navigate = useUi((s) => s.navigate);
   const pendingInvitation = useUi(selectPendingInvitation);
   const conversations = useConversations(selectConversations);
+  const isOwner = useSession(selectIsOwner);
+  const firstRun = useFirstRun(selectFirstRun);
+  const firstRunError = useFirstRun((s) => s.error);
+  const switcherOpen = useSwitcher((s) => s.open);
   const [pickedStart, setPickedStart] = useState(false);
 
   useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (!isSwitcherShortcut(event)) return;
+      event.preventDefault();
+      useSwitcher.getState().setOpen(true);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  useEffect(() => {
     const stop = startLiveUpdates();
+    void useFirstRun.getState().load();
     void useConversations.getState().load();
     void useRoles.getState().load();
     void useTasks.getState().load();
@@ -70,13 +96,16 @@ function Workspace() {
     return stop;
   }, []);
 
-  // Opening the app lands in the most recent conversation.
+  // Opening the app lands in the most recent conversation, unless an owner's first-run
+  // checklist has something left to do.
   useEffect(() => {
     if (pickedStart || !conversations) return;
+    if (isOwner && !firstRun && !firstRunError) return;
     setPickedStart(true);
     const first = conversations[0];
+    if (isOwner && checklistWanted(firstRun)) return;
     if (useUi.getState().view.kind === 'home' && first) navigate({ kind: 'conversation', id: first.id });
-  }, [conversations, pickedStart, navigate]);
+  }, [conversations, pickedStart, navigate, isOwner, firstRun, firstRunError]);
 
   useEffect(() => {
     if (pendingInvitation) navigate({ kind: 'settings', tab: 'connections' });
@@ -95,6 +124,7 @@ function Workspace() {
         {view.kind === 'settings' && <SettingsView tab={view.tab} />}
       </main>
       <Toasts />
+      {switcherOpen && <Switcher onClose={() => useSwitcher.getState().setOpen(false)} />}
     </div>
   );
 }
@@ -127,10 +157,25 @@ function LinkBanner() {
 function Home() {
   const person = useSession(selectPerson);
   const installation = useSession(selectInstallation);
+  const isOwner = useSession(selectIsOwner);
+  const firstRun = useFirstRun(selectFirstRun);
+  // Once shown, the checklist stays while the page does, so its last tick is seen.
+  const [keepChecklist, setKeepChecklist] = useState(false);
+  const wanted = isOwner && checklistWanted(firstRun);
+  useEffect(() => {
+    if (wanted) setKeepChecklist(true);
+  }, [wanted]);
+  const greeting = <h1>Hello{person ? `, ${person.name}` : ''}</h1>;
+  if (firstRun?.offered && !firstRun.dismissed && (wanted || keepChecklist))
+    return (
+      <div className="view view-center home home-first-run">
+        <FirstRunChecklist state={firstRun} greeting={greeting} />
+      </div>
+    );
   return (
     <div className="view view-center home">
       <div className="home-card">
-        <h1>Hello{person ? `, ${person.name}` : ''}</h1>
+        {greeting}
         <p className="muted">
           Talk with the roles of {installation?.name ?? 'this installation'}. They can ask the roles of your connections
           for help, and you can follow every exchange.

@@ -23,7 +23,17 @@ describe('acceptFailure', () => {
     [
       'revoked',
       'you revoked bob; a revoked peer cannot be paired again',
-      'The connection with bob was revoked (here or by bob); these two installations cannot be paired again.',
+      'You revoked the connection with bob; these two installations cannot be paired again.',
+    ],
+    [
+      'revoked',
+      'bob revoked this connection; a revoked peer cannot be paired again',
+      'bob revoked its connection with this installation and refuses to pair again.',
+    ],
+    [
+      'revoked',
+      'the connection with bob was revoked; a revoked peer cannot be paired again',
+      'The connection with bob was revoked; these two installations cannot be paired again.',
     ],
     ['invalid', 'this invitation has expired; ask for a new one', 'This invitation has expired; ask for a new one.'],
   ] as const)('%s: %s', (code, message, expected) => {

@@ -24,9 +24,14 @@ export function acceptFailure(error: unknown): string {
     const address = match[2]!;
     return `Could not reach ${inviter} at ${address}. Check with ${inviter}’s owner that Parley is running there and that this address can be reached from here, then try again.`;
   }
-  // Either side's revoke marks the connection revoked on both: which side did it is not known here.
-  match = /^you revoked (.+?);/.exec(message);
-  if (code === 'revoked' && match)
-    return `The connection with ${match[1]} was revoked (here or by ${match[1]}); these two installations cannot be paired again.`;
+  // The installation says which side revoked when it knows; before it recorded that, it does not.
+  if (code === 'revoked') {
+    match = /^you revoked (.+?);/.exec(message);
+    if (match) return `You revoked the connection with ${match[1]}; these two installations cannot be paired again.`;
+    match = /^(.+?) revoked this connection;/.exec(message);
+    if (match) return `${match[1]} revoked its connection with this installation and refuses to pair again.`;
+    match = /^the connection with (.+?) was revoked;/.exec(message);
+    if (match) return `The connection with ${match[1]} was revoked; these two installations cannot be paired again.`;
+  }
   return sentence(message);
 }

@@ -5,10 +5,12 @@ import { z } from 'zod';
 import {
   agentSettingsSchema,
   agentSettingsUpdateSchema,
+  type AdapterName,
   displayName,
   multiLine,
   oneLine,
   type ConnectionSummary,
+  type ContextKind,
   type TextView,
   type ThreadSummary,
   type Conversation,
@@ -110,6 +112,57 @@ export interface PeerNetworkStatus {
   /** The last check that dialled the invitation address from here, or null before the first. */
   check: { address: string; reachable: boolean; message: string; at: string } | null;
 }
+/** One search result: the conversation, task or agent conversation a match is in, with its best match. */
+export interface SearchHit {
+  kind: ContextKind;
+  /** The conversation's, task's or agent conversation's id. */
+  id: number;
+  /** The conversation's role, the task's title, or PEER/ROLE for an agent conversation. */
+  title: string;
+  /** Plain text around the best match. */
+  snippet: string;
+  /** [start, end) offsets into `snippet` (UTF-16 code units) of the words that matched. */
+  highlights: Array<[number, number]>;
+  /** When the matching text was written. */
+  at: string;
+  /** For an agent conversation: the topic it belongs to, where clients show it. */
+  root?: { kind: ContextKind; id: number; gone: boolean };
+}
+
+/** An invitation made here that no peer has used yet and that has not expired. */
+export interface PendingInvitation {
+  id: number;
+  /** The local roles the new peer will be able to address. */
+  roles: string[];
+  /** Who made it, or null when that person has left. */
+  createdBy: { id: number; name: string } | null;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** The home page's first-run checklist, worked out from what the installation holds. */
+export interface FirstRunState {
+  /**
+   * The installation offers the checklist: it was set up by this version's first run,
+   * which made its default role. One from before, or set up without a default role, does not.
+   */
+  offered: boolean;
+  /** The person hid the checklist. */
+  dismissed: boolean;
+  /** The role it sets up: the one first run made while it exists, else the first role; null when there is none. */
+  role: RoleView | null;
+  /** What first run found when it chose that role's agent; null when the role was not made by first run. */
+  detected: { adapter: AdapterName; found: string } | null;
+  steps: {
+    /** The role's agent has answered at least once. */
+    agent: boolean;
+    /** There is a connection that is not revoked. */
+    connect: boolean;
+    /** A role asked a peer's role from one of the person's conversations or a task. */
+    ask: boolean;
+  };
+}
+
 export interface StopResult {
   /** False when there was nothing to stop. */
   stopped: boolean;
@@ -271,6 +324,32 @@ export const methods = {
     'Set the queue limit',
   ),
 
+  /** Everyone: the invitations made here that are still waiting to be used (no codes: those are shown once). */
+  'invitations.list': method<PendingInvitation[]>()(none, 'List pending invitations'),
+  /** Owner: cancel a pending invitation; a peer presenting it from then on is refused. */
+  'invitations.cancel': method<{ cancelled: true }>()(byId, 'Cancel an invitation'),
+  /** Owner: take a revoked connection off the list; its agent conversations stay, and the peer stays refused. */
+  'connections.remove': method<{ removed: true }>()(byId, 'Remove a revoked connection'),
+
+  /**
+   * Full-text search over what the caller may read: their conversations' messages, every
+   * task (title, brief, log) and the texts of the agent conversations they read. Words
+   * are matched as typed prefixes, "quoted words" as a phrase, all of them required; one
+   * hit per conversation, task or agent conversation, best match first, newer first among equals.
+   */
+  search: method<{ hits: SearchHit[] }>()(
+    z.strictObject({
+      query: z.string().trim().min(1, 'must not be empty').max(500, 'must be at most 500 characters'),
+      limit: z.number().int().min(1).max(100).optional(),
+    }),
+    'Search',
+  ),
+
+  /** The first-run checklist for the home page: which steps are done, and whether the person hid it. */
+  'firstRun.get': method<FirstRunState>()(none, 'Get the first-run checklist'),
+  /** Hide the first-run checklist for the signed-in person. */
+  'firstRun.dismiss': method<FirstRunState>()(none, 'Hide the first-run checklist'),
+
   /** Where peers reach this installation: the listen address and port, what invitations carry, and whether it works. */
   'network.get': method<PeerNetworkStatus>()(none, 'Get the peer address'),
   /**
@@ -358,6 +437,8 @@ export type ChangedKind =
   | 'run'
   | 'thread'
   | 'connection'
+  /** An invitation was made (id 0) or cancelled (invitations.list); a used one changes a connection. */
+  | 'invitation'
   /** Where peers reach this installation (network.get); the id is always 0. */
   | 'network';
 

@@ -68,7 +68,12 @@ describe('first run', () => {
       found: `found claude at ${bin}/claude`,
       message: `Default role "assistant" uses claude-code (found claude at ${bin}/claude). Change it in Settings → Roles.`,
     });
-    expect((await roles())[0]!.description).toContain('Change its agent in Settings → Roles.');
+    // What was found is a note for the checklist: the description is what peers read.
+    expect((await roles())[0]!.description).toBe('');
+    expect(await t.owner('firstRun.get', {})).toMatchObject({
+      role: { name: 'assistant', description: '' },
+      detected: { adapter: 'claude-code', found: `found claude at ${bin}/claude` },
+    });
   });
 
   it('makes it on Codex when only `codex` is on PATH', async () => {
@@ -149,6 +154,13 @@ describe('first run', () => {
     t = await openTestInstallation({ defaultRole: false });
     expect(await roles()).toEqual([]);
     expect(t.installation.firstRun).toBeNull();
+    expect(await t.owner('firstRun.get', {})).toEqual({
+      offered: false,
+      dismissed: false,
+      role: null,
+      detected: null,
+      steps: { agent: false, connect: false, ask: false },
+    });
   });
 
   it('never probes beyond this machine', async () => {

@@ -2,14 +2,16 @@
 // first agent that is there to use: Claude Code (`claude` on PATH), Codex (`codex` on
 // PATH), an ACP agent on PATH (claude-agent-acp, codex-acp, gemini, goose: the acp
 // adapter), an OpenAI-compatible server answering on localhost:11434 (Ollama), else the
-// scripted agent. The choice is logged, written into the role's description and
-// returned as a note that `parley serve` prints.
+// scripted agent. The choice is logged, kept as a note the home page's checklist shows
+// (never in the role's description, which peers read), and returned for `parley serve`
+// to print.
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { acpAgentPresets } from '../../shared/acp-agents';
 import type { AgentSettings } from '../../shared/domain';
 import type { Db } from '../store/database';
 import { transaction } from '../store/database';
+import { saveFirstRunNote } from '../store/queries/first-run';
 import { insertRole, listRoles } from '../store/queries/roles';
 
 export const DEFAULT_ROLE = 'assistant';
@@ -119,11 +121,11 @@ export async function createDefaultRole(db: Db, options: FirstRunOptions = {}): 
   if (listRoles(db).length > 0) return null;
   const { agent, found } = await chooseDefaultAgent(options);
   const message = `Default role "${DEFAULT_ROLE}" uses ${agent.adapter} (${found}). Change it in Settings → Roles.`;
-  const description = `Made on first run: uses ${agent.adapter} (${found}). Change its agent in Settings → Roles.`;
   const created = transaction(db, () => {
     // Someone may have been quicker while we looked.
     if (listRoles(db).length > 0) return false;
-    insertRole(db, DEFAULT_ROLE, description, agent);
+    const role = insertRole(db, DEFAULT_ROLE, '', agent);
+    saveFirstRunNote(db, { roleId: role.id, adapter: agent.adapter, found });
     return true;
   });
   return created ? { role: DEFAULT_ROLE, adapter: agent.adapter, found, message } : null;

@@ -1178,6 +1178,106 @@ const rows: AnyRow[] = [
       expect(result.check).toMatchObject({ address: installation.peerAddress, reachable: true });
     },
   }),
+
+  row({
+    method: 'invitations.list',
+    expect: everyone,
+    setup: async () => {
+      const role = await newRole();
+      return { role, invitation: await call(people.owner, 'connections.invite', { roles: [role.name] }) };
+    },
+    params: () => ({}),
+    effect: (f, result) => {
+      const listed = result.find((i) => i.expiresAt === f.invitation.expiresAt && i.roles[0] === f.role.name);
+      expect(listed).toMatchObject({ createdBy: { id: people.owner.id, name: people.owner.name } });
+      expect(JSON.stringify(result)).not.toContain(f.invitation.code);
+    },
+  }),
+  row({
+    method: 'invitations.cancel',
+    expect: ownersOnly,
+    setup: async () => {
+      await call(people.owner, 'connections.invite', {});
+      return installation.db.prepare('SELECT max(id) AS id FROM invitations').get() as { id: number };
+    },
+    params: (f) => ({ id: f.id }),
+    effect: async (f, result) => {
+      expect(result).toEqual({ cancelled: true });
+      expect(count('SELECT count(*) AS n FROM invitations WHERE id = ?', f.id)).toBe(0);
+      expect((await call(people.other, 'invitations.list', {})).map((i) => i.id)).not.toContain(f.id);
+    },
+  }),
+  row({
+    method: 'connections.remove',
+    expect: ownersOnly,
+    setup: async () => {
+      const f = await pairedRemote();
+      await call(people.owner, 'connections.revoke', { id: f.id });
+      return f;
+    },
+    params: (f) => ({ id: f.id }),
+    effect: async (f, result) => {
+      expect(result).toEqual({ removed: true });
+      expect((await call(people.other, 'connections.list', {})).map((c) => c.id)).not.toContain(f.id);
+      expect(count('SELECT count(*) AS n FROM connections WHERE id = ? AND removed_at IS NOT NULL', f.id)).toBe(1);
+    },
+    unchanged: async (f) => {
+      expect((await connection(f.id)).status).toBe('revoked');
+    },
+    cleanup: (f) => closeRemote(f.remote),
+  }),
+
+  row({
+    method: 'search',
+    // Everyone may search; each finds only what they read: the member's conversation is theirs alone.
+    expect: everyone,
+    setup: async () => {
+      const word = fresh('quetzal').replace('-', '');
+      const { conversation } = await memberConversation(`${word} in a conversation`);
+      const { task } = await memberTask(`${word} in a task`);
+      return { word, conversation, task };
+    },
+    params: (f) => ({ query: f.word }),
+    effect: (f, result, caller) => {
+      const found = result.hits.map((hit) => `${hit.kind} ${hit.id}`).sort();
+      const expected = [`task ${f.task.id}`];
+      if (caller.id === people.member.id) expected.push(`conversation ${f.conversation.id}`);
+      expect(found).toEqual(expected.sort());
+    },
+  }),
+
+  row({
+    method: 'firstRun.get',
+    expect: everyone,
+    setup: () => null,
+    params: () => ({}),
+    effect: (_f, result, caller) => {
+      expect(result.dismissed).toBe(
+        count('SELECT count(*) AS n FROM first_run_dismissals WHERE person_id = ?', caller.id) > 0,
+      );
+      // Set up without a first run (no default role): no checklist is offered.
+      expect(result.offered).toBe(false);
+      expect(result.steps.connect).toBe(true);
+      expect(result.role?.id).toBe(
+        (installation.db.prepare('SELECT min(id) AS id FROM roles').get() as { id: number }).id,
+      );
+    },
+  }),
+  row({
+    method: 'firstRun.dismiss',
+    // Each person hides their own checklist, and no one else's.
+    expect: everyone,
+    setup: () => null,
+    params: () => ({}),
+    effect: async (_f, result, caller) => {
+      expect(result.dismissed).toBe(true);
+      for (const person of Object.values(people))
+        expect((await call(person, 'firstRun.get', {})).dismissed).toBe(
+          count('SELECT count(*) AS n FROM first_run_dismissals WHERE person_id = ?', person.id) > 0,
+        );
+      expect(count('SELECT count(*) AS n FROM first_run_dismissals WHERE person_id = ?', caller.id)).toBe(1);
+    },
+  }),
 ];
 
 // ---- the tests --------------------------------------------------------------------

@@ -91,7 +91,10 @@ import {
   requireReader,
 } from './authorize';
 import { engineCall } from './engine-errors';
+import { firstRunHandlers } from './first-run-handlers';
 import { networkHandlers, requireInvitable } from './network-handlers';
+import { pairingHandlers } from './pairing-handlers';
+import { searchHandlers } from './search-handlers';
 import { sessionEndReasons, type ApiSession, type SessionRegistry } from './session';
 
 export interface ApiServices {
@@ -416,7 +419,9 @@ const handlers: HandlerTable = {
   'connections.invite': ({ services, person }, { roles, expiresInMinutes }) => {
     requireOwner(person, 'invite peers');
     requireInvitable(services.network);
-    return engineCall(() => services.engine.invite(person.id, roles ?? [], expiresInMinutes));
+    const invitation = engineCall(() => services.engine.invite(person.id, roles ?? [], expiresInMinutes));
+    services.events.emit({ type: 'changed', kind: 'invitation', id: 0 }, 'everyone');
+    return invitation;
   },
   'connections.accept': async ({ services, person }, { code, roles }) => {
     requireOwner(person, 'accept invitations');
@@ -450,6 +455,9 @@ const handlers: HandlerTable = {
   },
 
   ...networkHandlers,
+  ...pairingHandlers,
+  ...searchHandlers,
+  ...firstRunHandlers,
 };
 
 function connectionView(services: ApiServices, id: number) {

@@ -77,13 +77,7 @@ export class Pairing {
       throw new EngineError('invalid', 'this invitation has expired; ask for a new one');
     if (invite.fingerprint === this.core.fingerprint) throw new EngineError('invalid', 'this invitation is your own');
     const existing = connectionByFingerprint(db, invite.fingerprint);
-    if (existing?.status === 'revoked')
-      throw new EngineError(
-        'revoked',
-        existing.revoked_by === 'peer'
-          ? `${existing.name} revoked this connection; a revoked peer cannot be paired again`
-          : `you revoked ${existing.name}; a revoked peer cannot be paired again`,
-      );
+    if (existing?.status === 'revoked') throw new EngineError('revoked', revokedRefusal(existing));
     if (existing) throw new EngineError('invalid', `you are already connected to ${existing.name}`);
     const address = checkPeerAddress(invite.address);
     if (!address.ok)
@@ -155,4 +149,16 @@ function requireRoles(db: Db, roles: string[]): void {
 
 export function roleIds(db: Db, names: string[]): number[] {
   return names.map((name) => getRoleByName(db, name)?.id).filter((id): id is number => id !== undefined);
+}
+
+/** Why a revoked peer cannot be paired again, naming the side that revoked when it is known. */
+function revokedRefusal(connection: ConnectionRow): string {
+  const why =
+    connection.revoked_by === 'peer'
+      ? `${connection.name} revoked this connection`
+      : connection.revoked_by === 'us'
+        ? `you revoked ${connection.name}`
+        : // Revoked before this installation recorded which side did it.
+          `the connection with ${connection.name} was revoked`;
+  return `${why}; a revoked peer cannot be paired again`;
 }

@@ -7,6 +7,7 @@ import { latestVersion, migrate, NewerDatabaseError, schemaVersion } from './mig
 import { migrations } from './migrations';
 import { getRun, pendingInputs, runnableRuns, runSummary } from './queries/runs';
 import { lastSeq, threadByWireId } from './queries/threads';
+import { indexAllWaitingRows } from '../search/index-catch-up';
 
 const dirs: string[] = [];
 function tempFile(): string {
@@ -139,7 +140,39 @@ const seeds: Record<number, (db: Db) => void> = {
       "INSERT INTO invitations (secret_hash, roles, expires_at, used_at, connection_id) VALUES ('h2', '[]', '2030-01-01', '2029-01-01', 2)",
     ).run();
   },
+  14: (db) => {
+    // Rows written after the migration wait above the mark until the index catches up;
+    // deleting an indexed row takes it out of the index in the same statement.
+    const message = db.prepare(
+      "INSERT INTO messages (conversation_id, author_kind, author_id, author_name, body) VALUES (1, 'role', 1, 'assistant', 'the café opens at nine')",
+    );
+    const text = db.prepare(
+      "INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (1, 'in', 1, 'revenue rose sharply', 'received')",
+    );
+    const ids = [message.run().lastInsertRowid, text.run().lastInsertRowid];
+    expect(found(db, 'messages', 'cafe')).toEqual([]);
+    indexAllWaitingRows(db);
+    expect(found(db, 'messages', 'cafe')).toEqual([Number(ids[0])]);
+    expect(found(db, 'texts', '"rev"*')).toEqual([Number(ids[1])]);
+    db.prepare('DELETE FROM messages WHERE id = ?').run(ids[0]!);
+    db.prepare('DELETE FROM texts WHERE id = ?').run(ids[1]!);
+    db.prepare('INSERT INTO first_run_dismissals (person_id) VALUES (1)').run();
+  },
 };
+
+/** Row ids the search index finds for an FTS5 query in one of its tables. */
+const found = (db: Db, table: string, query: string) =>
+  (
+    db.prepare(`SELECT rowid FROM ${table}_search WHERE ${table}_search MATCH ? ORDER BY rowid`).all(query) as Array<{
+      rowid: number;
+    }>
+  ).map((row) => row.rowid);
+
+/** FTS5's own check that an index agrees with its table, row for row. */
+function indexMatchesTables(db: Db): void {
+  for (const table of ['messages', 'tasks', 'task_log', 'texts'])
+    db.prepare(`INSERT INTO ${table}_search (${table}_search, rank) VALUES ('integrity-check', 1)`).run();
+}
 
 /** What must still be true after each later migration, for the data of each version. */
 const checks: Record<number, (db: Db) => void> = {
@@ -246,6 +279,23 @@ const checks: Record<number, (db: Db) => void> = {
       { name: 'dave', address_from: 'peer', revoked_by: 'peer' },
     ]);
   },
+  14: (db) => {
+    // What was there before the migration is indexed by it, diacritics folded.
+    expect(found(db, 'messages', 'hello')).toEqual([1]);
+    expect(found(db, 'tasks', 'report')).toEqual([1]);
+    expect(found(db, 'tasks', 'sources')).toEqual([2]);
+    expect(found(db, 'task_log', 'soon')).toEqual([1]);
+    expect(found(db, 'texts', 'numbers')).toEqual([1]);
+    // What was deleted is gone from it; every index agrees with its table.
+    expect(found(db, 'messages', 'cafe')).toEqual([]);
+    expect(found(db, 'texts', 'revenue')).toEqual([]);
+    indexMatchesTables(db);
+    expect(db.prepare('SELECT count(*) AS n FROM first_run_dismissals').get()).toEqual({ n: 1 });
+    // Only a revoked connection can be marked removed.
+    expect(() => db.prepare("UPDATE connections SET removed_at = 'now' WHERE status <> 'revoked'").run()).toThrow(
+      /CHECK constraint/,
+    );
+  },
 };
 
 /** Every table that hands out ids (DESIGN §11.1: never twice). */
@@ -315,8 +365,12 @@ describe('migrations', () => {
   for (const migration of migrations) {
     it(`${String(migration.version).padStart(4, '0')}-${migration.name} keeps the data of a database that holds some`, () => {
       const file = tempFile();
-      const db = openDatabase(file, { targetVersion: migration.version - 1 });
-      for (let v = 1; v < migration.version; v++) seeds[v]!(db);
+      // Each earlier version's data is written with that version's schema, then carried up.
+      const db = openDatabase(file, { targetVersion: 0 });
+      for (let v = 1; v < migration.version; v++) {
+        migrate(db, v);
+        seeds[v]!(db);
+      }
       migrate(db, migration.version);
       expect(schemaVersion(db)).toBe(migration.version);
       for (let v = 1; v < migration.version; v++) checks[v]!(db);

@@ -3,10 +3,12 @@
 // `parley serve` with 10,000 threads under one root in a second instead of sending
 // 10,000 texts over the wire. The rows are what the engine itself would have written
 // for a finished exchange: an outgoing question (acked) and an incoming answer
-// (handled), on a connection whose peer never dials (no address).
+// (handled), on a connection whose peer never dials (no address). The search index
+// is brought up to them too, as a running installation would have left it.
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { indexAllWaitingRows } from '../search/index-catch-up';
 
 export interface SeedThreadsOptions {
   /** The installation's data folder; its server must not be running. */
@@ -95,7 +97,9 @@ export function seedThreads(options: SeedThreadsOptions): SeedThreadsResult {
       }
       return { connectionId, threadIds };
     });
-    return seed();
+    const seeded = seed();
+    indexAllWaitingRows(db);
+    return seeded;
   } finally {
     db.close();
   }

@@ -4,8 +4,9 @@ import { oneLine } from '../format';
 import { selectConversations, useConversations } from '../store/conversations';
 import { selectInstallation, selectIsOwner, selectPerson, useSession } from '../store/session';
 import { selectTasks, useTasks } from '../store/tasks';
+import { useSwitcher } from '../store/switcher';
 import { selectView, useUi, type View } from '../store/ui';
-import { ArchiveIcon, GearIcon, InboxIcon, PlusIcon, TasksIcon } from './icons';
+import { ArchiveIcon, GearIcon, InboxIcon, PlusIcon, SearchIcon, TasksIcon } from './icons';
 import { NewConversationDialog } from './new-conversation';
 import { Avatar } from './ui';
 
@@ -49,6 +50,19 @@ export function Sidebar() {
           <span className="brand-name">Parley</span>
           {installation && <span className="brand-installation">{installation.name}</span>}
         </div>
+      </div>
+
+      <div className="sidebar-search">
+        <button
+          type="button"
+          className="search-button"
+          aria-keyshortcuts="Control+K Meta+K"
+          onClick={() => useSwitcher.getState().setOpen(true)}
+        >
+          <SearchIcon size={16} />
+          <span className="search-button-label">Search</span>
+          <kbd aria-hidden="true">{/Mac|iPhone|iPad/.test(navigator.platform) ? '⌘K' : 'Ctrl K'}</kbd>
+        </button>
       </div>
 
       <div className="sidebar-section">

@@ -13,6 +13,8 @@ interface ConnectionsState {
   pause: (id: number) => Promise<void>;
   unpause: (id: number) => Promise<void>;
   revoke: (id: number) => Promise<void>;
+  /** Takes a revoked connection off the list. */
+  remove: (id: number) => Promise<void>;
   expose: (id: number, roles: string[]) => Promise<void>;
   setQueueLimit: (id: number, limit: number) => Promise<void>;
 }
@@ -53,6 +55,10 @@ export const useConnections = create<ConnectionsState>()((set, get) => {
     },
     async revoke(id) {
       put(await call('connections.revoke', { id }));
+    },
+    async remove(id) {
+      await call('connections.remove', { id });
+      set({ list: get().list?.filter((c) => c.id !== id) ?? null });
     },
     async expose(id, roles) {
       put(await call('connections.expose', { id, roles }));

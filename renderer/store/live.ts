@@ -5,6 +5,7 @@ import type { AppEvent, ChangedKind } from '../../shared/api-contract';
 import { apiClient } from './client';
 import { useConnections } from './connections';
 import { useConversations } from './conversations';
+import { useInvitations } from './invitations';
 import { watchLink } from './link';
 import { useNetwork } from './network';
 import { usePeople } from './people';
@@ -25,7 +26,10 @@ function refresh(kind: ChangedKind, id: number): Promise<unknown> | void {
     case 'task':
       return useTasks.getState().changed(id);
     case 'connection':
-      return useConnections.getState().load();
+      // A used invitation leaves the pending list as its connection appears.
+      return Promise.all([useConnections.getState().load(), reloadInvitations()]);
+    case 'invitation':
+      return reloadInvitations();
     case 'network':
       return useNetwork.getState().load();
     case 'role':
@@ -37,8 +41,13 @@ function refresh(kind: ChangedKind, id: number): Promise<unknown> | void {
   }
 }
 
+/** The pending invitations, when Settings has shown them. */
+function reloadInvitations(): Promise<void> | void {
+  if (useInvitations.getState().list) return useInvitations.getState().load();
+}
+
 /** Lists that hold one entry per kind: one refetch covers every id. */
-const wholeKinds = new Set<ChangedKind>(['connection', 'network', 'role', 'person']);
+const wholeKinds = new Set<ChangedKind>(['connection', 'invitation', 'network', 'role', 'person']);
 
 /** Subscribes to the API's events; returns the unsubscribe function. */
 export function startLiveUpdates(): () => void {

@@ -37,6 +37,7 @@ import { selectRoles, selectRolesError, useRoles } from '../store/roles';
 import { selectIsOwner, selectPerson, useSession } from '../store/session';
 import { selectPendingInvitation, useUi, type SettingsTab } from '../store/ui';
 import { PeerAddressCard, ThisComputerOnly } from './peer-address';
+import { PendingInvitations } from './pending-invitations';
 import { adapterLabel, RoleEditor } from './role-editor';
 
 const tabs: Array<{ id: SettingsTab; label: string; icon: ReactNode }> = [
@@ -134,6 +135,7 @@ function ConnectionsPane() {
         }
       />
       <PeerAddressCard />
+      <PendingInvitations isOwner={isOwner} />
       {error && !list && <ErrorNote onRetry={() => void load()}>{error}</ErrorNote>}
       {!list && !error && <Loading />}
       {list?.length === 0 && (
@@ -168,9 +170,9 @@ const statusTone = { active: 'good', paused: 'warn', revoked: 'bad' } as const;
 const statusLabel = { active: 'Active', paused: 'Paused', revoked: 'Revoked' } as const;
 
 function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSummary; isOwner: boolean }) {
-  const { pause, unpause, revoke } = useConnections.getState();
+  const { pause, unpause, revoke, remove } = useConnections.getState();
   const [busy, run] = useAction();
-  const [dialog, setDialog] = useState<'pause' | 'revoke' | 'expose' | 'limit' | null>(null);
+  const [dialog, setDialog] = useState<'pause' | 'revoke' | 'remove' | 'expose' | 'limit' | null>(null);
   const share = c.queue.limit > 0 ? Math.min(1, c.queue.used / c.queue.limit) : 0;
   const revoked = c.status === 'revoked';
   return (
@@ -263,6 +265,13 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
             </button>
           </div>
         )}
+        {isOwner && revoked && (
+          <div className="connection-actions">
+            <button type="button" className="btn btn-ghost btn-sm" onClick={() => setDialog('remove')}>
+              Remove from list
+            </button>
+          </div>
+        )}
       </footer>
       {c.status === 'paused' && (
         <p className="paused-note small">
@@ -302,6 +311,24 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
           }
           confirm="Revoke"
           onConfirm={() => revoke(c.id)}
+          onClose={() => setDialog(null)}
+        />
+      )}
+      {dialog === 'remove' && (
+        <ConfirmDialog
+          title={`Remove ${c.name} from the list?`}
+          body={
+            <>
+              <p>
+                The revoked connection leaves this list. Its agent conversations stay where they are, with their
+                history.
+              </p>
+              <p className="muted">{c.name} stays refused: removing does not undo the revocation.</p>
+            </>
+          }
+          confirm="Remove"
+          tone="primary"
+          onConfirm={() => remove(c.id)}
           onClose={() => setDialog(null)}
         />
       )}

@@ -17,10 +17,22 @@ export interface ConnectionRow {
   revoked_by: 'us' | 'peer' | null;
   /** Where `address` came from: the invitation we accepted, or what the peer announced. */
   address_from: 'invitation' | 'peer' | null;
+  /** An owner took the revoked connection off the list; the row stays for its history and to refuse the peer. */
+  removed_at: string | null;
 }
 
+/** The connections people see: every one but those removed. */
 export function listConnectionRows(db: Db): ConnectionRow[] {
-  return all<ConnectionRow>(db, 'SELECT * FROM connections ORDER BY name');
+  return all<ConnectionRow>(db, 'SELECT * FROM connections WHERE removed_at IS NULL ORDER BY name');
+}
+
+/** Takes a revoked connection off the list (the schema refuses it for any other). */
+export function markConnectionRemoved(db: Db, id: number): void {
+  run(
+    db,
+    "UPDATE connections SET removed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND removed_at IS NULL",
+    id,
+  );
 }
 
 export function getConnectionRow(db: Db, id: number): ConnectionRow | undefined {
