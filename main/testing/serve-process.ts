@@ -69,7 +69,8 @@ export async function startServe(options: {
   const alive = () => child.exitCode === null && child.signalCode === null;
   await new Promise<void>((resolve, reject) => {
     let stdout = '';
-    const timer = setTimeout(() => reject(new Error(`parley serve did not start in time:\n${stderr}`)), 20_000);
+    // A bound, not a wait: three of these and Chromium starting at once on a loaded machine take tens of seconds.
+    const timer = setTimeout(() => reject(new Error(`parley serve did not start within 60 s:\n${stderr}`)), 60_000);
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
       if (stdout.includes('#token=')) {
