@@ -2,13 +2,16 @@
 // waits for (bench/cli-start.ts measures it). These guard the shape that keeps it close
 // to a bare `node`: the agent commands load one file of ours and nothing else — no
 // package (zod alone doubles the start), no `node:http`, not the ES module loader — and
-// `parley mcp` loads its one bundled file, not the packages' files one by one.
+// `parley mcp` loads its one bundled file, not the packages' files one by one; and the
+// launcher on the agents' PATH leaves out NODE_EXTRA_CA_CERTS, which Node would read and
+// parse on every start although the CLI never speaks TLS.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distPaths, projectRoot } from '../paths';
+import { openTestInstallation } from '../testing/installation';
 import { exitCodes } from './errors';
 
 interface Loaded {
@@ -74,6 +77,38 @@ describe('what the parley CLI loads', () => {
     expect(loaded.files).toEqual([distPaths.cli]);
     expect(loaded.builtins).not.toContain('NativeModule http');
     expect(loaded.builtins).not.toContain('NativeModule internal/modules/esm/loader');
+  });
+
+  it('the parley launcher on the agents’ PATH starts the CLI without NODE_EXTRA_CA_CERTS, and with the rest', async () => {
+    const t = await openTestInstallation();
+    try {
+      const out = path.join(dir, 'launcher.json');
+      const seen = path.join(dir, 'env-probe.cjs');
+      writeFileSync(
+        seen,
+        `require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({ ca: process.env.NODE_EXTRA_CA_CERTS ?? null, path: process.env.PATH, token: process.env.PARLEY_TOKEN }));`,
+      );
+      const code = await new Promise<number>((resolve) => {
+        execFile(
+          path.join(t.installation.dataDir, 'bin', 'parley'),
+          ['context'],
+          {
+            env: {
+              PATH: process.env.PATH,
+              PARLEY_TOKEN: 'prt_x',
+              PARLEY_API: path.join(dir, 'none.sock'),
+              NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt',
+              NODE_OPTIONS: `--require ${seen}`,
+            },
+          },
+          (error) => resolve(error ? (error.code as number) : 0),
+        );
+      });
+      expect(code).toBe(exitCodes.connect);
+      expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual({ ca: null, path: process.env.PATH, token: 'prt_x' });
+    } finally {
+      await t.close();
+    }
   });
 
   it('parley mcp loads its one bundled file', async () => {
