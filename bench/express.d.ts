@@ -2,14 +2,13 @@
 // among the dev dependencies, and the A2A SDK's express adapters only need an app to
 // mount on.
 declare module 'express' {
-  import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+  import type { IncomingMessage, ServerResponse } from 'node:http';
 
-  export type RequestHandler = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
+  export type RequestHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
 
   export interface Application extends RequestHandler {
     use(path: string, handler: RequestHandler): Application;
     use(handler: RequestHandler): Application;
-    listen(port: number, host: string, callback: () => void): Server;
   }
 
   export default function express(): Application;

@@ -9,7 +9,7 @@
 // A2A over Parley (durable, mutual TLS).
 //
 // Parley ÷ this is `ratioA2a`.
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { Message, SendMessageRequest } from '@a2a-js/sdk';
 import type { AgentExecutor } from '@a2a-js/sdk/server';
 import { runProcessPair } from './process-pair';
@@ -20,6 +20,7 @@ export interface A2aStats {
   p50Ms: number;
   p99Ms: number;
   failed: number;
+  errors: Record<string, number>;
 }
 
 const BODY_BYTES = 64;
@@ -45,9 +46,12 @@ export async function a2aServer(): Promise<void> {
     [import('@a2a-js/sdk'), import('@a2a-js/sdk/server'), import('@a2a-js/sdk/server/express'), import('express')],
   );
   const app = express();
-  const listening = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  // As one would deploy it for a thousand clients at once: a listen backlog that takes
+  // them all (the default 511 resets the rest), and connections kept open between
+  // requests for longer than the client waits (the default 5 s closes them under it).
+  const listening = createServer(app);
+  listening.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => listening.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve));
   const port = (listening.address() as { port: number }).port;
   const executor: AgentExecutor = {
     execute(context, bus) {
@@ -100,11 +104,17 @@ export async function a2aClient(port: number, threads: number, durationMs: numbe
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory()] }),
   );
   const client = await factory.createFromUrl(`http://127.0.0.1:${port}`);
+  // Every thread's first answer opens its connection (the client's pool makes one per
+  // request in flight); the measurement starts once each thread has had one, and counts the
+  // answers that arrive within it, whenever they were sent.
   const latencies: number[] = [];
   let start = Infinity;
   let stopAt = Infinity;
-  let last = 0;
+  let answered = 0;
   let failed = 0;
+  const errors: Record<string, number> = {};
+  let warm: () => void = () => {};
+  const warmedUp = new Promise<void>((resolve) => (warm = resolve));
   const loop = async (i: number) => {
     const contextId = `a2a-thread-${String(i).padStart(6, '0')}`;
     for (let seq = 1; performance.now() < stopAt; seq++) {
@@ -120,18 +130,20 @@ export async function a2aClient(port: number, threads: number, durationMs: numbe
         const answer = await client.sendMessage(request);
         const part = 'parts' in answer ? answer.parts[0]?.content : undefined;
         if (part?.$case !== 'text' || part.value !== text) throw new Error('not an echo');
-      } catch {
+      } catch (error) {
         failed++;
+        const cause = (error as { cause?: { code?: string } }).cause?.code;
+        const what = cause ?? (error as Error).message.slice(0, 80);
+        errors[what] = (errors[what] ?? 0) + 1;
         continue;
       }
       const at = performance.now();
-      if (t0 >= start) {
-        latencies.push(at - t0);
-        last = at;
-      }
+      if (seq === 1 && ++answered === threads) warm();
+      if (at >= start && at <= stopAt) latencies.push(at - t0);
     }
   };
   const running = Promise.all(Array.from({ length: threads }, (_, i) => loop(i)));
+  await warmedUp;
   await new Promise((resolve) => setTimeout(resolve, WARMUP_MS));
   start = performance.now();
   stopAt = start + durationMs;
@@ -140,10 +152,11 @@ export async function a2aClient(port: number, threads: number, durationMs: numbe
   const pct = (q: number) => round(latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)]!);
   const result: A2aStats = {
     threads,
-    msgsPerSec: Math.round((latencies.length / (last - start)) * 1000),
+    msgsPerSec: Math.round((latencies.length / durationMs) * 1000),
     p50Ms: pct(0.5),
     p99Ms: pct(0.99),
     failed,
+    errors,
   };
   process.stdout.write(JSON.stringify(result));
 }
