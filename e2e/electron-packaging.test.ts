@@ -115,7 +115,9 @@ describe('electron-builder.yml', () => {
         'dist/electron/main.js',
         'dist/electron/preload.cjs',
         'dist/renderer/index.html',
-        'dist/cli.js',
+        'dist/cli.cjs',
+        'dist/commands/mcp.cjs',
+        'dist/commands/serve.js',
         'dist/scripted-agent.js',
         'dist/openai-worker.js',
       ])
