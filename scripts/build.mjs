@@ -67,6 +67,10 @@ await Promise.all([
     outdir: 'dist',
     outExtension: { '.js': '.cjs' },
     plugins: [lazyCommandsPlugin],
+    // The lazy commands load with require(): import() of a CommonJS file first scans all of
+    // it for its exports (a second of CPU here for mcp's 1.4 MB), and Node >= 20.19
+    // requires an ES module (serve) as well.
+    supported: { 'dynamic-import': false },
   }),
   // `parley mcp`, which each turn of an MCP agent starts: its packages bundled in. From
   // node_modules the MCP SDK's server loads ~150 files of its own, zod's and ajv's, and
