@@ -111,9 +111,10 @@ describe('what the parley CLI loads', () => {
     }
   });
 
-  it('parley mcp loads its one bundled file', async () => {
+  it('parley mcp loads its one bundled file, without the ES module loader (which would scan all of it first)', async () => {
     const loaded = await run(['mcp']);
     expect(loaded.code).toBe(0);
+    expect(loaded.builtins).not.toContain('NativeModule internal/modules/esm/loader');
     expect(loaded.files.map((file) => path.relative(projectRoot, file)).sort()).toEqual([
       path.join('dist', 'cli.cjs'),
       path.join('dist', 'commands', 'mcp.cjs'),
