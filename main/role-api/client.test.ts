@@ -56,6 +56,12 @@ describe('the role API client', () => {
           case 'hang-up':
             req.socket.destroy();
             return;
+          case 'keep-open': {
+            // A whole answer, and the connection left open (closed by the client or the test's end).
+            const text = json({ ok: true, result: 'whole' });
+            req.socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+            return;
+          }
         }
       });
     });
@@ -80,6 +86,10 @@ describe('the role API client', () => {
     await expect(call('chunked')).resolves.toBe('in pieces');
     await expect(call('large')).resolves.toHaveLength(3_000_000);
     await expect(call('slow')).resolves.toBe('late');
+  });
+
+  it('takes an answer that arrived whole at once, without waiting for the server to close', async () => {
+    await expect(call('keep-open')).resolves.toBe('whole');
   });
 
   it('turns a refusal into a RoleApiError with its code and message', async () => {
@@ -118,9 +128,9 @@ describe('the role API client', () => {
 });
 
 describe('reading an HTTP answer', () => {
-  const answer = (text: string) => {
-    const { status, body } = readHttpAnswer(Buffer.from(text, 'latin1'));
-    return { status, body: body.toString('latin1') };
+  const answer = (text: string, closed = true) => {
+    const read = readHttpAnswer(Buffer.from(text, 'latin1'), closed);
+    return read && { status: read.status, body: read.body.toString('latin1') };
   };
 
   it.each([
@@ -129,14 +139,24 @@ describe('reading an HTTP answer', () => {
     [
       'chunked',
       'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n',
-      {
-        status: 200,
-        body: 'abcde',
-      },
+      { status: 200, body: 'abcde' },
     ],
     ['HTTP/1.0 without a reason', 'HTTP/1.0 500\r\ncontent-length: 1\r\n\r\nx', { status: 500, body: 'x' }],
   ])('%s', (_name, text, expected) => {
     expect(answer(text)).toEqual(expected);
+  });
+
+  it('has a whole answer by its length or its last chunk before the connection closes, and not before', () => {
+    expect(answer('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', false)).toEqual({ status: 200, body: '{}' });
+    expect(answer('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{', false)).toBeNull();
+    expect(answer('HTTP/1.1 200 OK\r\nContent-Len', false)).toBeNull();
+    expect(answer('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n', false)).toBeNull();
+    expect(answer('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n', false)).toEqual({
+      status: 200,
+      body: 'ab',
+    });
+    // Without a length, only the end of the connection ends the body.
+    expect(answer('HTTP/1.1 200 OK\r\n\r\nabc', false)).toBeNull();
   });
 
   it.each([
@@ -146,7 +166,7 @@ describe('reading an HTTP answer', () => {
     ['a bad length', 'HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n{}'],
     ['a cut chunk', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab'],
     ['no last chunk', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n'],
-  ])('refuses %s', (_name, text) => {
+  ])('refuses %s once the connection closed', (_name, text) => {
     expect(() => answer(text)).toThrow();
   });
 });

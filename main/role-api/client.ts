@@ -32,20 +32,34 @@ export function callRoleApi<T = unknown>(target: RoleApiTarget, command: RoleApi
     'Connection: close\r\n\r\n';
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    let received = 0;
+    /** The answer's whole length once its head says (Content-Length); until then, check every chunk. */
+    let expected = 0;
     let failure: NodeJS.ErrnoException | null = null;
+    let settled = false;
     const socket = net.connect(target.socketPath);
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', (error: NodeJS.ErrnoException) => (failure = error));
-    // An answer that arrived whole counts even if the connection then broke.
-    socket.on('close', () => {
-      let answer: HttpAnswer;
+    const settle = (closed: boolean) => {
+      let answer: HttpAnswer | null;
       try {
-        answer = readHttpAnswer(Buffer.concat(chunks));
-      } catch {
-        const why = failure ? (failure.code ?? failure.message) : 'the connection closed before it answered';
+        answer = readHttpAnswer(Buffer.concat(chunks, received), closed);
+      } catch (error) {
+        if (!closed) {
+          // Malformed: nothing more will help. Say so once the connection is gone.
+          socket.destroy();
+          return;
+        }
+        const why = failure ? (failure.code ?? failure.message) : (error as Error).message;
+        settled = true;
         reject(new ConnectError(`cannot reach Parley at ${target.socketPath}: ${why}`));
         return;
       }
+      if (!answer) {
+        if (expected === 0) expected = answerLength(Buffer.concat(chunks, received)) ?? 0;
+        return;
+      }
+      settled = true;
+      // The whole answer is here: no need to wait for the server to close the connection.
+      socket.destroy();
       let response: RoleApiResponse<T>;
       try {
         response = JSON.parse(answer.body.toString('utf8')) as RoleApiResponse<T>;
@@ -55,6 +69,16 @@ export function callRoleApi<T = unknown>(target: RoleApiTarget, command: RoleApi
       }
       if (response.ok) resolve(response.result);
       else reject(new RoleApiError(response.error.code, response.error.message));
+    };
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      received += chunk.length;
+      if (!settled && received >= expected) settle(false);
+    });
+    socket.on('error', (error: NodeJS.ErrnoException) => (failure = error));
+    // An answer that arrived whole counts even if the connection then broke.
+    socket.on('close', () => {
+      if (!settled) settle(true);
     });
     // Not end(): Node's HTTP server drops a request whose client half-closes before it
     // is answered. The server closes the connection once it has answered.
@@ -68,43 +92,61 @@ export interface HttpAnswer {
 }
 
 /**
- * A whole HTTP/1.1 response, read to the end of a connection the server closed: the
- * status and the body (by Content-Length, chunked, or everything after the head).
- * Throws on a truncated or malformed response.
+ * An HTTP/1.1 response read so far: the status and the body (by Content-Length, chunked,
+ * or, once the server has closed the connection, everything after the head). Null while
+ * it is still coming; throws on a malformed response, or a truncated one once `closed`.
  */
-export function readHttpAnswer(bytes: Buffer): HttpAnswer {
+export function readHttpAnswer(bytes: Buffer, closed: boolean): HttpAnswer | null {
   const end = bytes.indexOf('\r\n\r\n');
-  if (end < 0) throw new Error('no complete response head');
+  if (end < 0) {
+    if (closed) throw new Error('the connection closed before it answered');
+    return null;
+  }
   const lines = bytes.toString('latin1', 0, end).split('\r\n');
   const status = /^HTTP\/1\.[01] (\d{3})(?: |$)/.exec(lines[0]!);
   if (!status) throw new Error(`not an HTTP response: ${lines[0]}`);
+  const headers = headersOf(lines);
+  const rest = bytes.subarray(end + 4);
+  let body: Buffer | null;
+  if (/(^|,)\s*chunked\s*$/i.test(headers.get('transfer-encoding') ?? '')) body = unchunk(rest);
+  else if (headers.has('content-length')) {
+    const length = Number(headers.get('content-length'));
+    if (!Number.isSafeInteger(length) || length < 0) throw new Error('a bad Content-Length');
+    body = rest.length >= length ? rest.subarray(0, length) : null;
+  } else body = closed ? rest : null;
+  if (body === null && closed) throw new Error('the connection closed before it answered');
+  return body === null ? null : { status: Number(status[1]), body };
+}
+
+function headersOf(lines: string[]): Map<string, string> {
   const headers = new Map<string, string>();
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':');
     if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
   }
-  const rest = bytes.subarray(end + 4);
-  let body: Buffer;
-  if (/(^|,)\s*chunked\s*$/i.test(headers.get('transfer-encoding') ?? '')) body = unchunk(rest);
-  else if (headers.has('content-length')) {
-    const length = Number(headers.get('content-length'));
-    if (!Number.isSafeInteger(length) || length < 0 || rest.length < length) throw new Error('truncated body');
-    body = rest.subarray(0, length);
-  } else body = rest;
-  return { status: Number(status[1]), body };
+  return headers;
 }
 
-function unchunk(bytes: Buffer): Buffer {
+/** The whole answer's length in bytes when its head is in and names a Content-Length. */
+function answerLength(bytes: Buffer): number | null {
+  const end = bytes.indexOf('\r\n\r\n');
+  if (end < 0) return null;
+  const length = Number(headersOf(bytes.toString('latin1', 0, end).split('\r\n')).get('content-length'));
+  return Number.isSafeInteger(length) && length >= 0 ? end + 4 + length : null;
+}
+
+/** A chunked body, or null while its last chunk has not arrived. */
+function unchunk(bytes: Buffer): Buffer | null {
   const parts: Buffer[] = [];
   let at = 0;
   for (;;) {
     const lineEnd = bytes.indexOf('\r\n', at);
-    if (lineEnd < 0) throw new Error('truncated chunk');
+    if (lineEnd < 0) return null;
     const size = parseInt(bytes.toString('latin1', at, lineEnd).split(';')[0]!, 16);
     if (!Number.isSafeInteger(size) || size < 0) throw new Error('bad chunk size');
     if (size === 0) return Buffer.concat(parts);
     const start = lineEnd + 2;
-    if (bytes.length < start + size + 2) throw new Error('truncated chunk');
+    if (bytes.length < start + size + 2) return null;
     parts.push(bytes.subarray(start, start + size));
     at = start + size + 2;
   }
