@@ -8,7 +8,7 @@
 // The run token belongs to a real turn: a command agent that hands its environment to
 // the benchmark over a socket and waits until the benchmark stops it.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openInstallation } from '../main/installation';
@@ -21,11 +21,33 @@ interface Ran {
   stdout: string;
   stderr: string;
   elapsedMs: number;
+  /** CPU time of the process (and whatever it ran), or null where /proc is not there. */
+  cpuMs: number | null;
 }
+
+/**
+ * CPU time of this process's children that have ended (cutime + cstime of /proc/self/stat),
+ * in ms: spawned one at a time, the difference across one spawn is that child's. Much
+ * steadier than wall time when other work shares the cores; 10 ms ticks, so read it as a
+ * mean over many runs.
+ */
+function childrenCpuMs(): number | null {
+  let stat: string;
+  try {
+    stat = readFileSync('/proc/self/stat', 'utf8');
+  } catch {
+    return null;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 16 and 17 of the whole line (cutime, cstime), counted from 3 after the name.
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS_PER_SEC;
+}
+const CLOCK_TICKS_PER_SEC = 100;
 
 /** Spawns a command, writes `input` to its stdin (or closes it), and times it until it has exited and its pipes closed. */
 export function timedRun(command: string, args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<Ran> {
   return new Promise((resolve, reject) => {
+    const cpu0 = childrenCpuMs();
     const t0 = process.hrtime.bigint();
     const child = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -35,7 +57,11 @@ export function timedRun(command: string, args: string[], env: NodeJS.ProcessEnv
     child.stdin.on('error', () => {});
     child.stdin.end(input);
     child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr, elapsedMs: ms(t0, process.hrtime.bigint()) }));
+    child.once('close', (code) => {
+      const elapsedMs = ms(t0, process.hrtime.bigint());
+      const cpu1 = childrenCpuMs();
+      resolve({ code, stdout, stderr, elapsedMs, cpuMs: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0 });
+    });
   });
 }
 
@@ -79,12 +105,18 @@ export async function cliStartBench(emit: Emit, progress: Progress, options: { s
       PARLEY_TOKEN: agentEnv.PARLEY_TOKEN,
       PARLEY_API: agentEnv.PARLEY_API,
     };
+    const cpu: Record<string, number[]> = {};
     const check = (what: string, ran: Ran, expect: (stdout: string) => boolean) => {
       if (ran.code !== 0 || !expect(ran.stdout))
         throw new Error(
           `${what}: exit ${ran.code}, stdout ${ran.stdout.slice(0, 200)}, stderr ${ran.stderr.slice(0, 400)}`,
         );
+      if (ran.cpuMs !== null) (cpu[what] ??= []).push(ran.cpuMs);
       return ran.elapsedMs;
+    };
+    const meanCpu = (what: string) => {
+      const values = cpu[what]?.slice(3) ?? [];
+      return values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN;
     };
     const isRunContext = (stdout: string) => (JSON.parse(stdout) as { token?: string }).token === 'run';
     const samples = await interleave(
@@ -93,9 +125,10 @@ export async function cliStartBench(emit: Emit, progress: Progress, options: { s
         parley: async () => check('parley context', await timedRun('parley', ['context'], env), isRunContext),
         direct: async () =>
           check('node dist/cli.js context', await timedRun('node', [distPaths.cli, 'context'], env), isRunContext),
-        nodeAgentEnv: async () => check('node -e 0', await timedRun('node', ['-e', '0'], agentEnv), () => true),
+        nodeAgentEnv: async () =>
+          check('node -e 0 (agent env)', await timedRun('node', ['-e', '0'], agentEnv), () => true),
         parleyAgentEnv: async () =>
-          check('parley context', await timedRun('parley', ['context'], agentEnv), isRunContext),
+          check('parley context (agent env)', await timedRun('parley', ['context'], agentEnv), isRunContext),
         help: async () =>
           check('parley help', await timedRun('parley', ['help'], env), (out) => out.startsWith('Usage: parley')),
         mcp: async () =>
@@ -133,6 +166,14 @@ export async function cliStartBench(emit: Emit, progress: Progress, options: { s
       agentEnvNodeMs: round(median(samples.nodeAgentEnv)),
       agentEnvVariables: Object.keys(agentEnv).filter((name) => /^NODE_/.test(name)),
       overheadMs: round(median(samples.parley.map((value, i) => value - samples.node[i]!))),
+      // CPU time, mean per run: steadier than wall time when other work shares the cores.
+      cpu: {
+        parleyMs: round(meanCpu('parley context')),
+        nodeMs: round(meanCpu('node -e 0')),
+        ratio: round(meanCpu('parley context') / meanCpu('node -e 0')),
+        helpMs: round(meanCpu('parley help')),
+        mcpMs: round(meanCpu('parley mcp')),
+      },
       loadAverage: round(os.loadavg()[0]!),
     });
   } finally {
