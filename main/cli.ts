@@ -2,7 +2,7 @@
 // reply); people use it to run Parley headless (`parley serve`).
 //
 // Every agent action starts this, so it loads only what the command needs: the agent
-// commands load the role API client (node:http, no schema library) and nothing else;
+// commands load the role API client (node:net, no schema library) and nothing else;
 // `serve` and `mcp` are loaded on demand. It is built as CommonJS (dist/cli.cjs), which
 // Node starts without its ES module loader (scripts/build.mjs).
 import { readFileSync } from 'node:fs';

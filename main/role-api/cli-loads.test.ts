@@ -67,6 +67,7 @@ describe('what the parley CLI loads', () => {
 
   it.each([
     ['context'],
+    ['peers'],
     ['report', 'done'],
     ['reply', 'an answer'],
     ['history', 'bob/researcher'],
