@@ -14,7 +14,7 @@
 //   - of those we started, only the latest per (connection, root, peer role) is open (the
 //     sender key allows one), the rest closed as done; one in ten peers started closed;
 //   - every agent conversation has its run with one finished turn, as after an answer.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openInstallation } from '../main/installation';
@@ -87,6 +87,11 @@ export async function seededStore(scale: number, progress: Progress): Promise<Se
     const saved = JSON.parse(readFileSync(marker, 'utf8')) as Omit<SeededStore, 'dataDir' | 'cached'>;
     return { ...saved, dataDir, cached: true };
   }
+  // Folders of another schema or recipe will never be read again.
+  const current = `thread-page-schema${latestVersion}-recipe${RECIPE}-`;
+  for (const name of existsSync(benchCacheDir()) ? readdirSync(benchCacheDir()) : [])
+    if (name.startsWith('thread-page-') && !name.startsWith(current))
+      rmSync(path.join(benchCacheDir(), name), { recursive: true, force: true });
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });
   const started = performance.now();
