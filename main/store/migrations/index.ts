@@ -12,6 +12,7 @@ import { indexInputsByText } from './0010-index-inputs-by-text';
 import { neverReuseIds } from './0011-never-reuse-ids';
 import { nameWireThreadIds } from './0012-name-wire-thread-ids';
 import { recordConnectionProvenance } from './0013-connection-provenance';
+import { reservedForSearch } from './0014-reserved-for-search';
 
 export interface Migration {
   version: number;
@@ -36,4 +37,5 @@ export const migrations: readonly Migration[] = [
   { version: 11, name: 'never-reuse-ids', up: neverReuseIds, foreignKeys: 'off' },
   { version: 12, name: 'name-wire-thread-ids', up: nameWireThreadIds },
   { version: 13, name: 'connection-provenance', up: recordConnectionProvenance },
+  { version: 14, name: 'reserved-for-search', up: reservedForSearch },
 ];
