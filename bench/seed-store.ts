@@ -27,7 +27,7 @@ import { endTurn, ensureRun, insertTurn } from '../main/store/queries/runs';
 import { keepAlive, type Progress } from './stats';
 
 /** Bump when the recipe changes, so cached folders of the old recipe are not reused. */
-const RECIPE = 1;
+const RECIPE = 2;
 const BATCH = 20_000;
 
 export interface SeedShape {
@@ -111,8 +111,8 @@ export async function seededStore(scale: number, progress: Progress): Promise<Se
   const db = openDatabase(path.join(dataDir, 'parley.db'));
   try {
     const busiestThreadId = seedRows(db, shape, { id: assistant.id, name: assistant.name }, owner.id, conversation.id);
+    // No ANALYZE: installations never run it, so the planner sees here what it sees there.
     db.pragma('wal_checkpoint(TRUNCATE)');
-    db.exec('ANALYZE');
     const seeded = {
       shape,
       conversationId: conversation.id,
@@ -138,7 +138,14 @@ function seedRows(
   const peerRoleNames = ['researcher', 'analyst', 'writer', 'reviewer'];
   const connections = transaction(db, () =>
     peers.map((name, i) => {
-      const row = insertConnection(db, `seeded-${i}`.padEnd(64, '0'), 'seeded: no certificate', name, null);
+      const row = insertConnection(
+        db,
+        `seeded-${i}`.padEnd(64, '0'),
+        'seeded: no certificate',
+        name,
+        null,
+        'invitation',
+      );
       setPeerRoles(
         db,
         row.id,
@@ -181,7 +188,7 @@ function seedRows(
         if (root.startedBy === 'local' && openByKey.has(key)) closeThread(db, openByKey.get(key)!, 'done');
         const thread = insertThread(db, {
           connectionId,
-          threadId: `seeded-${String(k).padStart(8, '0')}`,
+          wireId: `seeded-${String(k).padStart(8, '0')}`,
           localRoleId: role.id,
           localRole: role.name,
           peerRole,

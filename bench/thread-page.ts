@@ -8,6 +8,8 @@
 //           same database (the columns a summary shows, by the rows' ids). Goal ≤ 3;
 //   openMs  `threads.get` of the busiest agent conversation (100,000 texts), its last 100;
 //   rssMb   the process's resident memory with the database open, after both. Goal ≤ 250.
+//   cpuRatio the same two in CPU time (the process's, per call): steadier than wall time
+//           when other work shares the cores. Reported, not a goal.
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import type { ThreadSummary } from '../shared/domain';
@@ -17,7 +19,7 @@ import { interleave, keepAlive, median, round, type Emit, type Progress } from '
 
 /** The bare statement: the same rows (by id, in the page's order) with every column their summaries show. */
 const BARE_SQL = `
-  SELECT threads.id, threads.thread_id, threads.connection_id, connections.name, threads.local_role, threads.peer_role,
+  SELECT threads.id, threads.wire_id, threads.connection_id, connections.name, threads.local_role, threads.peer_role,
          threads.root_kind, threads.root_id, threads.root_gone, threads.started_by, threads.status, threads.close_reason,
          threads.created_at,
          runs.id, runs.session, turns.id, turns.status, turns.attempt, turns.started_at, turns.ended_at, turns.reason,
@@ -33,9 +35,13 @@ const BARE_SQL = `
   LEFT JOIN texts AS last ON last.id = (SELECT max(id) FROM texts WHERE texts.thread_id = threads.id)
   ORDER BY page.key`;
 
+const WARMUP = 3;
+
 export interface ThreadPageFigures {
   pageMs: number[];
   bareMs: number[];
+  pageCpuMs: number[];
+  bareCpuMs: number[];
   deepPageMs: number[];
   openMs: number[];
   total: number;
@@ -60,10 +66,15 @@ export async function threadPageWorker(
     const bare = inst.db.prepare(BARE_SQL).raw();
     let total = 0;
     let ids: number[] = [];
-    const timed = async (fn: () => unknown) => {
+    const cpu: Record<'page' | 'bare', number[]> = { page: [], bare: [] };
+    const timed = async (fn: () => unknown, cpuOf?: number[]) => {
+      const cpuStart = process.cpuUsage();
       const start = performance.now();
       await fn();
-      return performance.now() - start;
+      const wall = performance.now() - start;
+      const used = process.cpuUsage(cpuStart);
+      cpuOf?.push((used.user + used.system) / 1000);
+      return wall;
     };
     const first = (await inst.call(session, 'threads.page', { root, limit: 100 })) as {
       total: number;
@@ -73,14 +84,14 @@ export async function threadPageWorker(
     ids = first.threads.map((thread) => thread.id);
     const samples = await interleave(
       {
-        page: () => timed(() => inst.call(session, 'threads.page', { root, limit: 100 })),
+        page: () => timed(() => inst.call(session, 'threads.page', { root, limit: 100 }), cpu.page),
         bare: () =>
           timed(() => {
             const rows = bare.all(JSON.stringify(ids));
             if (rows.length !== ids.length) throw new Error(`the bare statement read ${rows.length} rows`);
-          }),
+          }, cpu.bare),
       },
-      { rounds, warmup: 3 },
+      { rounds, warmup: WARMUP },
     );
     const deep = await interleave(
       {
@@ -96,6 +107,9 @@ export async function threadPageWorker(
     const figures: ThreadPageFigures = {
       pageMs: samples.page,
       bareMs: samples.bare,
+      // Without the warm-up rounds, as interleave leaves them out of the wall times.
+      pageCpuMs: cpu.page.slice(WARMUP),
+      bareCpuMs: cpu.bare.slice(WARMUP),
       deepPageMs: deep.deep,
       openMs: open.open,
       total,
@@ -154,6 +168,7 @@ export async function threadPageBench(emit: Emit, progress: Progress, options: {
     p50Ms: round(p50Ms),
     bareMs: round(bareMs),
     ratio: round(ratio),
+    cpuRatio: round(median(figures.pageCpuMs) / median(figures.bareCpuMs)),
     openMs: round(median(figures.openMs)),
     busiestTexts: store.shape.busiestTexts,
     rssMb: figures.rssMb,
