@@ -56,17 +56,29 @@ child.once('spawn', () => { spawned = true; maybeSignal(); });
 setTimeout(() => {}, 60_000);
 `;
 
+/**
+ * holder-agent: hands its turn's environment (with PARLEY_TOKEN and PARLEY_API) to the
+ * bench over the socket, then waits to be stopped, so its run token stays valid.
+ */
+const HOLDER_AGENT = `import net from 'node:net';
+net.connect(process.argv[2]).end(JSON.stringify(process.env));
+setTimeout(() => {}, 600_000);
+`;
+
 export interface AgentScripts {
   echo: string;
   sleeper: string;
+  holder: string;
 }
 
 export function writeAgentScripts(dir: string): AgentScripts {
   const echo = path.join(dir, 'echo-agent.mjs');
   const sleeper = path.join(dir, 'sleeper-agent.mjs');
   writeFileSync(echo, ECHO_AGENT);
+  const holder = path.join(dir, 'holder-agent.mjs');
   writeFileSync(sleeper, SLEEPER_AGENT);
-  return { echo, sleeper };
+  writeFileSync(holder, HOLDER_AGENT);
+  return { echo, sleeper, holder };
 }
 
 export interface Signal {

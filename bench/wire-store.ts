@@ -5,7 +5,8 @@
 // it (`insertText`, state `received`) before its ack, and the sender records the acks
 // (`ackTexts`) the way the engine does, then sends each agent conversation's next text as
 // a new piece, the way the benchmark's driver calls `sendAs`. Both databases are made by
-// the real migrations, synchronous=FULL, WAL, on the same disk.
+// the real migrations, synchronous=FULL, WAL, on the same disk, and checkpointed the way an
+// installation checkpoints (main/store/checkpointer.ts, after each group commit).
 //
 // Parley ÷ this (`ratioStore`) is what the engine costs over its store; this ÷ wss is the
 // most any engine on this store could reach on this machine (the engine's throughput
@@ -17,6 +18,7 @@ import path from 'node:path';
 import WebSocket, { WebSocketServer } from 'ws';
 import { GroupCommit } from '../main/engine/group-commit';
 import { loadOrCreateIdentity } from '../main/engine/identity';
+import { Checkpointer } from '../main/store/checkpointer';
 import { openDatabase, type Db } from '../main/store/database';
 import { insertConnection } from '../main/store/queries/connections';
 import { insertRole } from '../main/store/queries/roles';
@@ -82,7 +84,8 @@ function corkedSender(ws: WebSocket, socket: Socket): (data: string) => void {
 /** `bench/run.js store-baseline-receiver DIR THREADS`: commits every text, then acks it; prints its port. */
 export async function storeReceiver(dir: string, threads: number): Promise<void> {
   const { db, rows } = openStore(dir, threads, 'peer');
-  const batch = new GroupCommit(db);
+  const checkpointer = new Checkpointer(db);
+  const batch = new GroupCommit(db, () => checkpointer.wrote());
   const byWire = new Map(rows.map((row, i) => [threadId(i), row]));
   const identity = await loadOrCreateIdentity(dir, 'store-baseline');
   const server = https.createServer({ key: identity.key, cert: identity.cert, minVersion: 'TLSv1.3' });
@@ -107,7 +110,8 @@ export async function storeReceiver(dir: string, threads: number): Promise<void>
 /** `bench/run.js store-baseline-sender DIR PORT THREADS MS`: stop-and-wait per agent conversation. */
 export async function storeSender(dir: string, port: number, threads: number, durationMs: number): Promise<void> {
   const { db, rows } = openStore(dir, threads, 'local');
-  const batch = new GroupCommit(db);
+  const checkpointer = new Checkpointer(db);
+  const batch = new GroupCommit(db, () => checkpointer.wrote());
   const ws = new WebSocket(`wss://127.0.0.1:${port}/`, { rejectUnauthorized: false, perMessageDeflate: false });
   const socket = await new Promise<Socket>((resolve, reject) => {
     let upgraded: Socket;
@@ -191,6 +195,7 @@ export async function storeSender(dir: string, port: number, threads: number, du
   const cpu = process.cpuUsage(cpu0);
   ws.close();
   batch.close();
+  await checkpointer.close();
   db.close();
   latencies.sort((a, b) => a - b);
   const pct = (q: number) => round(latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)]!);

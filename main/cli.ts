@@ -1,9 +1,16 @@
 // The `parley` command. Agents use it to act (context, report, history, send,
 // reply); people use it to run Parley headless (`parley serve`).
+//
+// Every agent action starts this, so it loads only what the command needs: the agent
+// commands load the role API client (node:net, no schema library) and nothing else;
+// `serve` and `mcp` are loaded on demand. It is built as CommonJS (dist/cli.cjs), which
+// Node starts without its ES module loader (scripts/build.mjs).
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { callRoleApi, ConnectError } from './role-api/client';
-import { exitCodes, peerRoleSchema, RoleApiError, type RoleApiCommand } from './role-api/protocol';
+import { exitCodes, RoleApiError } from './role-api/errors';
+import { peerRoleProblem } from './role-api/peer-role';
+import type { RoleApiCommand } from './role-api/protocol';
 
 const USAGE = `Usage: parley <command> [options]
 
@@ -59,9 +66,9 @@ async function roleCommand(command: RoleApiCommand, args: string[]): Promise<voi
     case 'history': {
       const { positionals } = parseArgs({ args, allowPositionals: true, strict: true });
       if (positionals.length !== 1) throw new UsageError('history needs exactly one PEER/ROLE');
-      const target = peerRoleSchema.safeParse(positionals[0]);
-      if (!target.success) throw new UsageError(`"${positionals[0]}" ${target.error.issues[0]?.message}`);
-      body = { with: target.data };
+      const problem = peerRoleProblem(positionals[0]!);
+      if (problem) throw new UsageError(`"${positionals[0]}" ${problem}`);
+      body = { with: positionals[0] };
       break;
     }
     case 'send': {
@@ -72,9 +79,9 @@ async function roleCommand(command: RoleApiCommand, args: string[]): Promise<voi
         options: { to: { type: 'string' } },
       });
       if (!values.to) throw new UsageError('send needs --to PEER/ROLE');
-      const target = peerRoleSchema.safeParse(values.to);
-      if (!target.success) throw new UsageError(`--to "${values.to}" ${target.error.issues[0]?.message}`);
-      body = { to: target.data, text: textFrom(positionals, 'send') };
+      const problem = peerRoleProblem(values.to);
+      if (problem) throw new UsageError(`--to "${values.to}" ${problem}`);
+      body = { to: values.to, text: textFrom(positionals, 'send') };
       break;
     }
   }

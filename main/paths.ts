@@ -16,7 +16,7 @@ function findRoot(): string {
 export const projectRoot = findRoot().replace(/app\.asar(?=$|[\\/])/, 'app.asar.unpacked');
 
 export const distPaths = {
-  cli: path.join(projectRoot, 'dist', 'cli.js'),
+  cli: path.join(projectRoot, 'dist', 'cli.cjs'),
   scriptedAgent: path.join(projectRoot, 'dist', 'scripted-agent.js'),
   renderer: path.join(projectRoot, 'dist', 'renderer'),
 };

@@ -18,6 +18,27 @@ const common = {
   logLevel: 'warning',
 };
 
+/**
+ * The CLI's commands that need more than the role API client are entries of their own,
+ * which the CLI imports on demand instead of bundling them: `serve` (an ES module, like
+ * the rest of the app) and `mcp` (one CommonJS file with the MCP SDK and zod inside, see
+ * below).
+ */
+const lazyCommands = {
+  './serve': './commands/serve.js',
+  './role-api/mcp-server': './commands/mcp.cjs',
+};
+const lazyCommandsPlugin = {
+  name: 'lazy-commands',
+  setup(builder) {
+    builder.onResolve({ filter: /^\.\// }, (args) =>
+      args.importer.endsWith('main/cli.ts') && lazyCommands[args.path]
+        ? { path: lazyCommands[args.path], external: true }
+        : undefined,
+    );
+  },
+};
+
 // Chunk names carry a content hash: stale ones would pile up (and be packaged) without this.
 for (const dir of ['dist/chunks', 'dist/testing/chunks']) rmSync(dir, { recursive: true, force: true });
 
@@ -26,7 +47,7 @@ await Promise.all([
     ...common,
     format: 'esm',
     entryPoints: {
-      cli: 'main/cli.ts',
+      'commands/serve': 'main/serve.ts',
       'scripted-agent': 'main/agents/scripted-agent.ts',
       'openai-worker': 'main/agents/openai-worker.ts',
       'acp-worker': 'main/agents/acp-worker.ts',
@@ -36,6 +57,33 @@ await Promise.all([
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
     external: ['electron'],
+  }),
+  // The `parley` CLI, which every agent action starts: CommonJS, because Node starts a
+  // CommonJS file without initialising its ES module loader (about 7 ms here, a quarter
+  // of a bare `node` start).
+  build({
+    ...common,
+    format: 'cjs',
+    entryPoints: { cli: 'main/cli.ts' },
+    outdir: 'dist',
+    outExtension: { '.js': '.cjs' },
+    plugins: [lazyCommandsPlugin],
+    // The lazy commands load with require(): import() of a CommonJS file first scans all of
+    // it for its exports (a second of CPU here for mcp's 1.4 MB), and Node >= 20.19
+    // requires an ES module (serve) as well.
+    supported: { 'dynamic-import': false },
+  }),
+  // `parley mcp`, which each turn of an MCP agent starts: its packages bundled in. From
+  // node_modules the MCP SDK's server loads ~150 files of its own, zod's and ajv's, and
+  // resolving and compiling them one by one costs more than the code itself (about 300 ms
+  // of CPU per start here through the ES module loader, 200 through CommonJS, 130 bundled).
+  build({
+    ...common,
+    packages: undefined,
+    format: 'cjs',
+    entryPoints: { 'commands/mcp': 'main/role-api/mcp-server.ts' },
+    outdir: 'dist',
+    outExtension: { '.js': '.cjs' },
   }),
   build({
     ...common,

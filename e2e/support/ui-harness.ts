@@ -29,7 +29,7 @@ export function assertReady(): void {
     throw new Error(
       `${CHROMIUM} is missing: the UI tests need Debian's Chromium (apt-get install -y chromium); .ci/run installs it.`,
     );
-  for (const file of ['dist/renderer/index.html', 'dist/cli.js', 'dist/scripted-agent.js'])
+  for (const file of ['dist/renderer/index.html', 'dist/cli.cjs', 'dist/scripted-agent.js'])
     if (!existsSync(path.join(root, file)))
       throw new Error(`${file} is missing: run \`npm run build\` first (\`npm test\` does).`);
 }

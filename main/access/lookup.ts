@@ -40,6 +40,21 @@ export const threadTarget = (db: Db, thread: ThreadFacts): Target => ({
   root: rootFacts(db, thread),
 });
 
+/** `threadTarget` for the rows of one list: each root is read once, however many rows share it. */
+export function threadTargets(db: Db): (thread: ThreadFacts) => Target {
+  const roots = new Map<string, RootFacts>();
+  return (thread) => {
+    const key = `${thread.root_kind} ${thread.root_id}`;
+    let root = roots.get(key);
+    if (!root) {
+      root = rootFacts(db, thread);
+      // A thread that is its own root is its own facts, not one to share.
+      if (!(thread.root_kind === 'thread' && thread.root_id === thread.id)) roots.set(key, root);
+    }
+    return { kind: 'thread', thread, root };
+  };
+}
+
 /** Who reads an agent conversation and hears of its changes. */
 export const threadAudience = (db: Db, thread: ThreadFacts): Audience => audienceOf(threadTarget(db, thread));
 

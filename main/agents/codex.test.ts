@@ -404,7 +404,7 @@ describe.skipIf(skipReal !== null)('codex adapter with the real Codex (not logge
     const mcp = await t.waitFor(
       () =>
         processTree(turn!.pid!).find(
-          (p) => p.cmdline.some((arg) => arg.endsWith(path.join('dist', 'cli.js'))) && p.cmdline.at(-1) === 'mcp',
+          (p) => p.cmdline.some((arg) => arg.endsWith(path.join('dist', 'cli.cjs'))) && p.cmdline.at(-1) === 'mcp',
         ),
       'Codex to start `parley mcp`',
       30_000,

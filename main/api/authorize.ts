@@ -4,7 +4,7 @@
 // its existence does not leak.
 import { ApiError } from '../../shared/api-contract';
 import type { Person } from '../../shared/domain';
-import { threadTarget } from '../access/lookup';
+import { threadTarget, threadTargets } from '../access/lookup';
 import {
   decide,
   decideThreadList,
@@ -73,9 +73,10 @@ export function readableTasks<R extends TaskRow>(person: Person, rows: R[]): R[]
   return rows.filter((task) => decide(person, { kind: 'task', task }, 'read').allowed);
 }
 
-/** The agent conversations of `rows` the person may read. */
-export function readableThreads(db: Db, person: Person, rows: ThreadRow[]): ThreadRow[] {
-  return rows.filter((row) => decide(person, threadTarget(db, row), 'read').allowed);
+/** The agent conversations of `rows` the person may read (each root read once, however many rows share it). */
+export function readableThreads<R extends ThreadRow>(db: Db, person: Person, rows: R[]): R[] {
+  const target = threadTargets(db);
+  return rows.filter((row) => decide(person, target(row), 'read').allowed);
 }
 
 /** Who may ask for a list of agent conversations: whoever can read its root; owners for those whose root is gone. */

@@ -20,13 +20,7 @@ import type { EventHub } from '../events';
 import type { PeerNetwork } from '../network/peer-network';
 import { keepStoredSecrets, publicRole } from '../agents/secrets';
 import { getConnectionRow, listConnectionRows } from '../store/queries/connections';
-import {
-  orphanedThreads,
-  pageThreads,
-  peerStartedThreads,
-  threadsByRoot,
-  type ThreadRow,
-} from '../store/queries/threads';
+import { listThreads, pageThreads } from '../store/queries/thread-lists';
 import { log } from '../log';
 import type { RunManager } from '../runs/run-manager';
 import { DISK_FULL_MESSAGE, isDiskFull } from '../store/storage-errors';
@@ -376,11 +370,7 @@ const handlers: HandlerTable = {
   'threads.list': ({ services, person }, params) => {
     const { db, engine } = services;
     authorizeThreadList(db, person, params);
-    let rows: ThreadRow[];
-    if ('root' in params) rows = threadsByRoot(db, params.root.kind, params.root.id);
-    else if ('peerStarted' in params) rows = peerStartedThreads(db);
-    else rows = orphanedThreads(db);
-    return readableThreads(db, person, rows).map((row) => engine.threadSummary(row));
+    return engine.threadSummaries(readableThreads(db, person, listThreads(db, params)));
   },
   'threads.page': ({ services, person }, params) => {
     const { db, engine } = services;
@@ -392,7 +382,7 @@ const handlers: HandlerTable = {
     const readable = readableThreads(db, person, page.rows);
     return {
       total: page.total - (page.rows.length - readable.length),
-      threads: readable.map((row) => engine.threadSummary(row)),
+      threads: engine.threadSummaries(readable),
     };
   },
   'threads.get': ({ services, person }, { id, textsLimit, textsBefore }) => {

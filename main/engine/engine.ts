@@ -18,6 +18,7 @@ import type { Caller, PeerGateway } from '../role-api/server';
 import type { ConnectionRow } from '../store/queries/connections';
 import type { RunRow } from '../store/queries/runs';
 import type { ThreadRow } from '../store/queries/threads';
+import type { ThreadListRow } from '../store/queries/thread-lists';
 import { Control } from './control';
 import { EngineCore, frameFailed, type EngineOptions } from './core';
 import { LinkManager } from './links';
@@ -200,8 +201,14 @@ export class ConnectionEngine implements PeerGateway {
     return this.views.summary(connection);
   }
 
-  threadSummary(thread: ThreadRow): ThreadSummary {
+  /** One agent conversation's summary (one statement). */
+  threadSummary(thread: Pick<ThreadRow, 'id'>): ThreadSummary {
     return this.views.threadSummary(thread);
+  }
+
+  /** Summaries of a list's rows, read with their columns by store/queries/thread-lists.ts. */
+  threadSummaries(rows: ThreadListRow[]): ThreadSummary[] {
+    return this.views.threadSummaries(rows);
   }
 
   texts(threadRowId: number, limit?: number, before?: number): TextView[] {

@@ -1,7 +1,7 @@
 // What people and agents are shown of connections and agent conversations: summaries
 // for the app API, a run's description of where it is and whom it answers for, and a
 // role's history with a peer role.
-import type { ConnectionSummary, TextState, TextView, ThreadSummary } from '../../shared/domain';
+import type { ConnectionSummary, RunSummary, TextView, ThreadSummary, TurnSummary } from '../../shared/domain';
 import type { AgentContext, PeerDirectoryEntry } from '../agents/types';
 import type { Role } from '../../shared/domain';
 import {
@@ -13,15 +13,14 @@ import {
 } from '../store/queries/connections';
 import { getConversationRow } from '../store/queries/conversations';
 import { getPerson } from '../store/queries/people';
-import { runSummary, type RunRow } from '../store/queries/runs';
+import { runState, type RunRow } from '../store/queries/runs';
+import { threadListRow, type ThreadListRow } from '../store/queries/thread-lists';
 import { getTaskRow } from '../store/queries/tasks';
 import {
   getThread,
   historyBetween,
-  lastText,
   listTexts,
   outgoingWaiting,
-  textCounts,
   type TextRow,
   type ThreadRow,
 } from '../store/queries/threads';
@@ -56,27 +55,16 @@ export class Views {
     };
   }
 
-  threadSummary(thread: ThreadRow): ThreadSummary {
-    const db = this.core.db;
-    const connection = getConnectionRow(db, thread.connection_id)!;
-    const counts: Record<TextState, number> = { queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 };
-    for (const row of textCounts(db, thread.id)) counts[row.state] = row.n;
-    const last = lastText(db, thread.id);
-    return {
-      id: thread.id,
-      threadId: thread.wire_id,
-      connection: { id: connection.id, name: connection.name, fingerprint: connection.fingerprint },
-      localRole: thread.local_role,
-      peerRole: thread.peer_role,
-      root: { kind: thread.root_kind, id: thread.root_id, gone: thread.root_gone === 1 },
-      startedBy: thread.started_by,
-      status: thread.status,
-      closeReason: thread.close_reason,
-      run: runSummary(db, { kind: 'thread', id: thread.id }, this.core.options.runs.stoppingTurns()),
-      counts,
-      lastText: last ? textView(last) : null,
-      createdAt: thread.created_at,
-    };
+  /** Summaries of rows read with their summaries' columns (store/queries/thread-lists.ts): no query here. */
+  threadSummaries(rows: ThreadListRow[]): ThreadSummary[] {
+    const stopping = this.core.options.runs.stoppingTurns();
+    return rows.map((row) => toThreadSummary(row, stopping));
+  }
+
+  threadSummary(thread: Pick<ThreadRow, 'id'>): ThreadSummary {
+    const row = threadListRow(this.core.db, thread.id);
+    if (!row) throw new Error('the agent conversation no longer exists');
+    return toThreadSummary(row, this.core.options.runs.stoppingTurns());
   }
 
   texts(threadRowId: number, limit?: number, before?: number): TextView[] {
@@ -168,6 +156,63 @@ export class Views {
       at: row.created_at,
     }));
   }
+}
+
+function toThreadSummary(row: ThreadListRow, stopping: ReadonlySet<number>): ThreadSummary {
+  const lastTurn: TurnSummary | null =
+    row.turn_id === null
+      ? null
+      : {
+          id: row.turn_id,
+          status: row.turn_status!,
+          attempt: row.turn_attempt!,
+          startedAt: row.turn_started_at!,
+          endedAt: row.turn_ended_at,
+          reason: row.turn_reason,
+        };
+  const run: RunSummary =
+    row.run_id === null
+      ? { id: null, state: 'idle', pending: 0, session: null, lastTurn: null }
+      : {
+          id: row.run_id,
+          state: runState(lastTurn, row.pending, stopping),
+          pending: row.pending,
+          session: row.run_session,
+          lastTurn,
+        };
+  return {
+    id: row.id,
+    threadId: row.wire_id,
+    connection: { id: row.connection_id, name: row.connection_name, fingerprint: row.connection_fingerprint },
+    localRole: row.local_role,
+    peerRole: row.peer_role,
+    root: { kind: row.root_kind, id: row.root_id, gone: row.root_gone === 1 },
+    startedBy: row.started_by,
+    status: row.status,
+    closeReason: row.close_reason,
+    run,
+    counts: {
+      queued: row.texts_queued,
+      sent: row.texts_sent,
+      acked: row.texts_acked,
+      failed: row.texts_failed,
+      received: row.texts_received,
+      handled: row.texts_handled,
+    },
+    lastText:
+      row.last_text_id === null
+        ? null
+        : {
+            id: row.last_text_id,
+            direction: row.last_direction!,
+            seq: row.last_seq!,
+            body: row.last_body!,
+            state: row.last_state!,
+            reason: row.last_reason,
+            createdAt: row.last_created_at!,
+          },
+    createdAt: row.created_at,
+  };
 }
 
 const textView = (row: TextRow): TextView => ({

@@ -6,6 +6,7 @@ import { openDatabase, type Db } from './database';
 import { latestVersion, migrate, NewerDatabaseError, schemaVersion } from './migrate';
 import { migrations } from './migrations';
 import { getRun, pendingInputs, runnableRuns, runSummary } from './queries/runs';
+import { pageThreads } from './queries/thread-lists';
 import { lastSeq, threadByWireId } from './queries/threads';
 import { indexAllWaitingRows } from '../search/index-catch-up';
 
@@ -158,6 +159,32 @@ const seeds: Record<number, (db: Db) => void> = {
     db.prepare('DELETE FROM texts WHERE id = ?').run(ids[1]!);
     db.prepare('INSERT INTO first_run_dismissals (person_id) VALUES (1)').run();
   },
+  15: (db) => {
+    // A peer starts an agent conversation (its own root, as insertThread writes it) and texts arrive.
+    const insert = (sql: string, ...params: unknown[]) => Number(db.prepare(sql).run(...params).lastInsertRowid);
+    const t15 = insert(
+      "INSERT INTO threads (connection_id, wire_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (1, 'T15', 1, 'assistant', 'analyst', 'thread', 0, 'peer')",
+    );
+    db.prepare('UPDATE threads SET root_id = id WHERE id = ?').run(t15);
+    db.prepare(
+      "INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (?, 'in', 1, 'hi', 'received'), (?, 'in', 2, 'again', 'received')",
+    ).run(t15, t15);
+    db.prepare("UPDATE texts SET state = 'handled' WHERE thread_id = ? AND seq = 1").run(t15);
+    // The queued text of T12 goes out and is acked; T1's conversation is deleted.
+    db.prepare("UPDATE texts SET state = 'sent' WHERE body = 'later'").run();
+    db.prepare("UPDATE texts SET state = 'acked' WHERE body = 'later'").run();
+    db.prepare('UPDATE threads SET root_gone = 1 WHERE id = 1').run();
+    // A connection is removed with an agent conversation of its own.
+    const erin = insert("INSERT INTO connections (fingerprint, cert, name) VALUES ('dd00', 'PEM', 'erin')");
+    const gone = insert(
+      "INSERT INTO threads (connection_id, wire_id, local_role_id, local_role, peer_role, root_kind, root_id, started_by) VALUES (?, 'T15b', 1, 'assistant', 'writer', 'task', 1, 'local')",
+      erin,
+    );
+    db.prepare("INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (?, 'out', 1, 'bye', 'failed')").run(
+      gone,
+    );
+    db.prepare('DELETE FROM connections WHERE id = ?').run(erin);
+  },
 };
 
 /** Row ids the search index finds for an FTS5 query in one of its tables. */
@@ -168,8 +195,13 @@ const found = (db: Db, table: string, query: string) =>
     }>
   ).map((row) => row.rowid);
 
-/** FTS5's own check that an index agrees with its table, row for row. */
+/**
+ * FTS5's own check that an index agrees with its table, row for row. It reads every row of
+ * the table, so rows a later version's seed wrote above the mark are indexed first, as the
+ * next search would.
+ */
 function indexMatchesTables(db: Db): void {
+  indexAllWaitingRows(db);
   for (const table of ['messages', 'tasks', 'task_log', 'texts'])
     db.prepare(`INSERT INTO ${table}_search (${table}_search, rank) VALUES ('integrity-check', 1)`).run();
 }
@@ -258,7 +290,12 @@ const checks: Record<number, (db: Db) => void> = {
   },
   12: (db) => {
     // Every thread keeps its wire ID under the new name, and the queries find it there.
-    expect(db.prepare('SELECT wire_id FROM threads ORDER BY id').pluck().all()).toEqual(['T1', 'T2', 'T11', 'T12']);
+    expect(
+      db
+        .prepare("SELECT wire_id FROM threads WHERE id <= (SELECT id FROM threads WHERE wire_id = 'T12') ORDER BY id")
+        .pluck()
+        .all(),
+    ).toEqual(['T1', 'T2', 'T11', 'T12']);
     expect(threadByWireId(db, 1, 'T2')?.id).toBe(2);
     const t12 = threadByWireId(db, 1, 'T12')!;
     expect(t12).toMatchObject({ wire_id: 'T12', root_kind: 'task' });
@@ -294,6 +331,40 @@ const checks: Record<number, (db: Db) => void> = {
     // Only a revoked connection can be marked removed.
     expect(() => db.prepare("UPDATE connections SET removed_at = 'now' WHERE status <> 'revoked'").run()).toThrow(
       /CHECK constraint/,
+    );
+  },
+  15: (db) => {
+    // What each thread keeps of its texts, and each list of its threads, is what they hold.
+    const states = ['queued', 'sent', 'acked', 'failed', 'received', 'handled'];
+    const kept = `SELECT id, last_text_id, ${states.map((state) => `texts_${state}`).join(', ')} FROM threads ORDER BY id`;
+    const derived = `SELECT id, (SELECT max(id) FROM texts WHERE thread_id = threads.id) AS last_text_id,
+      ${states.map((state) => `(SELECT count(*) FROM texts WHERE thread_id = threads.id AND state = '${state}') AS texts_${state}`).join(', ')}
+      FROM threads ORDER BY id`;
+    expect(db.prepare(kept).all()).toEqual(db.prepare(derived).all());
+    const sizes = db
+      .prepare('SELECT list, root_kind, root_id, size FROM thread_list_sizes WHERE size != 0 ORDER BY 1, 2, 3')
+      .all();
+    const lists = db
+      .prepare(
+        `SELECT * FROM (
+           SELECT 'root' AS list, root_kind, root_id, count(*) AS size FROM threads GROUP BY root_kind, root_id
+           UNION ALL SELECT 'peerStarted', '', 0, count(*) FROM threads WHERE started_by = 'peer' HAVING count(*) > 0
+           UNION ALL SELECT 'orphaned', '', 0, count(*) FROM threads WHERE root_gone = 1 HAVING count(*) > 0)
+         ORDER BY 1, 2, 3`,
+      )
+      .all();
+    expect(sizes).toEqual(lists);
+    expect(lists.length).toBeGreaterThan(0);
+    // The lists read through them: the peer-started ones, newest text first.
+    const peerStarted = pageThreads(db, { peerStarted: true }, 0, 10);
+    expect(peerStarted.total).toBe(peerStarted.rows.length);
+    expect(peerStarted.rows.map((row) => row.wire_id)).toEqual(
+      db
+        .prepare(
+          "SELECT wire_id FROM threads WHERE started_by = 'peer' ORDER BY status DESC, last_text_id DESC, id DESC",
+        )
+        .pluck()
+        .all(),
     );
   },
 };

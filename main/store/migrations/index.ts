@@ -13,6 +13,7 @@ import { neverReuseIds } from './0011-never-reuse-ids';
 import { nameWireThreadIds } from './0012-name-wire-thread-ids';
 import { recordConnectionProvenance } from './0013-connection-provenance';
 import { createSearchAndSettings } from './0014-search-and-settings';
+import { summariseThreadLists } from './0015-thread-list-summaries';
 
 export interface Migration {
   version: number;
@@ -38,4 +39,5 @@ export const migrations: readonly Migration[] = [
   { version: 12, name: 'name-wire-thread-ids', up: nameWireThreadIds },
   { version: 13, name: 'connection-provenance', up: recordConnectionProvenance },
   { version: 14, name: 'search-and-settings', up: createSearchAndSettings },
+  { version: 15, name: 'thread-list-summaries', up: summariseThreadLists },
 ];

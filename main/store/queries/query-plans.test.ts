@@ -1,7 +1,9 @@
 // The hot queries of agent conversations — every text, ack and turn runs them — use
 // an index for the big tables (texts, inputs, turns, threads): their cost follows what
-// waits, never the history. Pinned with EXPLAIN QUERY PLAN on the statements the real
-// functions prepare, with the parameters they bind.
+// waits, never the history. So do the reads people make of them, a thread list's page
+// and an agent conversation's latest texts: their cost follows the page, never the list
+// or the thread. Pinned with EXPLAIN QUERY PLAN on the statements the real functions
+// prepare, with the parameters they bind.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,11 +14,14 @@ import { openDatabase, type Db } from '../database';
 import { insertConnection } from './connections';
 import { insertRole } from './roles';
 import { ensureRun, insertInput, lastTurnStopped, pendingInputs, runnableRuns, runSummary } from './runs';
+import { listThreads, pageThreads, threadListRow } from './thread-lists';
 import {
   ackTexts,
   insertText,
   insertThread,
   lastSeq,
+  lastText,
+  listTexts,
   openLocalThread,
   outgoingWaiting,
   threadByWireId,
@@ -62,10 +67,34 @@ function capture(db: Db, work: () => void): Captured[] {
   return [...seen.values()];
 }
 
-/** Plan lines that read a big table from start to end. */
-function fullScans(db: Db, { sql, params }: Captured): string[] {
-  const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>;
+interface PlanLine {
+  id: number;
+  parent: number;
+  detail: string;
+}
+const planOf = (db: Db, { sql, params }: Captured) =>
+  db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as PlanLine[];
+
+/**
+ * How a statement reads `index`: the plan lines that search or scan it, each with
+ * whether the rows it gives are sorted again after (a temporary b-tree for ORDER BY in
+ * the same subquery) — which for a list means sorting every row of the list.
+ */
+function readsOf(db: Db, statement: Captured, index: string) {
+  const plan = planOf(db, statement);
   return plan
+    .filter((line) => /^(SEARCH|SCAN) \w+ USING (COVERING )?INDEX (\w+)/.exec(line.detail)?.[3] === index)
+    .map((line) => ({
+      detail: line.detail,
+      sortedAfter: plan.some(
+        (other) => other.parent === line.parent && other.detail === 'USE TEMP B-TREE FOR ORDER BY',
+      ),
+    }));
+}
+
+/** Plan lines that read a big table from start to end. */
+function fullScans(db: Db, statement: Captured): string[] {
+  return planOf(db, statement)
     .map((row) => row.detail)
     .filter((detail) => {
       const match = /^SCAN (\w+)/.exec(detail);
@@ -154,5 +183,44 @@ describe('query plans of the hot paths', () => {
     });
     expect(captured.length).toBeGreaterThan(6);
     for (const statement of captured) expect(fullScans(db, statement), statement.sql).toEqual([]);
+  });
+
+  it('for a page of a thread list: its rows come off the list’s index in order, each with its summary, and no full scan', () => {
+    const { local, peer } = seed();
+    insertText(db, local.id, 'out', 1, 'question', 'acked');
+    insertText(db, peer.id, 'in', 1, 'question', 'received');
+    const root = { kind: 'task' as const, id: 1 };
+    const pages = {
+      threads_root: capture(db, () => pageThreads(db, { root }, 0, 100))[0]!,
+      threads_peer_started: capture(db, () => pageThreads(db, { peerStarted: true }, 100, 100))[0]!,
+      threads_orphaned: capture(db, () => pageThreads(db, { orphaned: true }, 0, 50))[0]!,
+    };
+    for (const [index, statement] of Object.entries(pages)) {
+      expect(readsOf(db, statement, index), `${index}: ${statement.sql}`).toEqual([
+        { detail: expect.stringMatching(/USING COVERING INDEX/) as unknown, sortedAfter: false },
+      ]);
+      expect(fullScans(db, statement), statement.sql).toEqual([]);
+    }
+    // A whole list, one agent conversation, and their texts: through an index too.
+    const others = capture(db, () => {
+      listThreads(db, { root });
+      listThreads(db, { peerStarted: true });
+      listThreads(db, { orphaned: true });
+      threadListRow(db, peer.id);
+      lastText(db, local.id);
+    });
+    expect(others.length).toBe(5);
+    for (const statement of others) expect(fullScans(db, statement), statement.sql).toEqual([]);
+  });
+
+  it('for an agent conversation’s latest texts: each direction’s newest off the (thread, direction, seq) index, never a sort of the thread', () => {
+    const { local } = seed();
+    insertText(db, local.id, 'out', 1, 'question', 'acked');
+    const [statement] = capture(db, () => listTexts(db, local.id, 100, 1_000));
+    expect(readsOf(db, statement!, 'sqlite_autoindex_texts_1')).toEqual([
+      { detail: expect.stringContaining('(thread_id=? AND direction=?)') as unknown, sortedAfter: false },
+      { detail: expect.stringContaining('(thread_id=? AND direction=?)') as unknown, sortedAfter: false },
+    ]);
+    expect(fullScans(db, statement!)).toEqual([]);
   });
 });

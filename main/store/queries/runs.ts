@@ -101,7 +101,7 @@ export function insertInput(
  * becomes an input of its thread's run when a turn takes it (or a stop drops it); until
  * then "received and no input row" is what counts as waiting.
  */
-const WAITING_TEXT = `texts.state = 'received' AND NOT EXISTS (SELECT 1 FROM inputs WHERE inputs.text_id = texts.id)`;
+export const WAITING_TEXT = `texts.state = 'received' AND NOT EXISTS (SELECT 1 FROM inputs WHERE inputs.text_id = texts.id)`;
 
 /**
  * Runs with work that wakes them and no turn in progress, oldest request first. An agent
@@ -218,7 +218,8 @@ export function finishStoppedTurn(db: Db, turnId: number): void {
 }
 
 /** A running turn whose stop is committed and whose process may still be ending. */
-export const isStopping = (turn: TurnRow): boolean => turn.status === 'running' && turn.reason !== null;
+export const isStopping = (turn: Pick<TurnRow, 'status' | 'reason'>): boolean =>
+  turn.status === 'running' && turn.reason !== null;
 
 /** Whether the run's last turn was stopped (or is being stopped): notices for it wait. */
 export function lastTurnStopped(db: Db, runId: number): boolean {
@@ -335,10 +336,23 @@ export function runSummary(db: Db, context: ContextRef, stopping: ReadonlySet<nu
       `SELECT count(*) AS n FROM texts WHERE thread_id = ? AND direction = 'in' AND ${WAITING_TEXT}`,
       row.context_id,
     )!.n;
-  let state: RunState = 'idle';
-  if (last?.status === 'running') state = stopping.has(last.id) || isStopping(last) ? 'stopping' : 'running';
-  else if (pending > 0) state = 'queued';
-  return { id: row.id, state, pending, session: row.session, lastTurn: last ? toTurnSummary(last) : null };
+  return {
+    id: row.id,
+    state: runState(last ?? null, pending, stopping),
+    pending,
+    session: row.session,
+    lastTurn: last ? toTurnSummary(last) : null,
+  };
+}
+
+/** Where a run is, from its last turn and how much waits for it. */
+export function runState(
+  last: Pick<TurnRow, 'id' | 'status' | 'reason'> | null,
+  pending: number,
+  stopping: ReadonlySet<number>,
+): RunState {
+  if (last?.status === 'running') return stopping.has(last.id) || isStopping(last) ? 'stopping' : 'running';
+  return pending > 0 ? 'queued' : 'idle';
 }
 
 /** The final outputs of a run's turns: for agent conversations, the run log people read. */

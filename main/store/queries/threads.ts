@@ -1,6 +1,6 @@
 import type { ContextKind } from '../../../shared/domain';
 import type { Db } from '../database';
-import { all, get, insert, run } from '../sql';
+import { all, allNamed, get, insert, run } from '../sql';
 
 export interface ThreadRow {
   id: number;
@@ -18,6 +18,15 @@ export interface ThreadRow {
   close_reason: string | null;
   created_at: string;
   closed_at: string | null;
+  /** Its newest text (texts.id), kept by a trigger: what thread lists order by. */
+  last_text_id: number | null;
+  /** How many of its texts are in each state, kept by triggers. */
+  texts_queued: number;
+  texts_sent: number;
+  texts_acked: number;
+  texts_failed: number;
+  texts_received: number;
+  texts_handled: number;
 }
 
 export type TextState = 'queued' | 'sent' | 'acked' | 'failed' | 'received' | 'handled';
@@ -112,14 +121,6 @@ export function markRootGone(db: Db, rootKind: ContextKind, rootId: number): voi
 
 export function threadsOfConnection(db: Db, connectionId: number): ThreadRow[] {
   return all<ThreadRow>(db, 'SELECT * FROM threads WHERE connection_id = ? ORDER BY id', connectionId);
-}
-
-export function peerStartedThreads(db: Db): ThreadRow[] {
-  return all<ThreadRow>(db, "SELECT * FROM threads WHERE started_by = 'peer' ORDER BY id DESC");
-}
-
-export function orphanedThreads(db: Db): ThreadRow[] {
-  return all<ThreadRow>(db, 'SELECT * FROM threads WHERE root_gone = 1 ORDER BY id DESC');
 }
 
 /** The highest seq of a thread's texts one way (0 before the first): the next one out is this + 1. */
@@ -256,65 +257,49 @@ export function sentInLastHour(db: Db, threadRowId: number): number {
   )!.n;
 }
 
-/** How many texts of a thread are in each state. */
-export function textCounts(db: Db, threadRowId: number): Array<{ state: TextState; n: number }> {
-  return all<{ state: TextState; n: number }>(
+/** How many texts of a thread are in each state (the thread keeps the counts). */
+export function textCounts(db: Db, threadRowId: number): Record<TextState, number> {
+  const row = getThread(db, threadRowId);
+  return {
+    queued: row?.texts_queued ?? 0,
+    sent: row?.texts_sent ?? 0,
+    acked: row?.texts_acked ?? 0,
+    failed: row?.texts_failed ?? 0,
+    received: row?.texts_received ?? 0,
+    handled: row?.texts_handled ?? 0,
+  };
+}
+
+export function lastText(db: Db, threadRowId: number): TextRow | undefined {
+  return get<TextRow>(
     db,
-    'SELECT state, count(*) AS n FROM texts WHERE thread_id = ? GROUP BY state',
+    'SELECT texts.* FROM threads JOIN texts ON texts.id = threads.last_text_id WHERE threads.id = ?',
     threadRowId,
   );
 }
 
-export function lastText(db: Db, threadRowId: number): TextRow | undefined {
-  return get<TextRow>(db, 'SELECT * FROM texts WHERE thread_id = ? ORDER BY id DESC LIMIT 1', threadRowId);
-}
-
+/**
+ * The latest `limit` texts of a thread before the text `before`, oldest first. Within a
+ * direction seq grows with id, so each direction's latest come from the (thread,
+ * direction, seq) index in reverse and the two are merged: no sort of the whole thread,
+ * and no index on (thread, id) for every text to write.
+ */
 export function listTexts(db: Db, threadRowId: number, limit = 500, before = Number.MAX_SAFE_INTEGER): TextRow[] {
-  return all<TextRow>(
+  const params = { thread: threadRowId, before, limit };
+  return allNamed<TextRow>(
     db,
-    'SELECT * FROM texts WHERE thread_id = ? AND id < ? ORDER BY id DESC LIMIT ?',
-    threadRowId,
-    before,
-    limit,
+    `SELECT * FROM (
+       SELECT * FROM (SELECT * FROM texts WHERE thread_id = @thread AND direction = 'out' AND id < @before
+                      ORDER BY seq DESC LIMIT @limit)
+       UNION ALL
+       SELECT * FROM (SELECT * FROM texts WHERE thread_id = @thread AND direction = 'in' AND id < @before
+                      ORDER BY seq DESC LIMIT @limit)
+     ) ORDER BY id DESC LIMIT @limit`,
+    params,
   ).reverse();
 }
 
 export type ThreadFilter = { root: { kind: ContextKind; id: number } } | { peerStarted: true } | { orphaned: true };
-
-function filterSql(filter: ThreadFilter): { where: string; params: Array<string | number> } {
-  if ('root' in filter) return { where: 'root_kind = ? AND root_id = ?', params: [filter.root.kind, filter.root.id] };
-  if ('peerStarted' in filter) return { where: "started_by = 'peer'", params: [] };
-  return { where: 'root_gone = 1', params: [] };
-}
-
-/**
- * One page of a thread list, ordered as people read it: threads whose agent is working
- * first, then open ones, then closed; the latest activity first within each.
- */
-export function pageThreads(
-  db: Db,
-  filter: ThreadFilter,
-  offset: number,
-  limit: number,
-): { total: number; rows: ThreadRow[] } {
-  const { where, params } = filterSql(filter);
-  const total = get<{ n: number }>(db, `SELECT count(*) AS n FROM threads WHERE ${where}`, ...params)!.n;
-  const rows = all<ThreadRow>(
-    db,
-    `SELECT threads.* FROM threads
-     LEFT JOIN runs ON runs.context_kind = 'thread' AND runs.context_id = threads.id
-     WHERE ${where}
-     ORDER BY EXISTS (SELECT 1 FROM turns WHERE turns.run_id = runs.id AND turns.status = 'running') DESC,
-              threads.status = 'open' DESC,
-              coalesce((SELECT max(texts.id) FROM texts WHERE texts.thread_id = threads.id), 0) DESC,
-              threads.id DESC
-     LIMIT ? OFFSET ?`,
-    ...params,
-    limit,
-    offset,
-  );
-  return { total, rows };
-}
 
 export interface HistoryRow extends TextRow {
   wire_thread: string;

@@ -1,0 +1,204 @@
+// ask: what a person waits for when their agent asks a peer's agent. Two installations
+// in separate processes (`parley serve` children, paired over mutual TLS on loopback),
+// scripted agents on both sides:
+//
+//   alice → her assistant: "ask bob/helper: question N"
+//     assistant's turn: `parley send --to bob/helper question N`
+//   bob's helper, in the agent conversation alice started: `parley reply "answer from helper: …"`
+//   alice's assistant, in that agent conversation (the answer came back):
+//     `parley report "bob/helper says: answer from helper: …"` → a message in alice's conversation
+//
+// Timed from `conversations.send` to that message seen through alice's app API, one ask
+// at a time (each waits until both sides are idle), interleaved with the baseline: a bare
+// `node -e 0` spawned in the same environment. Three agent processes and three `parley`
+// commands start on the way, so six node starts are the floor.
+//
+// `stagesMs` splits the round trip by the timestamps both installations record (turns
+// started, texts committed, the report's message): medians per stage.
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import type { ResultOf } from '../shared/api-contract';
+import type { ApiClient } from '../main/testing/api-client';
+import { removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
+import { interleave, median, ms, round, type Emit, type Progress } from './stats';
+
+interface Side {
+  serve: ServeProcess;
+  api: ApiClient;
+}
+
+async function side(name: string, env: NodeJS.ProcessEnv): Promise<Side> {
+  const serve = await startServe({ name, env });
+  return { serve, api: await serve.connect() };
+}
+
+/** Bob invites alice, offering his helper; resolves once both see each other online. */
+async function pairSides(alice: Side, bob: Side): Promise<void> {
+  const { code } = await bob.api.call('connections.invite', { roles: ['helper'] });
+  await alice.api.call('connections.accept', { code, roles: [] });
+  await Promise.all([
+    alice.api.waitFor(
+      async () => (await alice.api.call('connections.list', {})).find((c) => c.online && c.peerRoles.length === 1),
+      20_000,
+      'alice to see bob online with his helper',
+    ),
+    bob.api.waitFor(
+      async () => (await bob.api.call('connections.list', {})).find((c) => c.online),
+      20_000,
+      'bob to see alice online',
+    ),
+  ]);
+}
+
+const at = (iso: string) => Date.parse(iso);
+
+interface Round {
+  elapsedMs: number;
+  stages: Record<string, number>;
+}
+
+export async function askBench(emit: Emit, progress: Progress, options: { scale?: number } = {}): Promise<void> {
+  const rounds = Math.max(5, Math.round(20 * (options.scale ?? 1)));
+  const env = { ...process.env };
+  const [alice, bob] = await Promise.all([side('alice', env), side('bob', env)]);
+  try {
+    const assistant = await alice.api.call('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+    await bob.api.call('roles.create', {
+      name: 'helper',
+      description: 'Answers questions',
+      agent: { adapter: 'scripted' },
+    });
+    await pairSides(alice, bob);
+    const conversation = await alice.api.call('conversations.open', { roleId: assistant.id });
+    let serial = 0;
+
+    /** Until alice's conversation and both agent conversations have no turn running or queued. */
+    const quiet = async () => {
+      await alice.api.waitFor(
+        async () => {
+          const detail = await alice.api.call('conversations.get', { id: conversation.id });
+          const threads = await alice.api.call('threads.list', { root: { kind: 'conversation', id: conversation.id } });
+          return detail.conversation.run.state === 'idle' && threads.every((t) => t.run.state === 'idle');
+        },
+        30_000,
+        'alice to be idle',
+      );
+      await bob.api.waitFor(
+        async () => (await bob.api.call('threads.list', { peerStarted: true })).every((t) => t.run.state === 'idle'),
+        30_000,
+        'bob to be idle',
+      );
+    };
+
+    const ask = async (): Promise<Round> => {
+      const question = `question ${++serial}`;
+      const expected = `bob/helper says: answer from helper: ${question}`;
+      const t0 = process.hrtime.bigint();
+      const sentAt = Date.now();
+      await alice.api.call('conversations.send', { id: conversation.id, text: `ask bob/helper: ${question}` });
+      let detail: ResultOf<'conversations.get'> | undefined;
+      await alice.api.waitFor(
+        async () => {
+          detail = await alice.api.call('conversations.get', { id: conversation.id });
+          return detail.messages.some((m) => m.body === expected);
+        },
+        30_000,
+        `the answer to ${question}`,
+      );
+      const elapsedMs = ms(t0, process.hrtime.bigint());
+      const seenAt = Date.now();
+      const stages = await stagesOf(alice, bob, conversation.id, detail!, question, expected, sentAt, seenAt);
+      await quiet();
+      return { elapsedMs, stages };
+    };
+
+    const asks: Round[] = [];
+    const samples = await interleave(
+      {
+        ask: async () => {
+          const round = await ask();
+          asks.push(round);
+          return round.elapsedMs;
+        },
+        node: () => bareNode(env),
+      },
+      { rounds, warmup: 2 },
+    );
+    const recorded = asks.slice(-samples.ask.length);
+    const p50Ms = median(samples.ask);
+    const nodeMs = median(samples.node);
+    const ratio = p50Ms / nodeMs;
+    const stageNames = Object.keys(recorded[0]!.stages);
+    const stagesMs = Object.fromEntries(
+      stageNames.map((name) => [name, round(median(recorded.map((r) => r.stages[name]!)))]),
+    );
+    progress(`ask: ${samples.ask.map(round).join(' ')}\nbench: ask: node ${samples.node.map(round).join(' ')}`);
+    emit({
+      name: 'ask',
+      p50Ms: round(p50Ms),
+      nodeMs: round(nodeMs),
+      ratio: round(ratio),
+      goal: 'ratio<=6',
+      met: ratio <= 6,
+      rounds: samples.ask.length,
+      stagesMs,
+      nodeStartVariables: Object.keys(env).filter((name) => /^NODE_/.test(name)),
+      loadAverage: round(os.loadavg()[0]!),
+    });
+  } finally {
+    for (const s of [alice, bob]) {
+      s.api.close();
+      await s.serve.stop();
+      removeDataDir(s.serve.dataDir);
+    }
+  }
+}
+
+/** Where one round trip's time went, from what both installations recorded. */
+async function stagesOf(
+  alice: Side,
+  bob: Side,
+  conversationId: number,
+  detail: ResultOf<'conversations.get'>,
+  question: string,
+  expected: string,
+  sentAt: number,
+  seenAt: number,
+): Promise<Record<string, number>> {
+  const asked = detail.messages.find((m) => m.body === `ask bob/helper: ${question}`)!;
+  const report = detail.messages.find((m) => m.body === expected)!;
+  const assistantTurn = detail.turns.filter((t) => at(t.startedAt) >= at(asked.createdAt))[0]!;
+  const [aliceThread] = await alice.api.call('threads.list', { root: { kind: 'conversation', id: conversationId } });
+  const aliceDetail = await alice.api.call('threads.get', { id: aliceThread!.id, textsLimit: 10 });
+  const out = aliceDetail.texts.find((t) => t.direction === 'out' && t.body === question)!;
+  const back = aliceDetail.texts.find((t) => t.direction === 'in' && t.body === `answer from helper: ${question}`)!;
+  const answerTurn = aliceDetail.turns.filter((t) => at(t.startedAt) >= at(back.createdAt))[0]!;
+  const [bobThread] = await bob.api.call('threads.list', { peerStarted: true });
+  const bobDetail = await bob.api.call('threads.get', { id: bobThread!.id, textsLimit: 10 });
+  const received = bobDetail.texts.find((t) => t.direction === 'in' && t.body === question)!;
+  const reply = bobDetail.texts.find((t) => t.direction === 'out' && t.body === `answer from helper: ${question}`)!;
+  const helperTurn = bobDetail.turns.filter((t) => at(t.startedAt) >= at(received.createdAt))[0]!;
+  return {
+    'send → assistant turn started': at(assistantTurn.startedAt) - sentAt,
+    'assistant turn → text committed (agent + parley send)': at(out.createdAt) - at(assistantTurn.startedAt),
+    'text → committed at bob': at(received.createdAt) - at(out.createdAt),
+    'bob: text → helper turn started': at(helperTurn.startedAt) - at(received.createdAt),
+    'helper turn → reply committed (agent + parley reply)': at(reply.createdAt) - at(helperTurn.startedAt),
+    'reply → committed at alice': at(back.createdAt) - at(reply.createdAt),
+    'alice: reply → answer turn started': at(answerTurn.startedAt) - at(back.createdAt),
+    'answer turn → report committed (agent + parley report)': at(report.createdAt) - at(answerTurn.startedAt),
+    'report → seen through the app API': seenAt - at(report.createdAt),
+  };
+}
+
+/** One bare `node -e 0`, spawned and waited for like an agent process. */
+function bareNode(env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const child = spawn('node', ['-e', '0'], { env, stdio: 'ignore' });
+    child.once('error', reject);
+    child.once('close', (code) =>
+      code === 0 ? resolve(ms(t0, process.hrtime.bigint())) : reject(new Error(`node: ${code}`)),
+    );
+  });
+}
