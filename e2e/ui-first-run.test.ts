@@ -70,7 +70,7 @@ describe('the first-run checklist', () => {
       await visible(step(page, title));
     // What first run found is a note here; the role's description, which peers read, says nothing of it.
     const agent = step(page, /^Choose the agent for assistant/);
-    await visible(agent.getByText(/Found when Parley was set up:.*no claude or codex on PATH/));
+    await visible(agent.getByText(/Found when Parley was set up:.*no claude, codex or ACP agent .* on PATH/));
     expect((await alice.api.call('roles.list', {})).map((r) => [r.name, r.description])).toEqual([['assistant', '']]);
     await shoot(page, 'first-run');
     await shootVariants(page, 'first-run', ['dark', 'small']);

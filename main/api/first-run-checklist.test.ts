@@ -33,7 +33,7 @@ describe('the first-run checklist', () => {
       offered: true,
       dismissed: false,
       role: expect.objectContaining({ name: 'assistant', description: '', agent: { adapter: 'scripted' } }) as object,
-      detected: { adapter: 'scripted', found: expect.stringContaining('no claude or codex on PATH') as string },
+      detected: { adapter: 'scripted', found: expect.stringContaining('no claude, codex or ACP agent') as string },
       steps: { agent: false, connect: false, ask: false },
     });
   });
