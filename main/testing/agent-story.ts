@@ -103,8 +103,15 @@ export async function startStory(
     message(match, what) {
       return alice.waitFor(async () => (await detail()).messages.find((m) => match(m.body))?.body, what, 120_000);
     },
-    runningPid() {
-      return alice.waitFor(() => runningTurns(alice.installation.db)[0]?.pid ?? undefined, 'a running turn', 60_000);
+    async runningPid() {
+      // The conversation's own turn: an agent conversation's run (the one that reported the
+      // peer's answer) may still be winding down beside it.
+      const runId = (await detail()).conversation.run.id;
+      return alice.waitFor(
+        () => runningTurns(alice.installation.db).find((turn) => turn.run_id === runId)?.pid ?? undefined,
+        'a running turn of the conversation',
+        60_000,
+      );
     },
     async diagnose() {
       const lines: string[] = [];
