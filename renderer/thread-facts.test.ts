@@ -25,8 +25,18 @@ function text(
   state: TextView['state'],
   second: number,
   reason: string | null = null,
+  failedBy: TextView['failedBy'] = null,
 ) {
-  return { id, direction, seq: id, body: `text ${id}`, state, reason, createdAt: at(second) } satisfies TextView;
+  return {
+    id,
+    direction,
+    seq: id,
+    body: `text ${id}`,
+    state,
+    reason,
+    failedBy,
+    createdAt: at(second),
+  } satisfies TextView;
 }
 
 function turn(id: number, status: TurnSummary['status'], second: number, reason: string | null = null): TurnSummary {
@@ -40,13 +50,14 @@ function thread(patch: Partial<ThreadSummary> = {}): ThreadSummary {
     connection: { id: 7, name: 'bob', fingerprint: 'f'.repeat(64) },
     localRole: 'assistant',
     peerRole: 'researcher',
-    root: { kind: 'conversation', id: 1, gone: false },
+    root: { kind: 'conversation', id: 1, gone: false, title: null },
     startedBy: 'local',
     status: 'open',
     closeReason: null,
     run: idle,
     counts: { queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 },
     lastText: null,
+    peerTurn: null,
     createdAt: at(0),
     ...patch,
   };
@@ -160,8 +171,8 @@ describe('orphaned groups', () => {
     ['thread', 'Closed agent conversation of assistant'],
   ] as const)('a %s', (kind, title) => {
     const group = [
-      thread({ id: 2, createdAt: at(5), root: { kind, id: 4, gone: true } }),
-      thread({ id: 1, createdAt: at(3), root: { kind, id: 4, gone: true } }),
+      thread({ id: 2, createdAt: at(5), root: { kind, id: 4, gone: true, title: null } }),
+      thread({ id: 1, createdAt: at(3), root: { kind, id: 4, gone: true, title: null } }),
     ];
     expect(orphanedGroupTitle(group).title).toBe(title);
     expect(orphanedGroupTitle(group).since).toMatch(/^first ask /);
