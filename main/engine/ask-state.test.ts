@@ -10,20 +10,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { AppEvent } from '../../shared/api-contract';
-import type { ThreadSummary, TextView } from '../../shared/domain';
+import type { ThreadSummary, TextView, TurnSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
 import { getThread, threadByWireId } from '../store/queries/threads';
 import type { TestInstallation } from '../testing/installation';
 import { openPeer, pair } from '../testing/network';
 import { newThreadId, RawPeer, standInIdentity } from '../testing/raw-peer';
+import { until } from '../testing/until';
+import { startWirePeer, type WirePeer } from '../testing/wire-peer';
 import { CloseCode, type Frame } from './wire';
 
 const open: TestInstallation[] = [];
 const raws: RawPeer[] = [];
 const dirs: string[] = [];
+const processes: WirePeer[] = [];
 afterEach(async () => {
   for (const raw of raws.splice(0)) raw.close();
+  for (const p of processes.splice(0)) await p.kill();
   for (const t of open.splice(0)) await t.close();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -128,6 +132,15 @@ describe('the ask’s state, as the asking side learns it', { timeout: 90_000 },
     expect(stopped.lastText).toMatchObject({ direction: 'out', state: 'acked' });
   });
 
+  it('stopped by the peer’s pause: pausing stops the agent that had the text, and that is said too', async () => {
+    const { bob, ask, aliceThread, inviterConnectionId } = await aliceAndBob();
+    await ask('ask bob/researcher: sleep 60');
+    await aliceThread('researcher', (t) => t.peerTurn?.state === 'working', 'working');
+    await bob.owner('connections.pause', { id: inviterConnectionId });
+    const stopped = await aliceThread('researcher', (t) => t.peerTurn?.state === 'stopped', 'stopped');
+    expect(stopped.peerTurn?.seq).toBe(1);
+  });
+
   it('failed, or ended without an answer: the turn that took it is over and nothing will come', async () => {
     const { ask, aliceThread } = await aliceAndBob();
     await ask('ask bob/failing: will you?');
@@ -161,6 +174,70 @@ describe('the ask’s state, as the asking side learns it', { timeout: 90_000 },
     );
     expect(stopped.peerTurn?.seq).toBe(1);
   });
+});
+
+describe('a turn cut off by crashes', () => {
+  it('bob is killed -9 twice while his agent has the text: it is not run a third time, and alice hears it ended', async () => {
+    const bobDir = mkdtempSync(path.join(os.tmpdir(), 'parley-askstate-bob-'));
+    dirs.push(bobDir);
+    const start = async () => {
+      const p = await startWirePeer({ dataDir: bobDir, name: 'bob', args: ['--start-turns'] });
+      processes.push(p);
+      return p;
+    };
+    const kill = async (p: WirePeer) => {
+      await p.kill();
+      processes.splice(processes.indexOf(p), 1);
+    };
+    let bob = await start();
+    const call = <T>(method: string, params: object = {}) =>
+      bob.request<{ result: T }>('call', { method, params }).then((r) => r.result);
+    await call('roles.create', { name: 'researcher', agent: { adapter: 'scripted' } });
+    const { code } = await call<{ code: string }>('connections.invite', { roles: ['researcher'] });
+    const alice = await peer('alice');
+    const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+    await alice.owner('connections.accept', { code, roles: [] });
+    await alice.waitFor(
+      async () => (await alice.owner('connections.list', {}))[0]?.peerRoles.length === 1,
+      'bob’s roles',
+    );
+    const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
+    await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: sleep 120' });
+    const aliceThread = (check: (t: ThreadSummary) => boolean, what: string) =>
+      alice.waitFor(
+        async () =>
+          (await alice.owner('threads.list', { root: { kind: 'conversation', id: conversation.id } })).find(check),
+        what,
+        60_000,
+      );
+    const first = await aliceThread((t) => t.peerTurn?.state === 'working', 'working');
+    /** bob's turns in the agent conversation alice started, once `check` holds. */
+    const bobTurns = (check: (turns: TurnSummary[]) => boolean, what: string) =>
+      until(
+        async () => {
+          const [thread] = await call<ThreadSummary[]>('threads.list', { peerStarted: true });
+          if (!thread) return undefined;
+          const { turns } = await call<{ turns: TurnSummary[] }>('threads.get', { id: thread.id });
+          return check(turns) ? turns : undefined;
+        },
+        what,
+        60_000,
+      );
+    await bobTurns((turns) => turns.at(-1)?.status === 'running', 'bob’s agent to work');
+
+    // Killed once: the turn runs again, told so; alice hears `working` again once bob is back.
+    await kill(bob);
+    bob = await start();
+    await bobTurns((turns) => turns.at(-1)?.status === 'running' && turns.at(-1)?.attempt === 1, 'the re-run');
+    await aliceThread((t) => t.peerTurn?.state === 'working' && t.peerTurn.at > first.peerTurn!.at, 'working again');
+    // Killed again: dropped, and nothing will answer alice.
+    await kill(bob);
+    bob = await start();
+    await bobTurns((turns) => turns.at(-1)?.status === 'interrupted' && turns.length === 2, 'the turn dropped');
+    const ended = await aliceThread((t) => t.peerTurn?.state === 'ended', 'ended');
+    expect(ended.peerTurn?.seq).toBe(1);
+    expect(ended.counts.handled + ended.counts.received).toBe(0);
+  }, 180_000);
 });
 
 describe('which side paused', { timeout: 90_000 }, () => {
@@ -205,11 +282,12 @@ describe('a deleted root keeps its title for its agent conversations', { timeout
     });
     for (const t of [task, subtask])
       await alice.owner('tasks.comment', { id: t.id, text: 'ask bob/researcher: when?' });
-    await alice.waitFor(
-      async () => (await alice.owner('threads.list', { root: { kind: 'task', id: subtask.id } })).length === 1,
-      'the subtask’s ask',
-      30_000,
-    );
+    for (const t of [task, subtask])
+      await alice.waitFor(
+        async () => (await alice.owner('threads.list', { root: { kind: 'task', id: t.id } })).length === 1,
+        `the ask of “${t.title}”`,
+        30_000,
+      );
     // While the roots are there, the title is theirs to say, not stored.
     const before = await alice.owner('threads.list', { root: { kind: 'task', id: task.id } });
     expect(before.map((t) => t.root)).toEqual([{ kind: 'task', id: task.id, gone: false, title: null }]);
