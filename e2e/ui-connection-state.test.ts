@@ -1,13 +1,17 @@
 // Where people work, the window tells the state of what they asked and of the links it
-// travels on: the ask's state under the chat line that made it, paused / offline on
-// the agent conversation cards and the narrow layout's tab, and a banner (with
-// Reconnect) while the page's own link to Parley is down. Chromium against two real
-// `parley serve` installations, one of them killed and started again.
+// travels on: the ask's live state under the chat line that made it (delivered,
+// working, answered, stopped by the peer, not delivered and which side paused), paused
+// / offline on the agent conversation cards and the narrow layout's tab, and a banner
+// (with Reconnect) while the page's own link to Parley is down. Chromium against two
+// real `parley serve` installations, one of them killed and started again; each new
+// state of an ask is scanned by axe in light and dark.
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../main/testing/api-client';
 import {
   assertReady,
+  axeViolations,
+  describeViolations,
   launchChromium,
   openConversationWith,
   openUi,
@@ -39,9 +43,23 @@ function nodes() {
 }
 
 async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
-  const page = await openUi(nodes().browser, node, options);
+  // Scanned by axe too, which the page's CSP would keep out.
+  const page = await openUi(nodes().browser, node, { ...options, forAxe: true });
   opened.push(page);
   return page;
+}
+
+/** An axe scan of what the page shows, in light and dark (each also saved as a screenshot). */
+async function scan(page: Page, name: string): Promise<void> {
+  const found: Record<string, string> = {};
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
+    await shoot(page, `${name}-${scheme}`);
+    const violations = await axeViolations(page);
+    if (violations.length > 0) found[scheme] = describeViolations(violations);
+  }
+  await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'reduce' });
+  expect(found, name).toEqual({});
 }
 
 /** The role's chat line that says `asked PEER/ROLE`, the n-th one (from 0). */
@@ -106,7 +124,7 @@ describe('the state of asks and links where people work', () => {
   );
 
   it(
-    'bob pauses: the ask is not delivered, and the line says the connection was paused',
+    'bob pauses: the ask is not delivered, and the line says bob paused the connection',
     { timeout: 60_000 },
     async () => {
       const { alice, bob } = nodes();
@@ -116,13 +134,10 @@ describe('the state of asks and links where people work', () => {
         const { page, problems } = await open(alice, { view: 'conversation-1' });
         await say(page, 'ask bob/researcher: are you there?');
         const line = askLine(page, 1);
-        await visible(
-          line.getByText('Not delivered: the connection was paused (by bob, or here while it waited)'),
-          30_000,
-        );
+        await visible(line.getByText('Not delivered: bob paused the connection'), 30_000);
         // Nothing alice can do here: no Unpause for bob's pause.
         expect(await line.getByRole('button', { name: 'Unpause' }).count()).toBe(0);
-        await shoot(page, 'ask-paused-by-peer');
+        await scan(page, 'ask-paused-by-peer');
         expect(problems).toEqual([]);
       } finally {
         await bob.api.call('connections.unpause', { id: bobSide });
@@ -131,24 +146,21 @@ describe('the state of asks and links where people work', () => {
   );
 
   it(
-    'bob stops the request: alice’s line still says only “delivered”; alice pauses: her card, tab and line say so, with Unpause',
+    'bob’s agent works on it: alice’s line says working; bob stops it: “stopped by bob”; alice pauses: her card, tab and line say so, with Unpause',
     { timeout: 90_000 },
     async () => {
       const { alice, bob } = nodes();
       const { page, problems } = await open(alice, { view: 'conversation-1', viewport: SMALL });
       await say(page, 'ask bob/researcher: sleep 60');
       const line = askLine(page, 2);
-      await visible(line.getByText('Delivered; no answer yet'), 30_000);
+      await visible(line.getByText('Working: bob’s agent has it'), 30_000);
+      await scan(page, 'ask-working-800x600');
       const working = await workingPeerThread(bob.api);
       await bob.api.call('threads.stop', { id: working.id });
-      await bob.api.waitFor(
-        async () => (await bob.api.call('threads.get', { id: working.id })).thread.run.state === 'idle',
-        30_000,
-        'the stop',
-      );
-      // No answer will come; alice's side does not know why, and does not pretend to.
-      await visible(line.getByText('Delivered; no answer yet'));
-      expect(await line.getByText(/Answered|Stopped/).count()).toBe(0);
+      // No answer will come, and alice's side says so: a person at bob stopped it.
+      await visible(line.getByText('Stopped by bob; no answer will come'), 30_000);
+      expect(await line.getByText(/Answered|Working/).count()).toBe(0);
+      await scan(page, 'ask-stopped-by-peer-800x600');
 
       const aliceSide = await connectionId(alice, 'bob');
       await alice.api.call('connections.pause', { id: aliceSide });
@@ -162,7 +174,7 @@ describe('the state of asks and links where people work', () => {
       await shoot(page, 'ask-paused-here-800x600');
       await page.getByRole('tab', { name: 'Chat' }).click();
       await askLine(page, 2).getByRole('button', { name: 'Unpause' }).click();
-      await visible(askLine(page, 2).getByText('Delivered; no answer yet'));
+      await visible(askLine(page, 2).getByText('Stopped by bob; no answer will come'));
       expect((await alice.api.call('connections.list', {})).find((c) => c.id === aliceSide)?.status).toBe('active');
       await until(async () => (await tab.getByText('bob paused').count()) === 0, 'the tab to drop its mark');
       expect(problems).toEqual([]);
@@ -170,11 +182,14 @@ describe('the state of asks and links where people work', () => {
   );
 
   it(
-    'bob goes offline: the card and the ask say so; a pause here fails what waited, and says who can fix it',
-    { timeout: 120_000 },
+    'bob goes offline: the card and the ask say so; a pause here fails what waited, and says who can fix it — the owner here, a member asks one',
+    { timeout: 150_000 },
     async () => {
       const { alice, bob } = nodes();
       const { page, problems } = await open(alice, { view: 'conversation-1' });
+      const { token } = await alice.api.call('people.add', { name: 'dana', kind: 'member' });
+      const member = await open(alice, { token });
+      await openConversationWith(member.page, 'assistant');
       const card = threadCard(threadsRegion(page), 'bob', 'researcher');
       await visible(card.getByText('Open', { exact: true }));
       await restartNode(bob, {
@@ -186,17 +201,29 @@ describe('the state of asks and links where people work', () => {
           const line = askLine(page, 3);
           await visible(line.getByText('Waiting to go out: bob is offline'), 30_000);
           await shoot(page, 'ask-offline');
+          await say(member.page, 'ask bob/researcher: and for dana?');
+          const memberLine = askLine(member.page, 0);
+          await visible(memberLine.getByText('Waiting to go out: bob is offline'), 30_000);
 
           await alice.api.call('connections.pause', { id: await connectionId(alice, 'bob') });
           await visible(line.getByText('Not delivered: you paused the connection to bob'));
+          await scan(page, 'ask-paused-here');
+          // A member can read why, not fix it.
+          await visible(
+            memberLine.getByText('Not delivered: the connection to bob is paused here; an owner can unpause it'),
+          );
+          expect(await memberLine.getByRole('button', { name: 'Unpause' }).count()).toBe(0);
+          await scan(member.page, 'ask-paused-here-member');
           await line.getByRole('button', { name: 'Unpause' }).click();
-          // Unpaused: the text stays failed, and who paused is no longer known here.
-          await visible(line.getByText('Not delivered: the connection was paused (by bob, or here while it waited)'));
+          // Unpaused: the text stays failed, and still says which side paused.
+          await visible(line.getByText('Not delivered: the connection to bob was paused here; ask again'));
+          await visible(memberLine.getByText('Not delivered: the connection to bob was paused here; ask again'));
         },
       });
       await visible(card.getByText('Open', { exact: true }), 30_000);
       await until(async () => (await card.getByText('Offline', { exact: true }).count()) === 0, 'bob back online');
       expect(problems).toEqual([]);
+      expect(member.problems).toEqual([]);
     },
   );
 

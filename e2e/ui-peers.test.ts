@@ -216,11 +216,16 @@ describe('the UI with three installations', () => {
         .getByRole('listitem')
         .filter({ hasText: 'are you there?' });
       await visible(failed.getByText('Failed · paused'), 30_000);
-      await visible(failed.getByText('The connection is paused, on one side or the other.'));
+      // Which side paused is kept with the text.
+      await visible(failed.getByText('bob paused the connection.'));
       // The assistant was told, and the API agrees with what the window shows.
       const [thread] = await alice.api.call('threads.list', { root: { kind: 'conversation', id: 1 } });
       const { texts } = await alice.api.call('threads.get', { id: thread!.id });
-      expect(texts.find((t) => t.body === 'are you there?')).toMatchObject({ state: 'failed', reason: 'paused' });
+      expect(texts.find((t) => t.body === 'are you there?')).toMatchObject({
+        state: 'failed',
+        reason: 'paused',
+        failedBy: 'peer',
+      });
       await failed.scrollIntoViewIfNeeded();
       await shoot(asker.page, 'conversation-paused');
 
@@ -366,8 +371,8 @@ describe('the UI with three installations', () => {
     const owner = await open(alice);
     await owner.page.getByRole('button', { name: 'Orphaned' }).click();
     const region = threadsRegion(owner.page);
-    // Titled by what it was: the conversation itself (and so its title) is gone.
-    await visible(region.getByRole('heading', { name: /^Deleted conversation with assistant · first ask / }));
+    // Titled by what it was, kept when it was deleted: whose conversation, with which role.
+    await visible(region.getByRole('heading', { name: /^Deleted: erin’s conversation with assistant · first ask / }));
     const card = threadCard(region, 'bob', 'researcher');
     await visible(card.getByText('Closed: root deleted'));
     const opened = await expand(owner.page, 'bob', 'researcher');

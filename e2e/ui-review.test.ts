@@ -295,7 +295,7 @@ describe('what the newcomer review saw', () => {
   });
 
   it(
-    'a request the peer stopped says so where it ran, and the asking side claims no more than it knows',
+    'a request the peer stopped says so where it ran, and the asking side hears that the peer stopped it',
     { timeout: 90_000 },
     async () => {
       const { alice, bob } = nodes();
@@ -328,7 +328,8 @@ describe('what the newcomer review saw', () => {
         .getByRole('list', { name: 'Texts with bob/researcher' })
         .getByRole('listitem')
         .filter({ hasText: 'sleep 30' });
-      await visible(sent.getByText('Delivered', { exact: true }));
+      // The peer says that its agent was stopped there (only the state crosses, not who).
+      await visible(sent.getByText('Stopped by bob', { exact: true }), 30_000);
       expect(await askerCard.getByText(/Acknowledged|Handled|Answered/).count()).toBe(0);
       expect(problems).toEqual([]);
       expect(asker.problems).toEqual([]);

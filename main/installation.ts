@@ -251,6 +251,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       replyWithOutput: (run, text, alongside) => engine.replyWithOutput(run, text, alongside),
       answerArrived: (run, outcome, alongside) => engine.answerArrived(run, outcome, alongside),
       peers: () => engine.peers(),
+      turnState: (run, turnId, state) => engine.turnState(run.context_id, turnId, state),
     });
     const roleApi = new RoleApiServer({ db, runs, events, socketPath: roleApiSocket, peers: engine });
     await roleApi.listen();

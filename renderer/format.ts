@@ -39,9 +39,11 @@ export const runStateLabel: Record<RunState, string> = {
 };
 
 /** Why a text failed (the wire's rejection reasons), for people. */
-export function failureReason(reason: string | null): string {
+export function failureReason(reason: string | null, failedBy: 'us' | 'peer' | null = null, peer = 'The peer'): string {
   switch (reason) {
     case 'paused':
+      if (failedBy === 'peer') return `${peer} paused the connection.`;
+      if (failedBy === 'us') return 'The connection was paused here.';
       return 'The connection is paused, on one side or the other.';
     case 'thread':
       return 'This agent conversation was closed on the other side (its topic was deleted there).';
@@ -53,6 +55,8 @@ export function failureReason(reason: string | null): string {
       return 'Too much text is waiting at the peer.';
     case 'revoke':
     case 'revoked':
+      if (failedBy === 'peer') return `${peer} revoked the connection.`;
+      if (failedBy === 'us') return 'The connection was revoked here.';
       return 'The connection was revoked.';
     case 'closed':
       return 'The agent conversation was closed before it could be sent.';

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ConnectionSummary, Message, RunSummary, TextView, ThreadSummary, TurnSummary } from '../shared/domain';
 import {
+  answeredAfter,
   askState,
   connectionState,
   linkAsks,
@@ -25,8 +26,18 @@ function text(
   state: TextView['state'],
   second: number,
   reason: string | null = null,
+  failedBy: TextView['failedBy'] = null,
 ) {
-  return { id, direction, seq: id, body: `text ${id}`, state, reason, createdAt: at(second) } satisfies TextView;
+  return {
+    id,
+    direction,
+    seq: id,
+    body: `text ${id}`,
+    state,
+    reason,
+    failedBy,
+    createdAt: at(second),
+  } satisfies TextView;
 }
 
 function turn(id: number, status: TurnSummary['status'], second: number, reason: string | null = null): TurnSummary {
@@ -40,13 +51,14 @@ function thread(patch: Partial<ThreadSummary> = {}): ThreadSummary {
     connection: { id: 7, name: 'bob', fingerprint: 'f'.repeat(64) },
     localRole: 'assistant',
     peerRole: 'researcher',
-    root: { kind: 'conversation', id: 1, gone: false },
+    root: { kind: 'conversation', id: 1, gone: false, title: null },
     startedBy: 'local',
     status: 'open',
     closeReason: null,
     run: idle,
     counts: { queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 },
     lastText: null,
+    peerTurn: null,
     createdAt: at(0),
     ...patch,
   };
@@ -98,8 +110,40 @@ describe('which turn took an incoming text', () => {
     expect(textLabel(text(1, 'in', 'handled', 1), 'alice/assistant', { turn: turns[0] }).label).toBe('Handled');
   });
 
-  it('says delivered, not more, for an acknowledged text', () => {
+  it('says delivered, not more, for an acknowledged text the peer has said nothing of', () => {
     expect(textLabel(text(1, 'out', 'acked', 1), 'bob/researcher')).toMatchObject({ label: 'Delivered' });
+    // What the peer said of an earlier text is not this one's.
+    const earlier = { state: 'working', seq: 1, at: at(2) } as const;
+    expect(textLabel(text(2, 'out', 'acked', 3), 'bob/researcher', { peerTurn: earlier }).label).toBe('Delivered');
+  });
+
+  it.each([
+    ['working', 'Working', 'accent'],
+    ['stopped', 'Stopped by bob', 'warn'],
+    ['failed', 'Failed at bob', 'bad'],
+    ['ended', 'No answer', 'neutral'],
+  ] as const)('labels a delivered text by what the peer said of its turn: %s', (state, label, tone) => {
+    const peerTurn = { state, seq: 1, at: at(2) };
+    expect(textLabel(text(1, 'out', 'acked', 1), 'bob/researcher', { peerTurn })).toMatchObject({ label, tone });
+    // Once an answer came after it, what the peer said of the turn is old news.
+    expect(textLabel(text(1, 'out', 'acked', 1), 'bob/researcher', { peerTurn, answered: true }).label).toBe(
+      'Delivered',
+    );
+  });
+
+  it('knows an outgoing text was answered when a text from the peer came after it', () => {
+    const texts = [text(1, 'out', 'acked', 1), text(2, 'in', 'handled', 3), text(3, 'out', 'acked', 5)];
+    expect(texts.map((t) => answeredAfter(t, texts))).toEqual([true, false, false]);
+  });
+
+  it('says which side failed a text', () => {
+    expect(textLabel(text(1, 'out', 'failed', 1, 'paused', 'peer'), 'bob/researcher').help).toBe(
+      'It will not be delivered: bob refused it.',
+    );
+    expect(textLabel(text(1, 'out', 'failed', 1, 'paused', 'us'), 'bob/researcher').help).toBe(
+      'It will not be delivered: it failed here.',
+    );
+    expect(textLabel(text(1, 'out', 'failed', 1, 'paused'), 'bob/researcher').help).toBe('It will not be delivered.');
   });
 });
 
@@ -155,13 +199,24 @@ describe('connection states', () => {
 
 describe('orphaned groups', () => {
   it.each([
+    ['conversation', 'alice’s conversation with assistant', 'Deleted: alice’s conversation with assistant'],
+    ['task', 'Plan the trip', 'Deleted task: Plan the trip'],
+  ] as const)('a %s whose title was kept', (kind, kept, title) => {
+    const group = [
+      thread({ id: 2, createdAt: at(5), root: { kind, id: 4, gone: true, title: kept } }),
+      thread({ id: 1, createdAt: at(3), root: { kind, id: 4, gone: true, title: kept } }),
+    ];
+    expect(orphanedGroupTitle(group).title).toBe(title);
+  });
+
+  it.each([
     ['conversation', 'Deleted conversation with assistant'],
     ['task', 'Deleted task for assistant'],
     ['thread', 'Closed agent conversation of assistant'],
-  ] as const)('a %s', (kind, title) => {
+  ] as const)('a %s deleted before titles were kept', (kind, title) => {
     const group = [
-      thread({ id: 2, createdAt: at(5), root: { kind, id: 4, gone: true } }),
-      thread({ id: 1, createdAt: at(3), root: { kind, id: 4, gone: true } }),
+      thread({ id: 2, createdAt: at(5), root: { kind, id: 4, gone: true, title: null } }),
+      thread({ id: 1, createdAt: at(3), root: { kind, id: 4, gone: true, title: null } }),
     ];
     expect(orphanedGroupTitle(group).title).toBe(title);
     expect(orphanedGroupTitle(group).since).toMatch(/^first ask /);
@@ -255,8 +310,28 @@ describe("an ask's state", () => {
       undefined,
     ],
     [
-      'refused: paused here',
-      text(1, 'out', 'failed', 2, 'paused'),
+      'refused by bob while he paused',
+      text(1, 'out', 'failed', 2, 'paused', 'peer'),
+      [],
+      thread(),
+      connection(),
+      true,
+      'Not delivered: bob paused the connection',
+      undefined,
+    ],
+    [
+      'refused by bob, and paused here now too: the fix here would not help',
+      text(1, 'out', 'failed', 2, 'paused', 'peer'),
+      [],
+      thread(),
+      connection({ status: 'paused' }),
+      true,
+      'Not delivered: bob paused the connection',
+      undefined,
+    ],
+    [
+      'failed by a pause here, still paused (owner)',
+      text(1, 'out', 'failed', 2, 'paused', 'us'),
       [],
       thread(),
       connection({ status: 'paused' }),
@@ -265,13 +340,143 @@ describe("an ask's state", () => {
       'unpause',
     ],
     [
-      'refused: paused, not here now',
+      'failed by a pause here, still paused (member)',
+      text(1, 'out', 'failed', 2, 'paused', 'us'),
+      [],
+      thread(),
+      connection({ status: 'paused' }),
+      false,
+      'Not delivered: the connection to bob is paused here; an owner can unpause it',
+      undefined,
+    ],
+    [
+      'failed by a pause here, unpaused since',
+      text(1, 'out', 'failed', 2, 'paused', 'us'),
+      [],
+      thread(),
+      connection(),
+      true,
+      'Not delivered: the connection to bob was paused here; ask again',
+      undefined,
+    ],
+    [
+      'paused, from before it was kept which side',
       text(1, 'out', 'failed', 2, 'paused'),
       [],
       thread(),
       connection(),
       true,
       'Not delivered: the connection was paused (by bob, or here while it waited)',
+      undefined,
+    ],
+    [
+      'paused, from before it was kept which side, paused here now',
+      text(1, 'out', 'failed', 2, 'paused'),
+      [],
+      thread(),
+      connection({ status: 'paused' }),
+      true,
+      'Not delivered: the connection was paused (by bob, or here while it waited)',
+      'unpause',
+    ],
+    [
+      'working at bob',
+      delivered,
+      [delivered],
+      thread({ peerTurn: { state: 'working', seq: 1, at: at(3) } }),
+      connection(),
+      true,
+      'Working: bob’s agent has it',
+      undefined,
+    ],
+    [
+      'working at bob, then answered',
+      delivered,
+      [delivered, text(2, 'in', 'received', 9)],
+      thread({ peerTurn: { state: 'working', seq: 1, at: at(3) } }),
+      connection(),
+      true,
+      'Answered',
+      undefined,
+    ],
+    [
+      'a turn that took an earlier text says nothing of this one',
+      text(2, 'out', 'acked', 5),
+      [delivered, text(2, 'out', 'acked', 5)],
+      thread({ peerTurn: { state: 'stopped', seq: 1, at: at(3) } }),
+      connection(),
+      true,
+      'Delivered; no answer yet',
+      undefined,
+    ],
+    [
+      'stopped by the peer',
+      delivered,
+      [delivered],
+      thread({ peerTurn: { state: 'stopped', seq: 1, at: at(3) } }),
+      connection(),
+      true,
+      'Stopped by bob; no answer will come',
+      undefined,
+    ],
+    [
+      'failed at the peer',
+      delivered,
+      [delivered],
+      thread({ peerTurn: { state: 'failed', seq: 1, at: at(3) } }),
+      connection(),
+      true,
+      'bob’s agent failed on it; no answer will come',
+      undefined,
+    ],
+    [
+      'ended at the peer without an answer',
+      delivered,
+      [delivered],
+      thread({ peerTurn: { state: 'ended', seq: 1, at: at(3) } }),
+      connection(),
+      true,
+      'bob’s agent finished without answering',
+      undefined,
+    ],
+    [
+      'working at bob, paused here since (owner)',
+      delivered,
+      [delivered],
+      thread({ peerTurn: { state: 'working', seq: 1, at: at(3) } }),
+      connection({ status: 'paused' }),
+      true,
+      'Delivered; no answer can come while you pause the connection to bob',
+      'unpause',
+    ],
+    [
+      'working at bob, who is offline now',
+      delivered,
+      [delivered],
+      thread({ peerTurn: { state: 'working', seq: 1, at: at(3) } }),
+      connection({ online: false }),
+      true,
+      'Working: bob’s agent has it (bob is offline now)',
+      undefined,
+    ],
+    [
+      'revoked by bob',
+      text(1, 'out', 'failed', 2, 'revoke', 'peer'),
+      [],
+      thread({ status: 'closed', closeReason: 'revoked by bob' }),
+      connection({ status: 'revoked' }),
+      true,
+      'Not delivered: bob revoked the connection',
+      undefined,
+    ],
+    [
+      'revoked here',
+      text(1, 'out', 'failed', 2, 'revoke', 'us'),
+      [],
+      thread({ status: 'closed', closeReason: 'revoked by alice' }),
+      connection({ status: 'revoked' }),
+      true,
+      'Not delivered: the connection to bob was revoked here',
       undefined,
     ],
     [

@@ -3,7 +3,7 @@
 // for the agent, the state of the connection they travel on, how an orphaned group is
 // titled, and the state of an ask shown under the chat line that made it. Pure
 // functions, tested by tables (thread-facts.test.ts).
-import type { ConnectionSummary, Message, TextView, ThreadSummary, TurnSummary } from '../shared/domain';
+import type { ConnectionSummary, Message, PeerTurn, TextView, ThreadSummary, TurnSummary } from '../shared/domain';
 import { shortTime } from './format';
 
 export type FactTone = 'neutral' | 'accent' | 'good' | 'warn' | 'bad' | 'info';
@@ -40,15 +40,61 @@ export interface TextLabel {
   note?: string;
 }
 
+/** The connection's name in "bob/researcher". */
+const peerName = (peer: string) => peer.slice(0, peer.lastIndexOf('/'));
+
+/** What the peer said of the turn that took this outgoing text, when it took this one (or a later one). */
+export function peerTurnOf(text: TextView, peerTurn: PeerTurn | null | undefined): PeerTurn | undefined {
+  return text.direction === 'out' && peerTurn && peerTurn.seq >= text.seq ? peerTurn : undefined;
+}
+
+/** A delivered text: what the peer said of the turn that took it, until an answer came. */
+function deliveredLabel(
+  text: TextView,
+  peer: string,
+  peerTurn: PeerTurn | null | undefined,
+  answered: boolean,
+): TextLabel {
+  const name = peerName(peer);
+  switch (answered ? undefined : peerTurnOf(text, peerTurn)?.state) {
+    case 'working':
+      return { label: 'Working', tone: 'accent', help: `${name}'s agent is working on it.` };
+    case 'stopped':
+      return {
+        label: `Stopped by ${name}`,
+        tone: 'warn',
+        help: `Someone at ${name} stopped the agent that had it: it was dropped there, and no answer will come.`,
+      };
+    case 'failed':
+      return { label: `Failed at ${name}`, tone: 'bad', help: `${name}'s agent failed on it; no answer will come.` };
+    case 'ended':
+      return { label: 'No answer', tone: 'neutral', help: `${name}'s agent finished with it without answering.` };
+    case undefined:
+      return {
+        label: 'Delivered',
+        tone: 'good',
+        help: `${peer}'s installation stored it. An answer, if one comes, arrives as a text of its own.`,
+      };
+  }
+}
+
+/** Whether an answer (a text from the peer) came after this outgoing text. */
+export function answeredAfter(text: TextView, texts: readonly TextView[]): boolean {
+  return text.direction === 'out' && texts.some((t) => t.direction === 'in' && t.createdAt > text.createdAt);
+}
+
 /**
  * The badge of a text as people read it. `withAgent` says whether a received text is
- * what the working agent was given; `turn` is the turn that took a handled one.
+ * what the working agent was given; `turn` is the turn that took a handled one;
+ * `peerTurn` is what the peer said of the turn that took our texts, which an answer
+ * after the text (`answered`) makes old news.
  */
 export function textLabel(
   text: TextView,
   peer: string,
-  options: { withAgent?: boolean; turn?: TurnSummary } = {},
+  options: { withAgent?: boolean; turn?: TurnSummary; peerTurn?: PeerTurn | null; answered?: boolean } = {},
 ): TextLabel {
+  const name = peerName(peer);
   switch (text.state) {
     case 'queued':
       return {
@@ -59,13 +105,18 @@ export function textLabel(
     case 'sent':
       return { label: 'Sent', tone: 'info', help: `On its way: ${peer} has not confirmed it yet.` };
     case 'acked':
-      return {
-        label: 'Delivered',
-        tone: 'good',
-        help: `${peer}'s installation stored it. An answer, if one comes, arrives as a text of its own.`,
-      };
+      return deliveredLabel(text, peer, options.peerTurn, options.answered ?? false);
     case 'failed':
-      return { label: 'Failed', tone: 'bad', help: 'It will not be delivered.' };
+      return {
+        label: 'Failed',
+        tone: 'bad',
+        help:
+          text.failedBy === 'peer'
+            ? `It will not be delivered: ${name} refused it.`
+            : text.failedBy === 'us'
+              ? 'It will not be delivered: it failed here.'
+              : 'It will not be delivered.',
+      };
     case 'received':
       return options.withAgent
         ? { label: 'With the agent', tone: 'accent', help: 'The agent is working on it now.' }
@@ -162,18 +213,23 @@ export function listConnectionStates(
 // ------------------------------------------------------------------ orphaned groups
 
 /**
- * The title of a group of agent conversations whose root was deleted. The root's own
- * title is not kept once it is gone; what was asked for it, by which role and since
- * when, is.
+ * The title of a group of agent conversations whose root was deleted: what it was
+ * called (kept when it was deleted), or for roots deleted before that, which role it
+ * was for; and since when it asked.
  */
 export function orphanedGroupTitle(threads: readonly ThreadSummary[]): { title: string; since: string } {
   const first = threads.reduce((a, b) => (b.createdAt < a.createdAt ? b : a));
   const role = first.localRole;
+  const kept = first.root.title;
   const title =
     first.root.kind === 'conversation'
-      ? `Deleted conversation with ${role}`
+      ? kept
+        ? `Deleted: ${kept}`
+        : `Deleted conversation with ${role}`
       : first.root.kind === 'task'
-        ? `Deleted task for ${role}`
+        ? kept
+          ? `Deleted task: ${kept}`
+          : `Deleted task for ${role}`
         : `Closed agent conversation of ${role}`;
   return { title, since: `first ask ${shortTime(first.createdAt)}` };
 }
@@ -282,23 +338,34 @@ export interface AskState {
 
 /** Why an ask was not delivered, in words, with the fix when the person can apply it. */
 function notDelivered(
-  reason: string | null,
+  text: TextView,
   thread: ThreadSummary,
   connection: ConnectionSummary | undefined,
   isOwner: boolean,
 ): AskState {
   const peer = thread.connection.name;
-  switch (reason) {
+  const pausedHere = connection?.status === 'paused';
+  switch (text.reason) {
     case 'paused':
-      if (connection?.status === 'paused')
+      if (text.failedBy === 'peer') return { tone: 'bad', words: `Not delivered: ${peer} paused the connection` };
+      if (text.failedBy === 'us') {
+        if (!pausedHere)
+          return { tone: 'bad', words: `Not delivered: the connection to ${peer} was paused here; ask again` };
         return isOwner
           ? { tone: 'bad', words: `Not delivered: you paused the connection to ${peer}`, fix: 'unpause' }
           : { tone: 'bad', words: `Not delivered: the connection to ${peer} is paused here; an owner can unpause it` };
-      // A pause here fails what waits with the same reason as the peer's refusal: who
-      // paused is known only while it lasts here.
-      return { tone: 'bad', words: `Not delivered: the connection was paused (by ${peer}, or here while it waited)` };
+      }
+      // From before it was kept which side paused: a pause here and the peer's refusal read alike.
+      return {
+        tone: 'bad',
+        words: `Not delivered: the connection was paused (by ${peer}, or here while it waited)`,
+        ...(pausedHere && isOwner ? { fix: 'unpause' as const } : {}),
+      };
     case 'revoke':
     case 'revoked':
+      if (text.failedBy === 'peer') return { tone: 'bad', words: `Not delivered: ${peer} revoked the connection` };
+      if (text.failedBy === 'us')
+        return { tone: 'bad', words: `Not delivered: the connection to ${peer} was revoked here` };
       return {
         tone: 'bad',
         words: `Not delivered: the connection to ${peer} was ${thread.closeReason?.startsWith('revoked') ? thread.closeReason : 'revoked'}`,
@@ -317,11 +384,11 @@ function notDelivered(
     case 'closed':
       return { tone: 'bad', words: 'Not delivered: the agent conversation closed before it went out' };
     default:
-      return { tone: 'bad', words: `Not delivered${reason ? `: ${reason}` : ''}` };
+      return { tone: 'bad', words: `Not delivered${text.reason ? `: ${text.reason}` : ''}` };
   }
 }
 
-/** The live state of one ask: delivered → answered, or why not, or closed. */
+/** The live state of one ask: delivered → working → answered, or why not, or closed. */
 export function askState(
   text: TextView,
   texts: readonly TextView[],
@@ -330,9 +397,8 @@ export function askState(
   isOwner: boolean,
 ): AskState {
   const peer = thread.connection.name;
-  if (text.state === 'failed') return notDelivered(text.reason, thread, connection, isOwner);
-  const answered = texts.some((t) => t.direction === 'in' && t.createdAt > text.createdAt);
-  if (answered) return { tone: 'good', words: 'Answered' };
+  if (text.state === 'failed') return notDelivered(text, thread, connection, isOwner);
+  if (answeredAfter(text, texts)) return { tone: 'good', words: 'Answered' };
   if (thread.status === 'closed')
     return { tone: 'neutral', words: `Closed${thread.closeReason ? `: ${thread.closeReason}` : ''}, with no answer` };
   const state = connectionState(connection);
@@ -343,7 +409,7 @@ export function askState(
     return { tone: 'info', words: 'Sending…' };
   }
   if (text.state === 'sent') return { tone: 'info', words: `Sent; ${peer} has not confirmed it yet` };
-  // Delivered: the peer stored it. Nothing says more until its answer arrives.
+  // Delivered: the peer stored it. A pause here holds any answer back, whatever the peer does.
   if (state === 'paused')
     return isOwner
       ? {
@@ -352,6 +418,22 @@ export function askState(
           fix: 'unpause',
         }
       : { tone: 'warn', words: `Delivered; no answer can come while the connection to ${peer} is paused here` };
+  // What the peer said of the turn that took it.
+  switch (peerTurnOf(text, thread.peerTurn)?.state) {
+    case 'working':
+      return {
+        tone: 'accent',
+        words: `Working: ${peer}’s agent has it${state === 'offline' ? ` (${peer} is offline now)` : ''}`,
+      };
+    case 'stopped':
+      return { tone: 'warn', words: `Stopped by ${peer}; no answer will come` };
+    case 'failed':
+      return { tone: 'bad', words: `${peer}’s agent failed on it; no answer will come` };
+    case 'ended':
+      return { tone: 'neutral', words: `${peer}’s agent finished without answering` };
+    case undefined:
+      break;
+  }
   if (state === 'offline') return { tone: 'neutral', words: `Delivered; no answer yet, and ${peer} is offline` };
   return { tone: 'info', words: 'Delivered; no answer yet' };
 }

@@ -339,7 +339,25 @@ export interface TextView {
   state: TextState;
   /** Why it failed (outgoing): thread, roles, role, paused, queue, revoke, closed. */
   reason: string | null;
+  /**
+   * Which side made it fail: `us` (a pause, revoke or delete here) or the peer (its
+   * refusal, its revoke); null when it did not fail, or failed before this was kept.
+   */
+  failedBy: 'us' | 'peer' | null;
   createdAt: string;
+}
+
+/**
+ * What the peer's installation said about the turn that took our texts of an agent
+ * conversation we started, up to `seq`: working on them, stopped there by a person (or
+ * its time limit), failed, or ended without an answer. Only the state crosses the wire.
+ */
+export interface PeerTurn {
+  state: 'working' | 'stopped' | 'failed' | 'ended';
+  /** The last of our texts (by seq) that turn took. */
+  seq: number;
+  /** When we heard it. */
+  at: string;
 }
 
 /** An agent conversation: one topic between a local role and a peer role. */
@@ -351,14 +369,20 @@ export interface ThreadSummary {
   connection: { id: number; name: string; fingerprint: string };
   localRole: string;
   peerRole: string;
-  /** The topic it answers for; `gone` once that conversation or task was deleted. */
-  root: { kind: ContextKind; id: number; gone: boolean };
+  /**
+   * The topic it answers for; `gone` once that conversation or task was deleted, and
+   * then `title`, what it was called (kept when it was deleted; null before that, and
+   * for roots deleted before titles were kept).
+   */
+  root: { kind: ContextKind; id: number; gone: boolean; title: string | null };
   startedBy: 'local' | 'peer';
   status: 'open' | 'closed';
   closeReason: string | null;
   run: RunSummary;
   counts: Record<TextState, number>;
   lastText: TextView | null;
+  /** In one started here: the peer's word on the turn that took our texts; null until it says any. */
+  peerTurn: PeerTurn | null;
   createdAt: string;
 }
 

@@ -862,7 +862,8 @@ const rows: AnyRow[] = [
     params: (f) => ({ root: { kind: 'thread', id: f.root.id } }),
     effect: (f, result) => {
       expect(result.find((t) => t.id === f.thread.id)).toEqual(f.thread);
-      for (const thread of result) expect(thread.root).toEqual({ kind: 'thread', id: f.root.id, gone: false });
+      for (const thread of result)
+        expect(thread.root).toEqual({ kind: 'thread', id: f.root.id, gone: false, title: null });
     },
   }),
   row({

@@ -25,7 +25,10 @@ import {
   closeThread,
   insertText,
   insertThread,
+  failText,
+  keepDeletedRootTitle,
   markRootGone,
+  setPeerTurn,
   setTextState,
   type TextRow,
   type ThreadRow,
@@ -112,9 +115,16 @@ function writeThreads(
     let seqOut = 0;
     let seqIn = 0;
     for (let n = 0; n < texts; n++) {
-      if (random() < 0.5) insertText(db, thread.id, 'out', ++seqOut, `out ${i}.${n}`, STATES_OUT[n % 5]!);
-      else insertText(db, thread.id, 'in', ++seqIn, `in ${i}.${n}`, STATES_IN[n % 3]!);
+      if (random() < 0.5) {
+        const state = STATES_OUT[n % 5]!;
+        const id = insertText(db, thread.id, 'out', ++seqOut, `out ${i}.${n}`, state);
+        // Failed by either side.
+        if (state === 'failed') failText(db, id, 'paused', random() < 0.5 ? 'us' : 'peer');
+      } else insertText(db, thread.id, 'in', ++seqIn, `in ${i}.${n}`, STATES_IN[n % 3]!);
     }
+    // What the peer said of the turn that took our texts.
+    if (root && seqOut > 0 && random() < 0.4)
+      setPeerTurn(db, thread.id, (['working', 'stopped', 'failed', 'ended'] as const)[n4(random)]!, seqOut);
     if (random() < 0.1) continue; // no run yet
     const run = ensureRun(db, { kind: 'thread', id: thread.id }, role.id);
     const turn = insertTurn(db, run.id, 0, `token-${thread.id}`);
@@ -129,6 +139,8 @@ function writeThreads(
   }
   return ids;
 }
+
+const n4 = (random: () => number) => Math.floor(random() * 4);
 
 /** A thread's summary worked out row by row, the way it was before lists were read in one statement. */
 function slowSummary(inst: TestInstallation, id: number): ThreadSummary {
@@ -151,7 +163,18 @@ function slowSummary(inst: TestInstallation, id: number): ThreadSummary {
     connection: { id: connection.id, name: connection.name, fingerprint: connection.fingerprint },
     localRole: thread.local_role,
     peerRole: thread.peer_role,
-    root: { kind: thread.root_kind, id: thread.root_id, gone: thread.root_gone === 1 },
+    root: {
+      kind: thread.root_kind,
+      id: thread.root_id,
+      gone: thread.root_gone === 1,
+      title: thread.root_gone
+        ? ((
+            db
+              .prepare('SELECT title FROM deleted_roots WHERE kind = ? AND id = ?')
+              .get(thread.root_kind, thread.root_id) as { title: string } | undefined
+          )?.title ?? null)
+        : null,
+    },
     startedBy: thread.started_by,
     status: thread.status,
     closeReason: thread.close_reason,
@@ -165,9 +188,14 @@ function slowSummary(inst: TestInstallation, id: number): ThreadSummary {
           body: last.body,
           state: last.state,
           reason: last.reason,
+          failedBy: last.failed_by,
           createdAt: last.created_at,
         }
       : null,
+    peerTurn:
+      thread.started_by === 'local' && thread.peer_turn
+        ? { state: thread.peer_turn, seq: thread.peer_turn_seq!, at: thread.peer_turn_at! }
+        : null,
     createdAt: thread.created_at,
   };
 }
@@ -233,6 +261,7 @@ describe('thread lists, a page at a time', () => {
       writeThreads(db, carol, role, null, 40, random);
       writeThreads(db, bob, role, { kind: 'task', id: gone.id }, 25, random);
       markRootGone(db, 'task', gone.id);
+      keepDeletedRootTitle(db, 'task', gone.id, 'deleted');
       // Later texts in earlier agent conversations, so the newest text is not the newest row.
       for (const id of [3, 17, 40, 41, 150]) insertText(db, id, 'in', 100, 'later', 'received');
     }).immediate();

@@ -3,7 +3,7 @@
 // address, set the queue limit. Each writes its whole decision in one transaction,
 // then signals the agents it stopped and tells the UI.
 import type { ContextRef } from '../../shared/domain';
-import { transaction } from '../store/database';
+import { transaction, type Db } from '../store/database';
 import {
   exposedRoles,
   setConnectionRevoked,
@@ -12,18 +12,22 @@ import {
   setQueueLimit,
   type ConnectionRow,
 } from '../store/queries/connections';
+import { getConversationRow } from '../store/queries/conversations';
+import { getPerson } from '../store/queries/people';
+import { getTaskRow } from '../store/queries/tasks';
 import {
   closeThread,
+  failText,
   getThread,
+  keepDeletedRootTitle,
   markRootGone,
   queuedTextsOfThread,
-  setTextState,
   threadsByRoot,
   threadsOfConnection,
   waitingOutgoing,
   type ThreadRow,
 } from '../store/queries/threads';
-import { getRoleByName } from '../store/queries/roles';
+import { getRole, getRoleByName } from '../store/queries/roles';
 import type { EngineCore, OpenLink } from './core';
 import { EngineError } from './errors';
 import type { LinkManager } from './links';
@@ -34,6 +38,8 @@ export class Control {
   constructor(
     private readonly core: EngineCore,
     private readonly links: LinkManager,
+    /** The connection is revoked: drop whatever waited to be told to its peer. */
+    private readonly revoked: (connectionId: number) => void,
   ) {}
 
   /**
@@ -51,7 +57,7 @@ export class Control {
     const signal = transaction(db, () => {
       setConnectionStatus(db, connectionId, 'paused');
       for (const text of waitingOutgoing(db, connectionId)) {
-        setTextState(db, text.id, 'failed', 'paused');
+        failText(db, text.id, 'paused', 'us');
         this.core.notify(
           getThread(db, text.thread_id)!,
           text.state === 'queued'
@@ -118,10 +124,11 @@ export class Control {
   ): { threads: ThreadRow[]; signal: () => Promise<boolean> } {
     const { db } = this.core;
     const threads = threadsOfConnection(db, connectionId);
+    this.revoked(connectionId);
     const signal = transaction(db, () => {
       setConnectionRevoked(db, connectionId, by);
       for (const thread of threads) closeThread(db, thread.id, reason);
-      for (const text of waitingOutgoing(db, connectionId)) setTextState(db, text.id, 'failed', 'revoke');
+      for (const text of waitingOutgoing(db, connectionId)) failText(db, text.id, 'revoke', by);
       return this.core.options.runs.stopInTransaction(threadContexts(threads), reason);
     });
     return { threads, signal };
@@ -151,10 +158,16 @@ export class Control {
     let threads: ThreadRow[] = [];
     const signal = transaction(db, () => {
       threads = roots.flatMap((root) => (root.kind === 'thread' ? [] : threadsByRoot(db, root.kind, root.id)));
-      for (const root of roots) if (root.kind !== 'thread') markRootGone(db, root.kind, root.id);
+      for (const root of roots) {
+        if (root.kind === 'thread') continue;
+        // What it was called stays with the agent conversations it leaves (read before `remove`).
+        const title = rootTitle(db, root.kind, root.id);
+        if (markRootGone(db, root.kind, root.id) > 0 && title !== null)
+          keepDeletedRootTitle(db, root.kind, root.id, title);
+      }
       for (const thread of threads) {
         closeThread(db, thread.id, 'root deleted');
-        for (const text of queuedTextsOfThread(db, thread.id)) setTextState(db, text.id, 'failed', 'closed');
+        for (const text of queuedTextsOfThread(db, thread.id)) failText(db, text.id, 'closed', 'us');
       }
       const stopping = this.core.options.runs.stopInTransaction([...threadContexts(threads), ...roots], by);
       remove();
@@ -191,6 +204,16 @@ export class Control {
     transaction(this.core.db, () => setQueueLimit(this.core.db, connectionId, limit));
     this.core.connectionChanged(connectionId);
   }
+}
+
+/** A conversation's or a task's title, as its orphaned agent conversations show it. */
+function rootTitle(db: Db, kind: 'conversation' | 'task', id: number): string | null {
+  if (kind === 'task') return getTaskRow(db, id)?.title ?? null;
+  const conversation = getConversationRow(db, id);
+  if (!conversation) return null;
+  const person = getPerson(db, conversation.person_id)?.name ?? 'someone';
+  const role = getRole(db, conversation.role_id)?.name ?? 'a role';
+  return `${person}’s conversation with ${role}`;
 }
 
 const threadContexts = (threads: ThreadRow[]): ContextRef[] =>

@@ -6,6 +6,7 @@
 //   receiver.ts  frames in; which text is accepted is decided by receive-decision.ts
 //   sender.ts    root derivation, the sender key, limits, enqueue, resend, the reply guard
 //   control.ts   owners' pause, unpause, revoke; deleting roots
+//   turn-signals.ts  telling a peer what our agent does with its texts (`turn`)
 //   views.ts     what the app API and agents are shown (directory.ts: whom roles can ask)
 //
 // core.ts holds what they share (the database's group commit, agent conversations in
@@ -25,7 +26,9 @@ import { LinkManager } from './links';
 import { Pairing } from './pairing';
 import { Receiver } from './receiver';
 import { Sender, type SendResult } from './sender';
+import { TurnSignals } from './turn-signals';
 import { Views } from './views';
+import type { TurnState } from './wire';
 
 export type { EngineOptions } from './core';
 export type { SendResult } from './sender';
@@ -39,6 +42,7 @@ export class ConnectionEngine implements PeerGateway {
   private readonly sender: Sender;
   private readonly receiver: Receiver;
   private readonly control: Control;
+  private readonly signals: TurnSignals;
   private readonly views: Views;
 
   constructor(options: EngineOptions) {
@@ -47,9 +51,11 @@ export class ConnectionEngine implements PeerGateway {
     this.core = core;
     this.sender = new Sender(core, (id) => this.links.isOnline(id));
     this.links = new LinkManager(core, {
-      // A new link: our roles first, then every agent conversation's unacked text again.
+      // A new link: our roles first, what our agents did meanwhile, then every agent
+      // conversation's unacked text again.
       opened: (open) => {
         this.control.sendRoles(open);
+        this.signals.flush(open);
         this.sender.resendAll(open).catch((error: unknown) => frameFailed(open.link, error));
         core.connectionChanged(open.connectionId);
       },
@@ -57,7 +63,8 @@ export class ConnectionEngine implements PeerGateway {
       admitStranger: (peer, hello) => this.pairing.admitStranger(peer, hello),
     });
     this.pairing = new Pairing(core, this.links);
-    this.control = new Control(core, this.links);
+    this.signals = new TurnSignals(core);
+    this.control = new Control(core, this.links, (id) => this.signals.forget(id));
     this.receiver = new Receiver(core, this.sender, (open) => this.control.revokedByPeer(open));
     this.views = new Views(core, this.links);
   }
@@ -227,5 +234,10 @@ export class ConnectionEngine implements PeerGateway {
 
   threadChanged(threadRowId: number): void {
     this.core.threadChanged(threadRowId);
+  }
+
+  /** A turn in an agent conversation took the peer's texts, or ended without answering: the peer hears the state. */
+  turnState(threadRowId: number, turnId: number, state: TurnState): void {
+    this.signals.turn(threadRowId, turnId, state);
   }
 }

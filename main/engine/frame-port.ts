@@ -5,7 +5,7 @@
 import type { TLSSocket } from 'node:tls';
 import type WebSocket from 'ws';
 import { log } from '../log';
-import { closeReason } from './wire';
+import { closeReason, PROTOCOL_REVISION, revisionOf } from './wire';
 
 export interface FramePortEvents {
   message(data: Buffer | string, isBinary: boolean): void;
@@ -14,6 +14,8 @@ export interface FramePortEvents {
 }
 
 export interface FramePort {
+  /** The revision of protocol 2 both ends agreed to when the port opened (see wire.ts). */
+  readonly revision: number;
   /** Sends one frame's text; false when the port is no longer open. */
   send(data: string): boolean;
   /** Starts the closing handshake with a code and a reason people can read. */
@@ -29,6 +31,8 @@ export interface FramePort {
 export function wsFramePort(ws: WebSocket, socket: TLSSocket): FramePort {
   let corked = false;
   return {
+    // The subprotocol the listener chose, as both ends see it.
+    revision: revisionOf(ws.protocol),
     send(data) {
       if (ws.readyState !== ws.OPEN) return false;
       // Frames sent in the same tick (a group commit's texts or acks) leave in one
@@ -64,10 +68,11 @@ export function wsFramePort(ws: WebSocket, socket: TLSSocket): FramePort {
 }
 
 /**
- * Two connected in-memory ports. Messages arrive in order, each in a later turn of the
- * event loop (as from a socket); a close reaches both sides with its code and reason.
+ * Two connected in-memory ports that agreed to `revision`. Messages arrive in order, each
+ * in a later turn of the event loop (as from a socket); a close reaches both sides with
+ * its code and reason.
  */
-export function memoryFramePorts(): [FramePort, FramePort] {
+export function memoryFramePorts(revision = PROTOCOL_REVISION): [FramePort, FramePort] {
   type End = { events: FramePortEvents | null; early: Array<() => void>; open: boolean };
   const ends: [End, End] = [
     { events: null, early: [], open: true },
@@ -88,6 +93,7 @@ export function memoryFramePorts(): [FramePort, FramePort] {
       deliver(other, (events) => events.close(code, reason));
     };
     return {
+      revision,
       send(data) {
         if (!self.open) return false;
         deliver(other, (events) => events.message(data, false));

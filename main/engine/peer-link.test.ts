@@ -1,15 +1,18 @@
 // The link and its one handshake, on an in-memory pair of frame ports and over real
 // mutual TLS: the same tests, the same states.
 import { mkdtempSync, rmSync } from 'node:fs';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
 import { memoryFramePorts, wsFramePort, type FramePort } from './frame-port';
 import { handshake, HandshakeError, type Admission } from './handshake';
 import { loadOrCreateIdentity, type Identity } from './identity';
 import { PeerLink, type LinkState } from './peer-link';
 import { dialPeer, listenForPeers, type PeerCertificate, type PeerListener } from './transport';
-import { CloseCode, type Frame, type HelloFrame } from './wire';
+import { CloseCode, PROTOCOL_REVISION, type Frame, type HelloFrame } from './wire';
 
 interface Pair {
   dialler: FramePort;
@@ -200,5 +203,100 @@ describe.each([
     });
     // No hello came back: the dialler's link never left awaiting-hello before it closed.
     expect(dialler.state).toBe('closed');
+  });
+});
+
+/**
+ * A listener as Parley's was before revisions: the same mutual TLS, but its WebSocket
+ * server has no say in the subprotocol (`ws` then takes the first one offered).
+ */
+async function listenerFromBeforeRevisions(
+  identity: Identity,
+  accepted: (port: FramePort, peer: PeerCertificate) => void,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const server = https.createServer({
+    key: identity.key,
+    cert: identity.cert,
+    requestCert: true,
+    rejectUnauthorized: false,
+    minVersion: 'TLSv1.3',
+  });
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    const tlsSocket = socket as TLSSocket;
+    wss.handleUpgrade(req, socket, head, (ws) => accepted(wsFramePort(ws, tlsSocket), cert(alice)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    port: (server.address() as { port: number }).port,
+    async close() {
+      for (const client of wss.clients) client.terminate();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('the revision a link speaks', () => {
+  const turn: Frame = { type: 'turn', thread: 'T'.repeat(22), seq: 1, state: 'working' };
+
+  /** Opens both ends of a pair without a handshake (the engine's part) and sends `turn`, then a barrier. */
+  async function exchange(dialler: FramePort, listener: FramePort) {
+    const a = new PeerLink(dialler, cert(bob), 'dialler');
+    const b = new PeerLink(listener, cert(alice), 'dialler');
+    const listening = handshake(b, { side: 'listener', hello: hello('bob'), admit: () => ({ connectionId: 1 }) });
+    await handshake(a, { side: 'dialler', hello: hello('alice'), admit: () => ({ connectionId: 1 }) });
+    await listening;
+    const seen = watch(b);
+    seen.open();
+    watch(a).open();
+    const sent = a.send(turn);
+    // Frames arrive in order: once the revoke is in, the turn would have been too.
+    a.send({ type: 'revoke' });
+    await until(() => seen.frames.some((f) => f.type === 'revoke'));
+    a.close(CloseCode.normal, 'done');
+    await seen.closed;
+    return { revisions: [a.revision, b.revision], sent, received: seen.frames.map((f) => f.type) };
+  }
+
+  async function overTls(revision: number | null) {
+    const listening = new Promise<FramePort>((resolve) => {
+      accepted = (port) => resolve(port);
+    });
+    const { ws, socket } = await dialPeer(alice, `127.0.0.1:${server.address.port}`, bob.fingerprint, { revision });
+    return exchange(wsFramePort(ws, socket), await listening);
+  }
+
+  it('is the newest both ends speak: this revision between two of today', async () => {
+    expect(PROTOCOL_REVISION).toBe(1);
+    expect(await overTls(PROTOCOL_REVISION)).toEqual({ revisions: [1, 1], sent: true, received: ['turn', 'revoke'] });
+    const [dialler, listener] = memoryFramePorts();
+    expect(await exchange(dialler, listener)).toEqual({ revisions: [1, 1], sent: true, received: ['turn', 'revoke'] });
+  });
+
+  it('is 0 with a dialler from before revisions, which then never gets a frame it does not know', async () => {
+    expect(await overTls(null)).toEqual({ revisions: [0, 0], sent: false, received: ['revoke'] });
+    expect(await overTls(0)).toEqual({ revisions: [0, 0], sent: false, received: ['revoke'] });
+    const [dialler, listener] = memoryFramePorts(0);
+    expect(await exchange(dialler, listener)).toEqual({ revisions: [0, 0], sent: false, received: ['revoke'] });
+  });
+
+  it('is 0 with a listener from before revisions, which takes the first subprotocol offered', async () => {
+    let port: FramePort | null = null;
+    const old = await listenerFromBeforeRevisions(bob, (p) => {
+      port = p;
+    });
+    try {
+      const { ws, socket } = await dialPeer(alice, `127.0.0.1:${old.port}`, bob.fingerprint);
+      expect(ws.protocol).toBe('parley.2');
+      await until(() => port !== null);
+      expect(await exchange(wsFramePort(ws, socket), port!)).toEqual({
+        revisions: [0, 0],
+        sent: false,
+        received: ['revoke'],
+      });
+    } finally {
+      await old.close();
+    }
   });
 });

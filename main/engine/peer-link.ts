@@ -8,12 +8,13 @@
 //
 // In `hello-received` the peer may already send more (its roles, a resend) before the
 // engine has decided: those frames wait, in order, until `open()`. A frame that breaks
-// the protocol closes the link with a code that says why.
+// the protocol closes the link with a code that says why. A frame of a revision the
+// link did not agree to is never sent (wire.ts, version rules).
 import { log } from '../log';
 import { HELLO_TIMEOUT_MS } from '../net/limits';
 import type { FramePort } from './frame-port';
 import type { PeerCertificate } from './transport';
-import { CloseCode, decodeFrame, encodeFrame, ProtocolError, type Frame, type HelloFrame } from './wire';
+import { CloseCode, decodeFrame, encodeFrame, frameRevision, ProtocolError, type Frame, type HelloFrame } from './wire';
 
 export type LinkState = 'awaiting-hello' | 'hello-received' | 'open' | 'closing' | 'closed';
 
@@ -61,6 +62,11 @@ export class PeerLink {
     return this.current;
   }
 
+  /** The revision of protocol 2 both sides speak on this link. */
+  get revision(): number {
+    return this.port.revision;
+  }
+
   /** The peer's hello: resolves once it came; rejects if the link ends first. */
   hello(): Promise<HelloFrame> {
     if (this.theirHello) return Promise.resolve(this.theirHello);
@@ -88,8 +94,10 @@ export class PeerLink {
     this.pingTimer.unref();
   }
 
+  /** False when the frame did not go: the link is closing, or the peer did not agree to the frame's revision. */
   send(frame: Frame): boolean {
     if (this.current === 'closing' || this.current === 'closed') return false;
+    if (frameRevision[frame.type] > this.port.revision) return false;
     return this.port.send(encodeFrame(frame));
   }
 

@@ -1,7 +1,8 @@
 // The receiving side: frames from an open link. A text is decided on by decideText
 // (./receive-decision.ts) and, when accepted, committed before its ack; it waits,
 // received, as the work of its agent conversation's run. Acks read together are
-// recorded together; a rejection fails the text and tells the sending role.
+// recorded together; a rejection fails the text and tells the sending role. A peer's
+// word on the turn that took our texts (`turn`) is kept on the thread we started.
 import { log } from '../log';
 import { exposedRoleNames, getConnectionRow, setPeerRoles } from '../store/queries/connections';
 import { getRoleByName } from '../store/queries/roles';
@@ -9,12 +10,13 @@ import { ensureRun } from '../store/queries/runs';
 import {
   ackTexts,
   closeThread,
+  failText,
   insertText,
   insertThread,
   markAckedAfterPause,
   outText,
   queuedTextsOfThread,
-  setTextState,
+  setPeerTurn,
   threadByWireId,
 } from '../store/queries/threads';
 import { run as runSql } from '../store/sql';
@@ -25,7 +27,7 @@ import type { Tx } from './group-commit';
 import { decideText } from './receive-decision';
 import { takeOffWire, type Sender } from './sender';
 import type { ThreadState } from './sender-key';
-import type { AckFrame, Frame, RejectReason, TextFrame } from './wire';
+import type { AckFrame, Frame, RejectReason, TextFrame, TurnFrame } from './wire';
 
 type After = (action: () => void) => void;
 
@@ -88,9 +90,35 @@ export class Receiver {
           .run((after, tx) => this.receiveReject(open, frame.thread, frame.seq, frame.reason, after, tx))
           .catch(failed);
         return;
+      case 'turn':
+        // What a peer's agent does is shown, not relied on: no fsync of its own, and one
+        // that cannot be recorded is let go (the peer does not send it again).
+        batch
+          .run((after, tx) => this.receiveTurn(open, frame, tx), { durable: false, savepoint: false })
+          .catch((error: unknown) => {
+            if ((error as Error).message !== 'shutting down')
+              log.warn('could not record what the peer said of its turn', { error: String(error) });
+          });
+        return;
       case 'hello':
         return;
     }
+  }
+
+  /**
+   * The peer's word on the turn that took our texts of a thread: kept only for a thread
+   * we started, for texts we sent, and never older than what it said before.
+   */
+  private receiveTurn(open: OpenLink, frame: TurnFrame, tx: Tx): void {
+    const { db, threads } = this.core;
+    const state = threads.byWireId(open.connectionId, frame.thread);
+    if (!state || state.row.started_by !== 'local') return;
+    if (frame.seq > threads.lastSeq(state, 'out') || frame.seq < (state.row.peer_turn_seq ?? 0)) return;
+    tx.writing();
+    setPeerTurn(db, state.row.id, frame.state, frame.seq);
+    // The cached row is the engine's own: kept in step rather than read again.
+    state.row = { ...state.row, peer_turn: frame.state, peer_turn_seq: frame.seq };
+    this.core.threadChangedAfter(state.row, tx);
   }
 
   private receiveText(open: OpenLink, frame: TextFrame, after: After, tx: Tx): void {
@@ -235,7 +263,7 @@ export class Receiver {
     const connection = getConnectionRow(db, connectionId)!;
     const text = outText(db, thread.id, seq);
     if (text && (text.state === 'sent' || text.state === 'queued')) {
-      setTextState(db, text.id, 'failed', reason);
+      failText(db, text.id, reason, 'peer');
       if (state.undelivered !== undefined) state.undelivered--;
       const peer = `${connection.name}/${thread.peer_role}`;
       // Paused means nothing moves: then the notice waits for the next turn.
@@ -249,7 +277,7 @@ export class Receiver {
     if (reason === 'thread') {
       // The peer closed its side: close ours, so the next send from this root starts anew.
       closeThread(db, thread.id, `closed by ${connection.name}`);
-      for (const queued of queuedTextsOfThread(db, thread.id)) setTextState(db, queued.id, 'failed', 'thread');
+      for (const queued of queuedTextsOfThread(db, thread.id)) failText(db, queued.id, 'thread', 'peer');
       // Its row and texts changed: read them again when next needed.
       threads.forget(state);
     } else this.sender.claimNext(open, state, after, tx);

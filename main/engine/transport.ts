@@ -14,7 +14,7 @@ import { log } from '../log';
 import { ConnectionGate, type Ticket } from '../net/admission';
 import { KEEP_ALIVE_TIMEOUT_MS, TLS_HANDSHAKE_TIMEOUT_MS } from '../net/limits';
 import type { Identity } from './identity';
-import { MAX_FRAME_BYTES, WS_PATH } from './wire';
+import { chooseSubprotocol, MAX_FRAME_BYTES, offeredSubprotocols, PROTOCOL_REVISION, WS_PATH } from './wire';
 
 export interface PeerCertificate {
   fingerprint: string;
@@ -103,7 +103,13 @@ export async function listenForPeers(
     res.writeHead(426, { 'content-type': 'text/plain', connection: 'close' }).end('Parley peers speak WebSocket\n');
   });
   server.on('clientError', answerClientError);
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_FRAME_BYTES,
+    perMessageDeflate: false,
+    // The revision of protocol 2 the link speaks (a dialler from before revisions offers none).
+    handleProtocols: (offered) => chooseSubprotocol(offered),
+  });
   wss.on('error', (error) => log.warn('peer socket server error', { error: error.message }));
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
@@ -151,18 +157,21 @@ export async function listenForPeers(
 
 /**
  * Dials a peer at host:port, refusing (before any WebSocket byte is sent) unless its
- * certificate has the pinned fingerprint. Resolves with the open socket.
+ * certificate has the pinned fingerprint. Resolves with the open socket. It offers the
+ * revisions of protocol 2 up to `revision`; null offers none, as Parley did before
+ * revisions (tests stand in for such a peer with it).
  */
 export function dialPeer(
   identity: Identity,
   address: string,
   expectedFingerprint: string,
-  timeoutMs = 10_000,
+  options: { timeoutMs?: number; revision?: number | null } = {},
 ): Promise<{ ws: WebSocket; peer: PeerCertificate; socket: tls.TLSSocket }> {
+  const { timeoutMs = 10_000, revision = PROTOCOL_REVISION } = options;
   return new Promise((resolve, reject) => {
     let peer: PeerCertificate | null = null;
     let tlsSocket: tls.TLSSocket | null = null;
-    const ws = new WebSocket(`wss://${address}${WS_PATH}`, {
+    const ws = new WebSocket(`wss://${address}${WS_PATH}`, revision === null ? [] : offeredSubprotocols(revision), {
       key: identity.key,
       cert: identity.cert,
       rejectUnauthorized: false,

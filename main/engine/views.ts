@@ -186,7 +186,7 @@ function toThreadSummary(row: ThreadListRow, stopping: ReadonlySet<number>): Thr
     connection: { id: row.connection_id, name: row.connection_name, fingerprint: row.connection_fingerprint },
     localRole: row.local_role,
     peerRole: row.peer_role,
-    root: { kind: row.root_kind, id: row.root_id, gone: row.root_gone === 1 },
+    root: { kind: row.root_kind, id: row.root_id, gone: row.root_gone === 1, title: row.root_title },
     startedBy: row.started_by,
     status: row.status,
     closeReason: row.close_reason,
@@ -209,8 +209,13 @@ function toThreadSummary(row: ThreadListRow, stopping: ReadonlySet<number>): Thr
             body: row.last_body!,
             state: row.last_state!,
             reason: row.last_reason,
+            failedBy: row.last_failed_by,
             createdAt: row.last_created_at!,
           },
+    peerTurn:
+      row.started_by === 'local' && row.peer_turn !== null
+        ? { state: row.peer_turn, seq: row.peer_turn_seq!, at: row.peer_turn_at! }
+        : null,
     createdAt: row.created_at,
   };
 }
@@ -222,5 +227,6 @@ const textView = (row: TextRow): TextView => ({
   body: row.body,
   state: row.state,
   reason: row.reason,
+  failedBy: row.failed_by,
   createdAt: row.created_at,
 });

@@ -1,8 +1,21 @@
 // The hand-written decoder of the two hot frames (`text`, `ack`) against the schema:
 // on every input it must say what the schema says — accept exactly what the schema
-// accepts, with the same result, and leave everything else to it.
+// accepts, with the same result, and leave everything else to it (`turn`, one per
+// turn rather than per text, is the schema's alone). Then the revisions of protocol 2
+// and how a link agrees on one.
 import { describe, expect, it } from 'vitest';
-import { decodeFrame, frameSchema, hotFrame, MAX_TEXT_CHARS } from './wire';
+import {
+  chooseSubprotocol,
+  decodeFrame,
+  frameRevision,
+  frameSchema,
+  hotFrame,
+  MAX_TEXT_CHARS,
+  offeredSubprotocols,
+  PROTOCOL_REVISION,
+  revisionOf,
+  subprotocol,
+} from './wire';
 
 /** A small seeded generator, so a failure can be run again. */
 function random(seed: number) {
@@ -38,13 +51,29 @@ const bodies = [
   ['hi', 'x', 'ünïcödé 🎉', 'x'.repeat(MAX_TEXT_CHARS), '\u0000'],
   ['', 'x'.repeat(MAX_TEXT_CHARS + 1)],
 ] as const;
+const turnStates = [
+  ['working', 'stopped', 'failed', 'ended'],
+  ['Working', 'done', '', 'answered'],
+] as const;
 const junk: unknown[] = [null, true, 0, 'str', [], {}, [1], { a: 1 }, 1.5];
 
 function candidate(r: ReturnType<typeof random>): unknown {
-  const kind = r.pick(['text', 'ack', 'text', 'ack', 'reject', 'roles', 'hello', 'revoke', 'other', 'junk'] as const);
+  const kind = r.pick([
+    'text',
+    'ack',
+    'text',
+    'ack',
+    'reject',
+    'roles',
+    'hello',
+    'revoke',
+    'turn',
+    'other',
+    'junk',
+  ] as const);
   if (kind === 'junk') return r.pick(junk);
   const frame: Record<string, unknown> = { type: kind === 'other' ? r.pick(['TEXT', 'acks', '', 1]) : kind };
-  if (kind === 'ack' || kind === 'text' || kind === 'reject' || kind === 'other') {
+  if (kind === 'ack' || kind === 'text' || kind === 'reject' || kind === 'turn' || kind === 'other') {
     frame.thread = r.field(threads);
     frame.seq = r.field(seqs);
   }
@@ -54,6 +83,7 @@ function candidate(r: ReturnType<typeof random>): unknown {
     frame.body = r.field(bodies);
   }
   if (kind === 'reject') frame.reason = r.pick(['thread', 'queue', 'nope']);
+  if (kind === 'turn') frame.state = r.field(turnStates);
   if (kind === 'roles') frame.roles = [{ name: r.field(roles), description: '' }];
   if (kind === 'hello') Object.assign(frame, { protocol: 2, name: 'bob', address: null });
   // Mutations: a field of another type, one missing, one too many.
@@ -71,6 +101,7 @@ describe('the fast decoder of text and ack frames', () => {
     const r = random(20_260_101);
     let hot = 0;
     let schemaOnly = 0;
+    let turns = 0;
     for (let i = 0; i < 20_000; i++) {
       const json = candidate(r);
       const fast = hotFrame(json);
@@ -86,11 +117,16 @@ describe('the fast decoder of text and ack frames', () => {
       } else if (isHotType) {
         // Null for a text or an ack means the schema refuses it too.
         expect(parsed.success, JSON.stringify(json).slice(0, 200)).toBe(false);
-      } else if (parsed.success) schemaOnly++;
+      } else if (parsed.success) {
+        schemaOnly++;
+        if (parsed.data.type === 'turn') turns++;
+      }
     }
     // The generator reaches both sides of every check.
     expect(hot).toBeGreaterThan(2_000);
     expect(schemaOnly).toBeGreaterThan(100);
+    // `turn` frames reach the schema, which takes the valid ones.
+    expect(turns).toBeGreaterThan(200);
   });
 
   it('gives decodeFrame the same answer whichever path decides', () => {
@@ -100,5 +136,48 @@ describe('the fast decoder of text and ack frames', () => {
     const reordered = { body: 'hi', to: 'b', from: 'a', seq: 1, thread: 'a'.repeat(16), type: 'text' };
     expect(hotFrame(reordered)).toEqual(text);
     expect(() => decodeFrame(JSON.stringify({ ...text, seq: 0 }))).toThrow(/bad frame: seq/);
+  });
+});
+
+describe('revisions of protocol 2', () => {
+  it('names each revision as a WebSocket subprotocol and reads it back; anything else is revision 0', () => {
+    expect(offeredSubprotocols()).toEqual(['parley.2', 'parley.2.1']);
+    expect(offeredSubprotocols(0)).toEqual(['parley.2']);
+    const table: Array<[string, number]> = [
+      ['parley.2.1', 1],
+      ['parley.2', 0],
+      // None chosen: the listener is from before revisions, or the dialler offered none.
+      ['', 0],
+      ['parley.2.7', 7],
+      ['parley.3.1', 0],
+      ['parley.2.01', 0],
+      ['parley.2.', 0],
+      ['parley.2.1x', 0],
+      ['x-parley.2.1', 0],
+    ];
+    expect(table.map(([protocol]) => [protocol, revisionOf(protocol)])).toEqual(table);
+    for (let r = 0; r <= PROTOCOL_REVISION; r++) expect(revisionOf(subprotocol(r))).toBe(r);
+  });
+
+  it('lets the listener choose the newest revision both speak', () => {
+    const table: Array<[string[], number, string | false]> = [
+      // A dialler of today, a listener of today.
+      [['parley.2', 'parley.2.1'], 1, 'parley.2.1'],
+      // A dialler of today, a listener that speaks only revision 0.
+      [['parley.2', 'parley.2.1'], 0, 'parley.2'],
+      // A newer dialler: the listener takes what it knows.
+      [['parley.2', 'parley.2.1', 'parley.2.2'], 1, 'parley.2.1'],
+      [['parley.2'], 1, 'parley.2'],
+      // Nothing of ours: refused (the dialler's WebSocket then fails).
+      [['chat'], 1, false],
+      [[], 1, false],
+    ];
+    for (const [offered, revision, chosen] of table)
+      expect(chooseSubprotocol(new Set(offered), revision), offered.join(',')).toBe(chosen);
+  });
+
+  it('puts every frame of protocol 2 in revision 0 except the ones added since', () => {
+    expect(Object.entries(frameRevision).filter(([, revision]) => revision > 0)).toEqual([['turn', 1]]);
+    expect(Math.max(...Object.values(frameRevision))).toBe(PROTOCOL_REVISION);
   });
 });

@@ -1,9 +1,18 @@
 // Wire protocol 2 ("thread"): JSON frames, one per WebSocket message, validated by
 // schema and capped in size. Nothing about an agent conversation's root crosses it;
 // a text names only its thread ID, sequence number and the two roles.
+//
+// Version rules. The hello's protocol number changes only when a frame an older peer
+// knows would mean something else, or a frame every peer must understand is added:
+// peers of different numbers refuse each other. Frames a peer can go without are
+// added as a *revision* of protocol 2 instead, agreed before the first frame as the
+// WebSocket subprotocol (an older peer never sees a frame it does not know: peers
+// from before revisions close the link on one). Revision 1 adds `turn`.
 import { z } from 'zod';
 
 export const PROTOCOL_VERSION = 2;
+/** The newest revision of protocol 2 this Parley speaks (see the version rules above). */
+export const PROTOCOL_REVISION = 1;
 /** Largest frame accepted; a text body is capped well below it. */
 export const MAX_FRAME_BYTES = 256 * 1024;
 export const MAX_TEXT_CHARS = 100_000;
@@ -36,6 +45,14 @@ const seq = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 export const rejectReasons = ['thread', 'roles', 'role', 'paused', 'queue', 'revoke'] as const;
 export type RejectReason = (typeof rejectReasons)[number];
 
+/**
+ * What a peer's agent is doing with our texts of a thread: a turn took them (`working`),
+ * a person there (or its time limit) stopped that turn (`stopped`), it failed
+ * (`failed`), or it ended without answering (`ended`). Nothing more: not who, not why.
+ */
+export const turnStates = ['working', 'stopped', 'failed', 'ended'] as const;
+export type TurnState = (typeof turnStates)[number];
+
 export const helloFrame = z.strictObject({
   type: z.literal('hello'),
   protocol: z.number().int(),
@@ -63,11 +80,54 @@ export const frameSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('ack'), thread: threadId, seq }),
   z.strictObject({ type: z.literal('reject'), thread: threadId, seq, reason: z.enum(rejectReasons) }),
   z.strictObject({ type: z.literal('revoke') }),
+  /** Revision 1: the state of the turn that took the texts up to `seq` of a thread the receiver started. */
+  z.strictObject({ type: z.literal('turn'), thread: threadId, seq, state: z.enum(turnStates) }),
 ]);
 export type Frame = z.infer<typeof frameSchema>;
 export type HelloFrame = z.infer<typeof helloFrame>;
 export type TextFrame = Extract<Frame, { type: 'text' }>;
 export type AckFrame = Extract<Frame, { type: 'ack' }>;
+export type TurnFrame = Extract<Frame, { type: 'turn' }>;
+
+/** The revision of protocol 2 each frame came with: it goes only on a link that agreed to that revision. */
+export const frameRevision: Record<Frame['type'], number> = {
+  hello: 0,
+  roles: 0,
+  text: 0,
+  ack: 0,
+  reject: 0,
+  revoke: 0,
+  turn: 1,
+};
+
+/** The WebSocket subprotocol that names a revision of protocol 2: `parley.2`, `parley.2.1`, … */
+export function subprotocol(revision: number): string {
+  return revision === 0 ? `parley.${PROTOCOL_VERSION}` : `parley.${PROTOCOL_VERSION}.${revision}`;
+}
+
+/**
+ * What a dialler offers: every revision it speaks, the oldest first, because a listener
+ * from before revisions takes the first one offered (and so speaks revision 0).
+ */
+export function offeredSubprotocols(revision = PROTOCOL_REVISION): string[] {
+  return Array.from({ length: revision + 1 }, (_, r) => subprotocol(r));
+}
+
+/** The revision a subprotocol names; '' (none chosen, or none offered: a peer from before revisions) is 0. */
+export function revisionOf(protocol: string): number {
+  const prefix = `${subprotocol(0)}.`;
+  const rest = protocol.startsWith(prefix) ? protocol.slice(prefix.length) : '';
+  return /^[1-9][0-9]{0,5}$/.test(rest) ? Number(rest) : 0;
+}
+
+/**
+ * The listener's choice among the subprotocols a dialler offers: the newest revision of
+ * protocol 2 both speak. False when it offers none of ours (the dialler then gives up).
+ */
+export function chooseSubprotocol(offered: ReadonlySet<string>, revision = PROTOCOL_REVISION): string | false {
+  for (let r = revision; r >= 0; r--) if (offered.has(subprotocol(r))) return subprotocol(r);
+  return false;
+}
 
 export class ProtocolError extends Error {
   constructor(

@@ -100,6 +100,11 @@ export interface ThreadHooks {
   answerArrived(run: RunRow, outcome: TurnOutcome, alongside: () => void): Promise<void>;
   /** Whom roles can ask: the connections and the peer roles each lets them address. */
   peers(): PeerDirectoryEntry[];
+  /**
+   * A turn was given texts from the peer (`working`), or such a turn is over without
+   * having answered (`stopped`, `failed`, `ended`): the peer that asked is told.
+   */
+  turnState(run: RunRow, turnId: number, state: 'working' | 'stopped' | 'failed' | 'ended'): void;
 }
 
 /**
@@ -418,6 +423,7 @@ export class RunManager {
       void this.durably(`the end of turn ${turnId}`, () =>
         this.commitEnd(run, turnId, { ok: false, error: (error as Error).message }, null),
       );
+      if (inputs.some((input) => input.kind === 'text')) this.threadHooks?.turnState(run, turnId, 'failed');
       return;
     }
     const active: ActiveTurn = {
@@ -443,6 +449,7 @@ export class RunManager {
       liveTimer: null,
     };
     this.active.set(turnId, active);
+    if (active.texts > 0) this.threadHooks?.turnState(run, turnId, 'working');
     active.settled = this.runProcess(active, launch)
       .then(async (result) => {
         if (active.timer) clearTimeout(active.timer);
@@ -458,6 +465,9 @@ export class RunManager {
           if (turnStatus(this.db, turnId) !== 'running') return;
           if (!(await this.endWithFollowUp(active, outcome))) this.commitEnd(run, turnId, outcome, active.session);
         });
+        // No answer went back (a relay's answer still comes down the chain): the asker hears how it ended.
+        if (active.texts > 0 && !active.replied && !active.reported && !active.relayed)
+          this.threadHooks?.turnState(run, turnId, outcome.ok ? 'ended' : 'failed');
       })
       .catch((error: unknown) => log.error('could not record the end of a turn', { turnId, error: String(error) }))
       .finally(() => this.schedule());
@@ -629,6 +639,7 @@ export class RunManager {
     if (active.stoppedBy === null) {
       active.stoppedBy = reason;
       this.changed(active.run);
+      if (active.texts > 0) this.threadHooks?.turnState(active.run, active.turnId, 'stopped');
       await this.endTree(active);
     }
     await active.settled;
@@ -671,6 +682,8 @@ export class RunManager {
     };
     try {
       await follow(writeEnd);
+      // The reply guard's text is the answer.
+      if (context.peerStarted) active.replied = true;
     } catch (error) {
       const reason = (error as Error).message ?? String(error);
       if (context.peerStarted)
@@ -764,6 +777,7 @@ export class RunManager {
   private async recoverInterrupted(turn: TurnRow): Promise<void> {
     if (turn.pid !== null) await endStaleGroup(turn.pid, turn.proc_start, this.graceMs);
     const run = getRun(this.db, turn.run_id);
+    let dropped = false;
     transaction(this.db, () => {
       if (!run) return;
       // Stopped before the crash: the stop was committed, only its end was not.
@@ -774,6 +788,7 @@ export class RunManager {
       const held = heldAfterCrash(this.db, run);
       if (held) {
         dropInterrupted(this.db, turn.id, `Parley stopped while this turn was working; not run again: ${held}`);
+        dropped = true;
         return;
       }
       if (turn.attempt === 0) {
@@ -790,8 +805,11 @@ export class RunManager {
       } else {
         endTurn(this.db, turn.id, 'interrupted', null, 'Parley stopped while this turn was working again; not re-run');
         this.postNotice(run, 'Parley stopped twice while the agent worked on this request; it was dropped.');
+        dropped = true;
       }
     });
+    // Whoever asked heard `working`; nothing will answer it now.
+    if (dropped && run?.context_kind === 'thread') this.threadHooks?.turnState(run, turn.id, 'ended');
   }
 
   /** What a run works on, as told to its agent and returned by `parley context`. */

@@ -68,7 +68,12 @@ describe('ids are never handed out again', () => {
     expect(miaConversation.id).toBeGreaterThan(maxConversation.id);
     // The agent conversation still names max's conversation, which is gone for good: owners read it.
     const { thread: orphan } = await alice.owner('threads.get', { id: thread.id });
-    expect(orphan.root).toEqual({ kind: 'conversation', id: maxConversation.id, gone: true });
+    expect(orphan.root).toEqual({
+      kind: 'conversation',
+      id: maxConversation.id,
+      gone: true,
+      title: 'max’s conversation with assistant',
+    });
     await expect(mia.call('threads.get', { id: thread.id })).rejects.toMatchObject({ code: 'not_found' });
   });
 
@@ -87,7 +92,7 @@ describe('ids are never handed out again', () => {
     expect(await mia.call('threads.list', { root })).toEqual([]);
     expect(next.id).toBeGreaterThan(task.id);
     const { thread: orphan } = await alice.owner('threads.get', { id: thread.id });
-    expect(orphan.root).toEqual({ kind: 'task', id: task.id, gone: true });
+    expect(orphan.root).toEqual({ kind: 'task', id: task.id, gone: true, title: 'first' });
   });
 
   it('never gives a removed person’s, a removed role’s or a replaced token’s id to the next one', async () => {

@@ -29,14 +29,18 @@ export class RawPeer {
     ws.on('error', () => {});
   }
 
-  /** Dials `address` as `identity` and says hello (unless `hello` is null). */
+  /**
+   * Dials `address` as `identity` and says hello (unless `hello` is null), offering the
+   * revisions of protocol 2 up to `revision` (null: none, as Parley before revisions).
+   */
   static async dial(
     identity: Identity,
     address: string,
     fingerprint: string,
     hello: object | null = { type: 'hello', protocol: 2, name: 'mallory', address: null },
+    options: { revision?: number | null } = {},
   ): Promise<RawPeer> {
-    const { ws, socket } = await dialPeer(identity, address, fingerprint);
+    const { ws, socket } = await dialPeer(identity, address, fingerprint, options);
     const raw = new RawPeer(ws, socket);
     if (hello) raw.send(hello);
     return raw;

@@ -1,5 +1,6 @@
 // The state of an ask, under the chat line that made it ("asked bob/researcher"):
-// delivered, answered, or why not with the fix when the person can apply it. The line
+// delivered, working (the peer's agent has it), answered, stopped or failed there, or
+// why it was not delivered with the fix when the person can apply it. The line
 // is linked to its agent conversation by the PEER/ROLE it names, among the agent
 // conversations of this conversation, and to its text by time (thread-facts.ts).
 import { useEffect, useMemo } from 'react';
@@ -82,7 +83,7 @@ export function AskLine({ link }: { link: AskLink }) {
   const state = askState(text, detail.texts, thread, connection, isOwner);
   return (
     <p className={`ask-state ask-${state.tone}`}>
-      <ArrowOutIcon size={13} />
+      {state.tone === 'accent' ? <span className="dot" aria-hidden="true" /> : <ArrowOutIcon size={13} />}
       <span className="ask-peer">{peerKey(thread)}</span>
       <span className="ask-words">{state.words}</span>
       {state.fix === 'unpause' && connection && (

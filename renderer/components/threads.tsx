@@ -17,6 +17,7 @@ import {
 import { selectExpandedThreads, useUi } from '../store/ui';
 import { selectConnection, useConnections } from '../store/connections';
 import {
+  answeredAfter,
   connectionState,
   connectionStateLabel,
   connectionStateNote,
@@ -196,6 +197,7 @@ function lastTextLabel(thread: ThreadSummary, last: TextView): TextLabel {
   const turn = thread.run.lastTurn;
   return textLabel(last, peer, {
     withAgent: last.direction === 'in' && isActive(thread.run) && waitingForAgent(thread) === 0,
+    peerTurn: thread.peerTurn,
     ...(turn ? { turn: turnThatTook(last, [turn]) } : {}),
   });
 }
@@ -366,6 +368,8 @@ function ThreadDetailView({ id }: { id: number }) {
               label={textLabel(text, peer, {
                 withAgent: withAgent.has(text.id),
                 turn: turnThatTook(text, detail.turns),
+                peerTurn: thread.peerTurn,
+                answered: answeredAfter(text, detail.texts),
               })}
             />
           ))}
@@ -428,7 +432,9 @@ function TextItem({ text, thread, label }: { text: TextView; thread: ThreadSumma
         <TextStateBadge label={label} reason={text.reason} />
       </div>
       <Markdown text={text.body} className="text-body" />
-      {text.state === 'failed' && <p className="text-failure">{failureReason(text.reason)}</p>}
+      {text.state === 'failed' && (
+        <p className="text-failure">{failureReason(text.reason, text.failedBy, thread.connection.name)}</p>
+      )}
       {label.note && <p className="text-note">{label.note}</p>}
     </li>
   );

@@ -20,13 +20,14 @@ function thread(id: number, patch: Partial<ThreadSummary> = {}): ThreadSummary {
     connection: { id: 1, name: 'bob', fingerprint: 'ab'.repeat(32) },
     localRole: 'assistant',
     peerRole: 'researcher',
-    root: { kind: 'conversation', id: 1, gone: false },
+    root: { kind: 'conversation', id: 1, gone: false, title: null },
     startedBy: 'local',
     status: 'open',
     closeReason: null,
     run: idle,
     counts,
     lastText: null,
+    peerTurn: null,
     createdAt: `2025-01-01T00:00:0${id}.000Z`,
     ...patch,
   };
@@ -88,6 +89,7 @@ describe('agent conversation lists', () => {
           body: 'late',
           state: 'handled',
           reason: null,
+          failedBy: null,
           createdAt: '2025-01-02T00:00:00.000Z',
         },
       }),
@@ -97,12 +99,14 @@ describe('agent conversation lists', () => {
 
   it('knows which lists a thread is in', () => {
     expect(keysOf(thread(1))).toEqual(['conversation:1']);
-    expect(keysOf(thread(2, { root: { kind: 'task', id: 7, gone: false } }))).toEqual(['task:7']);
+    expect(keysOf(thread(2, { root: { kind: 'task', id: 7, gone: false, title: null } }))).toEqual(['task:7']);
     // A thread the peer started is its own root: it is listed under "Started by peers".
-    expect(keysOf(thread(3, { startedBy: 'peer', root: { kind: 'thread', id: 3, gone: false } }))).toEqual(['peer']);
+    expect(keysOf(thread(3, { startedBy: 'peer', root: { kind: 'thread', id: 3, gone: false, title: null } }))).toEqual(
+      ['peer'],
+    );
     // A relay for it sits under it.
-    expect(keysOf(thread(4, { root: { kind: 'thread', id: 3, gone: false } }))).toEqual(['thread:3']);
-    expect(keysOf(thread(5, { root: { kind: 'conversation', id: 1, gone: true } }))).toEqual(['orphaned']);
+    expect(keysOf(thread(4, { root: { kind: 'thread', id: 3, gone: false, title: null } }))).toEqual(['thread:3']);
+    expect(keysOf(thread(5, { root: { kind: 'conversation', id: 1, gone: true, title: null } }))).toEqual(['orphaned']);
   });
 });
 
@@ -134,7 +138,7 @@ describe('threads store', () => {
     expect(useThreads.getState().lists['conversation:1']?.ids).toEqual([2, 1]);
     expect(useThreads.getState().details[2]).toBeUndefined(); // nobody opened it
 
-    current = thread(2, { status: 'closed', root: { kind: 'conversation', id: 1, gone: true } });
+    current = thread(2, { status: 'closed', root: { kind: 'conversation', id: 1, gone: true, title: null } });
     await store.changed(2); // its conversation was deleted
     expect(useThreads.getState().lists['conversation:1']?.ids).toEqual([1]);
     expect(useThreads.getState().lists.orphaned?.ids).toEqual([2]);

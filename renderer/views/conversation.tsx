@@ -218,6 +218,8 @@ function MessageList({
     <div
       ref={scrollRef}
       className="message-scroll"
+      // Scrolled by keyboard too when no message holds a link or a button.
+      tabIndex={0}
       onScroll={(event) => {
         const el = event.currentTarget;
         atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 120;

@@ -13,17 +13,29 @@ import { WireCounters } from '../../engine/wire-counters';
 import { openDatabase, type Db } from '../database';
 import { insertConnection } from './connections';
 import { insertRole } from './roles';
-import { ensureRun, insertInput, lastTurnStopped, pendingInputs, runnableRuns, runSummary } from './runs';
+import {
+  ensureRun,
+  insertInput,
+  insertTurn,
+  lastTurnStopped,
+  pendingInputs,
+  runnableRuns,
+  runSummary,
+  takeInputs,
+} from './runs';
 import { listThreads, pageThreads, threadListRow } from './thread-lists';
 import {
   ackTexts,
   insertText,
+  failText,
   insertThread,
   lastSeq,
   lastText,
   listTexts,
+  lastSeqTakenBy,
   openLocalThread,
   outgoingWaiting,
+  setPeerTurn,
   threadByWireId,
   undeliveredHeads,
   waitingOutgoing,
@@ -222,5 +234,24 @@ describe('query plans of the hot paths', () => {
       { detail: expect.stringContaining('(thread_id=? AND direction=?)') as unknown, sortedAfter: false },
     ]);
     expect(fullScans(db, statement!)).toEqual([]);
+  });
+
+  it('for the state of a turn, told by the side that works and kept by the side that asked: no full scan', () => {
+    const { role, local, peer } = seed();
+    const captured = capture(db, () => {
+      insertText(db, peer.id, 'in', 1, 'question', 'received');
+      const run = ensureRun(db, { kind: 'thread', id: peer.id }, role.id);
+      const turn = insertTurn(db, run.id, 0, 'hash');
+      takeInputs(
+        db,
+        turn,
+        pendingInputs(db, run).map((input) => input.id),
+      );
+      lastSeqTakenBy(db, turn);
+      setPeerTurn(db, local.id, 'working', 1);
+      failText(db, insertText(db, local.id, 'out', 1, 'hi', 'sent'), 'paused', 'us');
+    });
+    expect(captured.length).toBeGreaterThan(5);
+    for (const statement of captured) expect(fullScans(db, statement), statement.sql).toEqual([]);
   });
 });

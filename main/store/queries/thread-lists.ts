@@ -7,7 +7,7 @@ import type { ContextKind, TextState, TurnStatus } from '../../../shared/domain'
 import type { Db } from '../database';
 import { allValues, type Named } from '../sql';
 import { WAITING_TEXT } from './runs';
-import type { ThreadFilter, ThreadRow } from './threads';
+import type { FailedBy, ThreadFilter, ThreadRow, TurnState } from './threads';
 
 /** A thread row with the columns of its summary. */
 export interface ThreadListRow extends ThreadRow {
@@ -29,6 +29,9 @@ export interface ThreadListRow extends ThreadRow {
   last_state: TextState | null;
   last_reason: string | null;
   last_created_at: string | null;
+  last_failed_by: FailedBy | null;
+  /** A deleted root's title, kept when it was deleted. */
+  root_title: string | null;
 }
 
 /**
@@ -54,7 +57,9 @@ const SUMMARY = `
       END
   END AS pending,
   last.direction AS last_direction, last.seq AS last_seq, last.body AS last_body, last.state AS last_state,
-  last.reason AS last_reason, last.created_at AS last_created_at`;
+  last.reason AS last_reason, last.created_at AS last_created_at,
+  threads.peer_turn, threads.peer_turn_seq, threads.peer_turn_at, last.failed_by AS last_failed_by,
+  deleted_roots.title AS root_title`;
 
 /** One row of SUMMARY, as values. */
 type ListValues = [
@@ -95,6 +100,11 @@ type ListValues = [
   string | null,
   TextState | null,
   string | null,
+  string | null,
+  TurnState | null,
+  number | null,
+  string | null,
+  FailedBy | null,
   string | null,
 ];
 
@@ -137,15 +147,22 @@ const toListRow = (v: [...ListValues, ...unknown[]]): ThreadListRow => ({
   last_state: v[35],
   last_reason: v[36],
   last_created_at: v[37],
+  peer_turn: v[38],
+  peer_turn_seq: v[39],
+  peer_turn_at: v[40],
+  last_failed_by: v[41],
+  root_title: v[42],
 });
-const COLUMN_COUNT = 38;
+const COLUMN_COUNT = 43;
 
 const summaryJoins = (join: 'JOIN' | 'LEFT JOIN') => `
   ${join} threads ON threads.id = page.id
   ${join} connections ON connections.id = threads.connection_id
   LEFT JOIN runs ON runs.context_kind = 'thread' AND runs.context_id = threads.id
   LEFT JOIN turns ON turns.id = (SELECT max(id) FROM turns WHERE turns.run_id = runs.id)
-  LEFT JOIN texts AS last ON last.id = threads.last_text_id`;
+  LEFT JOIN texts AS last ON last.id = threads.last_text_id
+  LEFT JOIN deleted_roots ON threads.root_gone = 1 AND deleted_roots.kind = threads.root_kind
+    AND deleted_roots.id = threads.root_id`;
 
 type FilterKind = 'root' | 'peerStarted' | 'orphaned';
 const kindOf = (filter: ThreadFilter): FilterKind =>

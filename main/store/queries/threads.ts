@@ -27,7 +27,13 @@ export interface ThreadRow {
   texts_failed: number;
   texts_received: number;
   texts_handled: number;
+  /** In a thread we started: what the peer last said of the turn that took our texts, up to `peer_turn_seq`. */
+  peer_turn: TurnState | null;
+  peer_turn_seq: number | null;
+  peer_turn_at: string | null;
 }
+
+export type TurnState = 'working' | 'stopped' | 'failed' | 'ended';
 
 export type TextState = 'queued' | 'sent' | 'acked' | 'failed' | 'received' | 'handled';
 export interface TextRow {
@@ -39,9 +45,13 @@ export interface TextRow {
   body: string;
   state: TextState;
   reason: string | null;
+  /** Which side made an outgoing text fail: `us` (a pause, revoke or delete here) or the peer. */
+  failed_by: FailedBy | null;
   created_at: string;
   updated_at: string | null;
 }
+
+export type FailedBy = 'us' | 'peer';
 
 export function getThread(db: Db, id: number): ThreadRow | undefined {
   return get<ThreadRow>(db, 'SELECT * FROM threads WHERE id = ?', id);
@@ -115,8 +125,14 @@ export function threadsByRoot(db: Db, rootKind: ContextKind, rootId: number): Th
   return all<ThreadRow>(db, 'SELECT * FROM threads WHERE root_kind = ? AND root_id = ? ORDER BY id', rootKind, rootId);
 }
 
-export function markRootGone(db: Db, rootKind: ContextKind, rootId: number): void {
-  run(db, 'UPDATE threads SET root_gone = 1 WHERE root_kind = ? AND root_id = ?', rootKind, rootId);
+/** The root was deleted; returns how many agent conversations it leaves behind. */
+export function markRootGone(db: Db, rootKind: ContextKind, rootId: number): number {
+  return run(db, 'UPDATE threads SET root_gone = 1 WHERE root_kind = ? AND root_id = ?', rootKind, rootId).changes;
+}
+
+/** What a deleted conversation or task was called, kept for the agent conversations it leaves. */
+export function keepDeletedRootTitle(db: Db, kind: 'conversation' | 'task', id: number, title: string): void {
+  run(db, 'INSERT OR REPLACE INTO deleted_roots (kind, id, title) VALUES (?, ?, ?)', kind, id, title);
 }
 
 export function threadsOfConnection(db: Db, connectionId: number): ThreadRow[] {
@@ -169,6 +185,17 @@ export function setTextState(db: Db, id: number, state: TextState, reason: strin
     "UPDATE texts SET state = ?, reason = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
     state,
     reason,
+    id,
+  );
+}
+
+/** An outgoing text will not be delivered: why, and which side made it so. */
+export function failText(db: Db, id: number, reason: string, by: FailedBy): void {
+  run(
+    db,
+    "UPDATE texts SET state = 'failed', reason = ?, failed_by = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+    reason,
+    by,
     id,
   );
 }
@@ -233,10 +260,30 @@ export function waitingOutgoing(db: Db, connectionId: number): TextRow[] {
 export function markAckedAfterPause(db: Db, threadRowId: number, seq: number): void {
   run(
     db,
-    "UPDATE texts SET state = 'acked', reason = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE thread_id = ? AND direction = 'out' AND seq = ? AND state = 'failed' AND reason = 'paused'",
+    "UPDATE texts SET state = 'acked', reason = NULL, failed_by = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE thread_id = ? AND direction = 'out' AND seq = ? AND state = 'failed' AND reason = 'paused' AND failed_by IS NOT 'peer'",
     threadRowId,
     seq,
   );
+}
+
+/** What the peer said of the turn that took our texts of a thread up to `seq`. */
+export function setPeerTurn(db: Db, threadRowId: number, state: TurnState, seq: number): void {
+  run(
+    db,
+    "UPDATE threads SET peer_turn = ?, peer_turn_seq = ?, peer_turn_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+    state,
+    seq,
+    threadRowId,
+  );
+}
+
+/** The last seq of the peer's texts a turn was given (null: it was given none). */
+export function lastSeqTakenBy(db: Db, turnId: number): number | null {
+  return get<{ seq: number | null }>(
+    db,
+    'SELECT max(texts.seq) AS seq FROM inputs JOIN texts ON texts.id = inputs.text_id WHERE inputs.turn_id = ?',
+    turnId,
+  )!.seq;
 }
 
 /** Outgoing texts waiting to be sent or acked across a connection: what its queue limit bounds. */
