@@ -11,12 +11,23 @@ import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WireCounters } from '../../engine/wire-counters';
 import { openDatabase, type Db } from '../database';
+import {
+  cancelContextApprovals,
+  cancelTextApprovals,
+  cancelTurnApprovals,
+  getApproval,
+  insertApproval,
+  pendingApprovalRows,
+  settleApproval,
+} from './approvals';
 import { insertConnection } from './connections';
 import { insertRole } from './roles';
 import { ensureRun, insertInput, lastTurnStopped, pendingInputs, runnableRuns, runSummary } from './runs';
 import { listThreads, pageThreads, threadListRow } from './thread-lists';
 import {
   ackTexts,
+  heldIncoming,
+  heldIncomingOfThread,
   insertText,
   insertThread,
   lastSeq,
@@ -26,10 +37,11 @@ import {
   outgoingWaiting,
   threadByWireId,
   undeliveredHeads,
+  unsentTextsOfThread,
   waitingOutgoing,
 } from './threads';
 
-const BIG_TABLES = ['texts', 'inputs', 'turns', 'threads', 'runs'];
+const BIG_TABLES = ['texts', 'inputs', 'turns', 'threads', 'runs', 'approvals'];
 
 interface Captured {
   sql: string;
@@ -162,6 +174,7 @@ describe('query plans of the hot paths', () => {
       undeliveredHeads(db, connection.id);
       outgoingWaiting(db, connection.id);
       waitingOutgoing(db, connection.id);
+      unsentTextsOfThread(db, local.id);
     });
     expect(captured.length).toBeGreaterThan(8);
     for (const statement of captured) expect(fullScans(db, statement), statement.sql).toEqual([]);
@@ -222,5 +235,31 @@ describe('query plans of the hot paths', () => {
       { detail: expect.stringContaining('(thread_id=? AND direction=?)') as unknown, sortedAfter: false },
     ]);
     expect(fullScans(db, statement!)).toEqual([]);
+  });
+
+  it('for a text held for a person and decided: no full scan of texts or approvals', () => {
+    const { connection, role, local, peer } = seed();
+    const run = ensureRun(db, { kind: 'thread', id: peer.id }, role.id);
+    const captured = capture(db, () => {
+      const out = insertText(db, local.id, 'out', 1, 'may I?', 'held');
+      const into = insertText(db, peer.id, 'in', 1, 'let me in', 'held');
+      const id = insertApproval(db, {
+        kind: 'outgoing',
+        context: { kind: 'thread', id: local.id },
+        textId: out,
+        runId: run.id,
+      });
+      insertApproval(db, { kind: 'incoming', context: { kind: 'thread', id: peer.id }, textId: into, runId: run.id });
+      pendingApprovalRows(db);
+      getApproval(db, id);
+      settleApproval(db, id, 'approved', { id: null, name: 'alice' });
+      heldIncoming(db, connection.id);
+      heldIncomingOfThread(db, peer.id);
+      cancelTextApprovals(db, [into], 'revoke');
+      cancelTurnApprovals(db, 1, 'stopped');
+      cancelContextApprovals(db, { kind: 'conversation', id: 1 }, 'deleted');
+    });
+    expect(captured.length).toBeGreaterThan(8);
+    for (const statement of captured) expect(fullScans(db, statement), statement.sql).toEqual([]);
   });
 });
