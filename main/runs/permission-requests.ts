@@ -26,6 +26,8 @@ export interface PermissionRequest {
   detail?: unknown;
 }
 
+const waitWords = (ms: number) => (ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.ceil(ms / 1000)} s`);
+
 /** How long a request waits for a person before it is cancelled. */
 export const PERMISSION_TIMEOUT_MS = 10 * 60_000;
 
@@ -61,7 +63,7 @@ export class PermissionRequests {
     );
     const outcome = new Promise<PermissionOutcome>((resolve) => {
       const timer = setTimeout(
-        () => this.cancel(id, `nobody answered within ${Math.round(this.timeoutMs / 60_000)} min`),
+        () => this.cancel(id, `nobody answered within ${waitWords(this.timeoutMs)}`),
         this.timeoutMs,
       );
       timer.unref();
