@@ -56,6 +56,8 @@ export function failureReason(reason: string | null): string {
       return 'The connection was revoked.';
     case 'closed':
       return 'The agent conversation was closed before it could be sent.';
+    case 'denied':
+      return 'A person denied it, so it was never sent.';
     case null:
       return 'No reason was given.';
     default:

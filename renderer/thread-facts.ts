@@ -50,6 +50,15 @@ export function textLabel(
   options: { withAgent?: boolean; turn?: TurnSummary } = {},
 ): TextLabel {
   switch (text.state) {
+    case 'held':
+      return {
+        label: 'Held',
+        tone: 'warn',
+        help:
+          text.direction === 'out'
+            ? 'Waiting for a person’s approval before it goes out.'
+            : 'Waiting for a person’s approval before the agent takes it.',
+      };
     case 'queued':
       return {
         label: 'Queued',
@@ -65,12 +74,28 @@ export function textLabel(
         help: `${peer}'s installation stored it. An answer, if one comes, arrives as a text of its own.`,
       };
     case 'failed':
+      if (text.reason === 'denied')
+        return { label: 'Denied', tone: 'neutral', help: 'A person denied it, so it was never sent.' };
       return { label: 'Failed', tone: 'bad', help: 'It will not be delivered.' };
     case 'received':
       return options.withAgent
         ? { label: 'With the agent', tone: 'accent', help: 'The agent is working on it now.' }
         : { label: 'Received', tone: 'warn', help: 'Stored here; the agent has not taken it in yet.' };
     case 'handled': {
+      if (text.reason === 'denied')
+        return {
+          label: 'Denied',
+          tone: 'neutral',
+          help: 'A person denied it: the agent never got it.',
+          note: 'Never given to the agent: a person denied it.',
+        };
+      if (text.reason !== null)
+        return {
+          label: 'Dropped',
+          tone: 'neutral',
+          help: 'It waited for approval when its agent conversation or connection ended; the agent never got it.',
+          note: `Never given to the agent: ${droppedBecause(text.reason)}`,
+        };
       const turn = options.turn;
       if (turn?.status === 'stopped') {
         const by = turn.reason ?? 'Stopped';
@@ -90,6 +115,20 @@ export function textLabel(
         };
       return { label: 'Handled', tone: 'good', help: 'The agent took it in.' };
     }
+  }
+}
+
+/** Why a held incoming text never reached the agent. */
+function droppedBecause(reason: string): string {
+  switch (reason) {
+    case 'closed':
+      return 'its agent conversation closed while it waited.';
+    case 'thread':
+      return 'the peer closed this agent conversation while it waited.';
+    case 'revoke':
+      return 'the connection was revoked while it waited.';
+    default:
+      return `${reason}.`;
   }
 }
 
@@ -277,7 +316,7 @@ export interface AskState {
   tone: FactTone;
   words: string;
   /** An action the person can take right here. */
-  fix?: 'unpause';
+  fix?: 'unpause' | 'approve';
 }
 
 /** Why an ask was not delivered, in words, with the fix when the person can apply it. */
@@ -316,21 +355,31 @@ function notDelivered(
       };
     case 'closed':
       return { tone: 'bad', words: 'Not delivered: the agent conversation closed before it went out' };
+    case 'denied':
+      return { tone: 'neutral', words: 'Not sent: it was denied' };
     default:
       return { tone: 'bad', words: `Not delivered${reason ? `: ${reason}` : ''}` };
   }
 }
 
-/** The live state of one ask: delivered → answered, or why not, or closed. */
+/**
+ * The live state of one ask: held for approval, delivered → answered, or why not, or
+ * closed. `canApprove`: the person may approve it where it is held.
+ */
 export function askState(
   text: TextView,
   texts: readonly TextView[],
   thread: ThreadSummary,
   connection: ConnectionSummary | undefined,
   isOwner: boolean,
+  canApprove = false,
 ): AskState {
   const peer = thread.connection.name;
   if (text.state === 'failed') return notDelivered(text.reason, thread, connection, isOwner);
+  if (text.state === 'held')
+    return canApprove
+      ? { tone: 'warn', words: `Held for your approval before it goes to ${peer}`, fix: 'approve' }
+      : { tone: 'warn', words: `Held: waiting for approval before it goes to ${peer}` };
   const answered = texts.some((t) => t.direction === 'in' && t.createdAt > text.createdAt);
   if (answered) return { tone: 'good', words: 'Answered' };
   if (thread.status === 'closed')

@@ -11,7 +11,7 @@ import { keysOf, orderThreads, useThreads } from './threads';
 import { viewFromFragment, viewToFragment, type View } from './ui';
 
 const idle: RunSummary = { id: null, state: 'idle', pending: 0, session: null, lastTurn: null };
-const counts = { queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 };
+const counts = { held: 0, queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 };
 
 function thread(id: number, patch: Partial<ThreadSummary> = {}): ThreadSummary {
   return {
