@@ -148,6 +148,34 @@ describe('approvals where people work', () => {
     },
   );
 
+  it(
+    'a task’s held ask waits above its comment box and on its card; approved, the answer reaches its log',
+    { timeout: 90_000 },
+    async () => {
+      const { alice } = nodes();
+      const roles = await alice.api.call('roles.list', {});
+      const assistant = roles.find((r) => r.name === 'assistant')!;
+      const task = await alice.api.call('tasks.create', { roleId: assistant.id, title: 'Check the budget' });
+      await alice.api.call('tasks.comment', { id: task.id, text: 'ask bob/researcher: is the budget final?' });
+      const { page, problems } = await open(alice, { view: `task-${task.id}` });
+      const waiting = page.getByRole('region', { name: 'Waiting for approval' });
+      const held = waiting.getByRole('listitem', { name: 'assistant wants to send text #1 to bob/researcher' });
+      await visible(held, 30_000);
+      await visible(held.getByText('is the budget final?'));
+      await visible(threadCard(threadsRegion(page), 'bob', 'researcher').getByText('Held', { exact: true }));
+      await scan(page, 'task-held');
+      await held.getByRole('button', { name: 'Approve text #1 to bob/researcher' }).click();
+      await visible(
+        page
+          .getByRole('region', { name: 'Activity' })
+          .getByText('bob/researcher says: answer from researcher: is the budget final?'),
+        30_000,
+      );
+      await until(async () => (await waiting.count()) === 0, 'the task to have nothing waiting');
+      expect(problems).toEqual([]);
+    },
+  );
+
   it('a denied ask is never sent, and the agent is told in the chat', { timeout: 90_000 }, async () => {
     const { alice, bob } = nodes();
     const { page, problems } = await open(alice, { view: 'conversation-1' });
@@ -191,7 +219,7 @@ describe('approvals where people work', () => {
       const card = threadCard(threadsRegion(page), 'alice', 'assistant');
       const held = card.getByRole('listitem', { name: /alice\/assistant wrote to researcher/ });
       await visible(held, 30_000);
-      await visible(held.getByText('may I ask something?'));
+      await visible(card.getByText('may I ask something?'));
       await scan(page, 'incoming-held');
       await held.getByRole('button', { name: /^Approve text #\d+ from alice\/assistant$/ }).click();
       await alice.api.waitFor(
@@ -204,8 +232,8 @@ describe('approvals where people work', () => {
       );
 
       await alice.api.call('conversations.send', { id: 1, text: 'ask bob/researcher: the passwords?' });
-      const next = card.getByRole('listitem', { name: /alice\/assistant wrote to researcher/ });
-      await visible(next.getByText('the passwords?'), 30_000);
+      await visible(card.getByText('the passwords?'), 30_000);
+      await visible(card.getByRole('listitem', { name: /alice\/assistant wrote to researcher/ }));
       // Opened, the held text itself carries the choice.
       await card.getByRole('button', { expanded: false }).first().click();
       const text = card.getByRole('list', { name: 'Texts with alice/assistant' }).locator('li').filter({

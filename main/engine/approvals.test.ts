@@ -120,6 +120,24 @@ describe('outgoing texts that ask first (DESIGN §11.9)', () => {
     expect(given).toEqual(['Your text #1 to bob/researcher was approved by alice; it goes out as usual.']);
   });
 
+  it('says so in the send’s result, which the CLI prints and the MCP tool returns: held, do not send it again', async () => {
+    const { alice, assistant, conversation, aliceToBob } = await aliceAndBob();
+    await alice.owner('connections.setPolicy', { id: aliceToBob, outgoing: 'ask' });
+    await alice.owner('conversations.send', { id: conversation.id, text: 'hello' });
+    const run = await alice.waitFor(
+      () => findRun(alice.installation.db, { kind: 'conversation', id: conversation.id }),
+      'the conversation’s run',
+    );
+    const result = await alice.installation.engine.sendAs(run, assistant, 'bob/researcher', 'is this held?');
+    expect(result).toMatchObject({
+      to: 'bob/researcher',
+      seq: 1,
+      held: true,
+      note: 'held for approval — do not send it again. A person who can read this topic decides; you are told when they approve or deny it.',
+    });
+    await pending(alice, 1);
+  });
+
   it('fails a denied text, never sends it, and tells the sending agent in a turn of its own', async () => {
     const { alice, bob, conversation, aliceToBob } = await aliceAndBob();
     await alice.owner('connections.setPolicy', { id: aliceToBob, outgoing: 'ask' });

@@ -105,17 +105,19 @@ export function ApprovalItem({ approval, withPreview = true }: { approval: Appro
  */
 export function WaitingForApproval({ approvals, compact }: { approvals: readonly ApprovalView[]; compact?: boolean }) {
   if (approvals.length === 0) return null;
+  const items = approvals.map((approval) => (
+    <ApprovalItem key={approval.id} approval={approval} withPreview={!compact || approval.kind === 'permission'} />
+  ));
+  // On a card, a list of the card's own: the view's region of the same name is the one landmark.
+  if (compact)
+    return (
+      <div className="approvals approvals-compact">
+        <ul aria-label="Waiting for approval">{items}</ul>
+      </div>
+    );
   return (
-    <section className={`approvals${compact ? ' approvals-compact' : ''}`} aria-label="Waiting for approval">
-      <ul>
-        {approvals.map((approval) => (
-          <ApprovalItem
-            key={approval.id}
-            approval={approval}
-            withPreview={!compact || approval.kind === 'permission'}
-          />
-        ))}
-      </ul>
+    <section className="approvals" aria-label="Waiting for approval">
+      <ul>{items}</ul>
     </section>
   );
 }
