@@ -261,6 +261,7 @@ describe('approvals where people work', () => {
       const request = waiting.getByRole('listitem', { name: 'builder asks to use npm test' });
       await visible(request, 30_000);
       await visible(request.getByText('npm test (asked by a test agent)'));
+      await visible(page.getByRole('status').getByText('builder is waiting for your approval'));
       await scan(page, 'permission');
       await request.getByRole('button', { name: 'Approve builder using npm test' }).click();
       await visible(

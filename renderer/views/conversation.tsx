@@ -175,7 +175,13 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
             </EmptyState>
           </div>
         ) : (
-          <MessageList messages={messages} run={run} roleName={roleName} asks={asks} />
+          <MessageList
+            messages={messages}
+            run={run}
+            roleName={roleName}
+            asks={asks}
+            asking={unlinked.some((approval) => approval.kind === 'permission')}
+          />
         )
       ) : (
         <div className="chat-empty">
@@ -199,12 +205,15 @@ function MessageList({
   run,
   roleName,
   asks,
+  asking,
 }: {
   messages: Message[];
   run: RunSummary;
   roleName: string;
   /** The asks each role message made. */
   asks: Map<number, AskLink[]>;
+  /** The agent waits for the person's word on a tool it asked to use. */
+  asking: boolean;
 }) {
   const me = useSession(selectPerson);
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -253,7 +262,11 @@ function MessageList({
                 <i />
               </span>
               <span className="muted">
-                {run.state === 'queued' ? `${roleName} will start shortly` : `${roleName} is working…`}
+                {run.state === 'queued'
+                  ? `${roleName} will start shortly`
+                  : asking
+                    ? `${roleName} is waiting for your approval`
+                    : `${roleName} is working…`}
               </span>
             </div>
           )
