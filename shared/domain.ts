@@ -178,8 +178,8 @@ function agentSettings(checked: boolean) {
       command: commandLine,
       /** The model, for agents that offer a choice of models (their `model` session option). */
       model: model.optional(),
-      /** How the agent's requests to use a tool are answered: allowed once, or rejected (the default). */
-      permissions: z.enum(['allow', 'reject']).optional(),
+      /** How the agent's requests to use a tool are answered: allowed once, rejected (the default), or asked of a person. */
+      permissions: z.enum(['allow', 'reject', 'ask']).optional(),
       cwd: absolutePath.optional(),
       env: envValues.optional(),
       ...agentCommon,
