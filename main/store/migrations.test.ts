@@ -373,7 +373,9 @@ const checks: Record<number, (db: Db) => void> = {
       .all();
     expect(sizes).toEqual(lists);
     expect(lists.length).toBeGreaterThan(0);
-    // The lists read through them: the peer-started ones, newest text first.
+    // The lists read through them: the peer-started ones, newest text first. The list
+    // query is the latest version's (it reads what later migrations add), so only there.
+    if (schemaVersion(db) < latestVersion) return;
     const peerStarted = pageThreads(db, { peerStarted: true }, 0, 10);
     expect(peerStarted.total).toBe(peerStarted.rows.length);
     expect(peerStarted.rows.map((row) => row.wire_id)).toEqual(
