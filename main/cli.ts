@@ -47,7 +47,7 @@ function textFrom(positionals: string[], what: string): string {
   return text;
 }
 
-async function roleCommand(command: RoleApiCommand, args: string[]): Promise<void> {
+async function roleCommand(command: Exclude<RoleApiCommand, 'permission'>, args: string[]): Promise<void> {
   let body: object;
   switch (command) {
     case 'context':

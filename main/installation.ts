@@ -52,6 +52,8 @@ export interface InstallationOptions {
   reconnect?: { minMs: number; maxMs: number };
   /** False: inputs commit but no agent starts (the wire benchmark). */
   startTurns?: boolean;
+  /** How long an agent's request to use a tool waits for a person (tests shorten it). */
+  permissionTimeoutMs?: number;
   /**
    * A new installation gets a default role `assistant` (DESIGN §10). False skips it;
    * an object changes where it looks (tests). When omitted, it is made unless the
@@ -234,6 +236,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       defaultTurnTimeoutSec: options.defaultTurnTimeoutSec,
       stopGraceMs: options.stopGraceMs,
       startTurns: options.startTurns,
+      permissionTimeoutMs: options.permissionTimeoutMs,
     });
     const engine = new ConnectionEngine({
       db,

@@ -10,6 +10,7 @@ import { useConnections } from './store/connections';
 import { selectConversations, useConversations } from './store/conversations';
 import { checklistWanted, selectFirstRun, useFirstRun } from './store/first-run';
 import { selectLink, useLink } from './store/link';
+import { useApprovals } from './store/approvals';
 import { startLiveUpdates } from './store/live';
 import { usePeople } from './store/people';
 import { useRoles } from './store/roles';
@@ -93,6 +94,7 @@ function Workspace() {
     void useTasks.getState().load();
     void useConnections.getState().load();
     void usePeople.getState().load();
+    void useApprovals.getState().load();
     return stop;
   }, []);
 

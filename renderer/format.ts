@@ -60,6 +60,8 @@ export function failureReason(reason: string | null, failedBy: 'us' | 'peer' | n
       return 'The connection was revoked.';
     case 'closed':
       return 'The agent conversation was closed before it could be sent.';
+    case 'denied':
+      return 'A person denied it, so it was never sent.';
     case null:
       return 'No reason was given.';
     default:

@@ -56,7 +56,7 @@ function thread(patch: Partial<ThreadSummary> = {}): ThreadSummary {
     status: 'open',
     closeReason: null,
     run: idle,
-    counts: { queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 },
+    counts: { held: 0, queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 },
     lastText: null,
     peerTurn: null,
     createdAt: at(0),
@@ -73,6 +73,7 @@ function connection(patch: Partial<ConnectionSummary> = {}): ConnectionSummary {
     addressFrom: 'invitation',
     redial: null,
     status: 'active',
+    policy: { outgoing: 'send', incoming: 'run' },
     online: true,
     queue: { used: 0, limit: 100 },
     exposedRoles: [],
@@ -523,5 +524,65 @@ describe("an ask's state", () => {
     const state = askState(given, texts, t, c, isOwner);
     expect(state.words).toBe(words);
     expect(state.fix).toBe(fix);
+  });
+
+  it.each([
+    [
+      'held, and the person may approve it',
+      text(1, 'out', 'held', 2),
+      true,
+      'Held for your approval before it goes to bob',
+      'approve',
+    ],
+    [
+      'held, for someone else to approve',
+      text(1, 'out', 'held', 2),
+      false,
+      'Held: waiting for approval before it goes to bob',
+      undefined,
+    ],
+    ['denied', text(1, 'out', 'failed', 2, 'denied'), true, 'Not sent: it was denied', undefined],
+  ] as const)('%s', (_, given, canApprove, words, fix) => {
+    const state = askState(given, [given], thread(), connection(), false, canApprove);
+    expect(state.words).toBe(words);
+    expect(state.fix).toBe(fix);
+  });
+});
+
+describe('texts that wait for approval', () => {
+  it.each([
+    ['an outgoing text held', text(1, 'out', 'held', 1), 'Held', 'Waiting for a person’s approval before it goes out.'],
+    [
+      'an incoming text held',
+      text(1, 'in', 'held', 1),
+      'Held',
+      'Waiting for a person’s approval before the agent takes it.',
+    ],
+    [
+      'an outgoing text denied',
+      text(1, 'out', 'failed', 1, 'denied'),
+      'Denied',
+      'A person denied it, so it was never sent.',
+    ],
+    [
+      'an incoming text denied',
+      text(1, 'in', 'handled', 1, 'denied'),
+      'Denied',
+      'A person denied it: the agent never got it.',
+    ],
+    [
+      'an incoming text held when the connection was revoked',
+      text(1, 'in', 'handled', 1, 'revoke'),
+      'Dropped',
+      'It waited for approval when its agent conversation or connection ended; the agent never got it.',
+    ],
+  ] as const)('%s', (_, given, label, help) => {
+    expect(textLabel(given, 'bob/researcher')).toMatchObject({ label, help });
+  });
+
+  it('says why a dropped text never reached the agent', () => {
+    expect(textLabel(text(1, 'in', 'handled', 1, 'closed'), 'bob/researcher').note).toBe(
+      'Never given to the agent: its agent conversation closed while it waited.',
+    );
   });
 });

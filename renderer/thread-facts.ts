@@ -96,6 +96,15 @@ export function textLabel(
 ): TextLabel {
   const name = peerName(peer);
   switch (text.state) {
+    case 'held':
+      return {
+        label: 'Held',
+        tone: 'warn',
+        help:
+          text.direction === 'out'
+            ? 'Waiting for a person’s approval before it goes out.'
+            : 'Waiting for a person’s approval before the agent takes it.',
+      };
     case 'queued':
       return {
         label: 'Queued',
@@ -107,6 +116,8 @@ export function textLabel(
     case 'acked':
       return deliveredLabel(text, peer, options.peerTurn, options.answered ?? false);
     case 'failed':
+      if (text.reason === 'denied')
+        return { label: 'Denied', tone: 'neutral', help: 'A person denied it, so it was never sent.' };
       return {
         label: 'Failed',
         tone: 'bad',
@@ -122,6 +133,20 @@ export function textLabel(
         ? { label: 'With the agent', tone: 'accent', help: 'The agent is working on it now.' }
         : { label: 'Received', tone: 'warn', help: 'Stored here; the agent has not taken it in yet.' };
     case 'handled': {
+      if (text.reason === 'denied')
+        return {
+          label: 'Denied',
+          tone: 'neutral',
+          help: 'A person denied it: the agent never got it.',
+          note: 'Never given to the agent: a person denied it.',
+        };
+      if (text.reason !== null)
+        return {
+          label: 'Dropped',
+          tone: 'neutral',
+          help: 'It waited for approval when its agent conversation or connection ended; the agent never got it.',
+          note: `Never given to the agent: ${droppedBecause(text.reason)}`,
+        };
       const turn = options.turn;
       if (turn?.status === 'stopped') {
         const by = turn.reason ?? 'Stopped';
@@ -141,6 +166,20 @@ export function textLabel(
         };
       return { label: 'Handled', tone: 'good', help: 'The agent took it in.' };
     }
+  }
+}
+
+/** Why a held incoming text never reached the agent. */
+function droppedBecause(reason: string): string {
+  switch (reason) {
+    case 'closed':
+      return 'its agent conversation closed while it waited.';
+    case 'thread':
+      return 'the peer closed this agent conversation while it waited.';
+    case 'revoke':
+      return 'the connection was revoked while it waited.';
+    default:
+      return `${reason}.`;
   }
 }
 
@@ -333,7 +372,7 @@ export interface AskState {
   tone: FactTone;
   words: string;
   /** An action the person can take right here. */
-  fix?: 'unpause';
+  fix?: 'unpause' | 'approve';
 }
 
 /** Why an ask was not delivered, in words, with the fix when the person can apply it. */
@@ -383,21 +422,31 @@ function notDelivered(
       };
     case 'closed':
       return { tone: 'bad', words: 'Not delivered: the agent conversation closed before it went out' };
+    case 'denied':
+      return { tone: 'neutral', words: 'Not sent: it was denied' };
     default:
       return { tone: 'bad', words: `Not delivered${text.reason ? `: ${text.reason}` : ''}` };
   }
 }
 
-/** The live state of one ask: delivered → working → answered, or why not, or closed. */
+/**
+ * The live state of one ask: held for approval, delivered → working → answered, or why
+ * not, or closed. `canApprove`: the person may approve it where it is held.
+ */
 export function askState(
   text: TextView,
   texts: readonly TextView[],
   thread: ThreadSummary,
   connection: ConnectionSummary | undefined,
   isOwner: boolean,
+  canApprove = false,
 ): AskState {
   const peer = thread.connection.name;
   if (text.state === 'failed') return notDelivered(text, thread, connection, isOwner);
+  if (text.state === 'held')
+    return canApprove
+      ? { tone: 'warn', words: `Held for your approval before it goes to ${peer}`, fix: 'approve' }
+      : { tone: 'warn', words: `Held: waiting for approval before it goes to ${peer}` };
   if (answeredAfter(text, texts)) return { tone: 'good', words: 'Answered' };
   if (thread.status === 'closed')
     return { tone: 'neutral', words: `Closed${thread.closeReason ? `: ${thread.closeReason}` : ''}, with no answer` };

@@ -94,6 +94,8 @@ await Promise.all([
       demo: 'scripts/demo.ts',
       // The wire peer driver: the wire benchmark's two installations, and fault tests'.
       'testing/wire-peer': 'main/testing/wire-peer.ts',
+      // A command agent that asks for a tool through the role API, as the acp worker does.
+      'testing/permission-asker': 'main/testing/permission-asker.ts',
       // The stand-in `electron` module the desktop main process runs on under plain Node.
       'testing/electron/index': 'main/testing/electron/index.ts',
       'testing/electron/hooks': 'main/testing/electron/hooks.ts',

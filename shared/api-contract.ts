@@ -9,6 +9,7 @@ import {
   displayName,
   multiLine,
   oneLine,
+  type ApprovalView,
   type ConnectionSummary,
   type ContextKind,
   type TextView,
@@ -349,6 +350,26 @@ export const methods = {
   'firstRun.get': method<FirstRunState>()(none, 'Get the first-run checklist'),
   /** Hide the first-run checklist for the signed-in person. */
   'firstRun.dismiss': method<FirstRunState>()(none, 'Hide the first-run checklist'),
+  /**
+   * Owner: whether an agent's sends on this connection wait for a person (`ask`) or go
+   * out at once (`send`), and whether texts from its peer wait for a person (`ask`) before
+   * the agent takes them (`run`). Texts already held stay held until decided.
+   */
+  'connections.setPolicy': method<ConnectionSummary>()(
+    z
+      .strictObject({ id, outgoing: z.enum(['send', 'ask']).optional(), incoming: z.enum(['run', 'ask']).optional() })
+      .refine((p) => p.outgoing !== undefined || p.incoming !== undefined, 'give outgoing or incoming'),
+    'Set what waits for approval',
+  ),
+
+  /** What waits for the caller's approval, or that they may read: held texts and tool requests, oldest first. */
+  'approvals.list': method<ApprovalView[]>()(none, 'List what waits for approval'),
+  /**
+   * Approve or deny what waits: a held text (outgoing, it goes out as usual; incoming, the
+   * agent takes it) or an agent's request to use a tool. Whoever reads its topic decides,
+   * but what an agent does for a peer that asked is an owner's to allow.
+   */
+  'approvals.decide': method<ApprovalView>()(z.strictObject({ id, approve: z.boolean() }), 'Approve or deny'),
 
   /** Where peers reach this installation: the listen address and port, what invitations carry, and whether it works. */
   'network.get': method<PeerNetworkStatus>()(none, 'Get the peer address'),
@@ -439,6 +460,8 @@ export type ChangedKind =
   | 'connection'
   /** An invitation was made (id 0) or cancelled (invitations.list); a used one changes a connection. */
   | 'invitation'
+  /** Something that waits for a person's approval (a held text, a permission request), or its decision. */
+  | 'approval'
   /** Where peers reach this installation (network.get); the id is always 0. */
   | 'network';
 

@@ -178,8 +178,8 @@ function agentSettings(checked: boolean) {
       command: commandLine,
       /** The model, for agents that offer a choice of models (their `model` session option). */
       model: model.optional(),
-      /** How the agent's requests to use a tool are answered: allowed once, or rejected (the default). */
-      permissions: z.enum(['allow', 'reject']).optional(),
+      /** How the agent's requests to use a tool are answered: allowed once, rejected (the default), or asked of a person. */
+      permissions: z.enum(['allow', 'reject', 'ask']).optional(),
       cwd: absolutePath.optional(),
       env: envValues.optional(),
       ...agentCommon,
@@ -328,7 +328,8 @@ export interface TaskLogEntry {
   createdAt: string;
 }
 
-export type TextState = 'queued' | 'sent' | 'acked' | 'failed' | 'received' | 'handled';
+/** `held`: waiting for a person's approval (either way; DESIGN §11.9). */
+export type TextState = 'held' | 'queued' | 'sent' | 'acked' | 'failed' | 'received' | 'handled';
 
 /** One text of an agent conversation, as people see it. */
 export interface TextView {
@@ -337,7 +338,10 @@ export interface TextView {
   seq: number;
   body: string;
   state: TextState;
-  /** Why it failed (outgoing): thread, roles, role, paused, queue, revoke, closed. */
+  /**
+   * Why it failed (outgoing): thread, roles, role, paused, queue, revoke, closed, denied;
+   * why a held incoming text was never given to the agent: denied, closed, revoke.
+   */
   reason: string | null;
   /**
    * Which side made it fail: `us` (a pause, revoke or delete here) or the peer (its
@@ -388,6 +392,49 @@ export interface ThreadSummary {
 
 export type ConnectionStatus = 'active' | 'paused' | 'revoked';
 
+/** Whether an agent's send goes out at once or waits for a person. */
+export type OutgoingPolicy = 'send' | 'ask';
+/** Whether a peer's text goes to the agent at once or waits for a person. */
+export type IncomingPolicy = 'run' | 'ask';
+export interface ConnectionPolicy {
+  outgoing: OutgoingPolicy;
+  incoming: IncomingPolicy;
+}
+
+/**
+ * What waits for a person (DESIGN §11.9): `outgoing`, an agent's text held before it
+ * goes to the peer; `incoming`, a peer's text held before the agent takes it;
+ * `permission`, an agent asking to use a tool.
+ */
+export type ApprovalKind = 'outgoing' | 'incoming' | 'permission';
+export type ApprovalState = 'pending' | 'approved' | 'denied' | 'cancelled';
+
+export interface ApprovalView {
+  id: number;
+  kind: ApprovalKind;
+  state: ApprovalState;
+  /** Where it waits: the agent conversation of a held text, or the context of the run that asks. */
+  context: ContextRef;
+  /** The topic it is for (an agent conversation's root; a permission request's own context, or its root). */
+  root: ContextRef;
+  /** The local role whose agent sent the text, takes it, or asks. */
+  role: string;
+  /** The agent conversation, for a held text or a request made in one. */
+  thread: { id: number; peer: string; localRole: string } | null;
+  /** A held text: its seq in its direction and the start of its body. */
+  text: { id: number; seq: number; preview: string } | null;
+  /** A permission request: the tool as the agent named it, and what it asked. */
+  title: string;
+  detail: unknown;
+  /** Whether the person asking may approve or deny it. */
+  canDecide: boolean;
+  /** Why it was cancelled. */
+  reason: string | null;
+  decidedBy: string | null;
+  createdAt: string;
+  decidedAt: string | null;
+}
+
 export interface ConnectionSummary {
   id: number;
   /** The peer's installation name: PEER in PEER/ROLE. */
@@ -400,6 +447,8 @@ export interface ConnectionSummary {
   /** The next dial while offline: how many tries so far, and when (ISO time). */
   redial: { attempt: number; at: string } | null;
   status: ConnectionStatus;
+  /** What waits for a person on this connection, each way. */
+  policy: ConnectionPolicy;
   online: boolean;
   /** Outgoing texts waiting to be sent or acknowledged, against the limit. */
   queue: { used: number; limit: number };

@@ -6,6 +6,8 @@ import type { Db } from '../store/database';
 import { get } from '../store/sql';
 import {
   audienceOf,
+  type ApprovalFacts,
+  type ApprovalPlace,
   historyIncludes,
   type Audience,
   type ConversationFacts,
@@ -75,6 +77,21 @@ export function contextTarget(db: Db, context: ContextRef): Target | undefined {
     }
   }
 }
+
+/** What waits for a person, as a target: where it waits decides who reads and who decides it. */
+export function approvalTarget(
+  db: Db,
+  approval: ApprovalFacts & { context_kind: ContextRef['kind']; context_id: number },
+): Extract<Target, { kind: 'approval' }> {
+  const place = contextTarget(db, { kind: approval.context_kind, id: approval.context_id }) as ApprovalPlace;
+  return { kind: 'approval', approval: { kind: approval.kind }, place };
+}
+
+/** Who hears of a change to what waits for a person: who reads it. */
+export const approvalAudience = (
+  db: Db,
+  approval: ApprovalFacts & { context_kind: ContextRef['kind']; context_id: number },
+): Audience => audienceOf(approvalTarget(db, approval));
 
 /** Who hears of a change to a conversation, task or agent conversation; owners once it is gone. */
 export function contextAudience(db: Db, context: ContextRef): Audience {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { PersonKind } from '../../shared/domain';
 import {
   actions,
+  approvalDeciders,
   audienceOf,
   covers,
   decide,
@@ -12,6 +13,7 @@ import {
   inAudience,
   taskTreeBlockers,
   type ActionOn,
+  type ApprovalFacts,
   type Audience,
   type Decision,
   type Target,
@@ -203,6 +205,63 @@ describe('who hears of a change', () => {
       for (const viewer of Object.values(viewers))
         expect(inAudience(viewer, audienceOf(target)), name).toBe(decide(viewer, target, 'read').allowed);
     }
+  });
+});
+
+describe('who decides what waits for a person (DESIGN §11.9)', () => {
+  type Place = Extract<Target, { kind: 'approval' }>['place'];
+  const places: Record<string, Place> = {
+    'Mia’s conversation': targets['Mia’s conversation'],
+    'a task': targets['Mia’s task'],
+    'an agent conversation rooted in Mia’s conversation': targets['an agent conversation rooted in Mia’s conversation'],
+    'an agent conversation rooted in a task': targets['an agent conversation rooted in a task'],
+    'an agent conversation the peer started': targets['an agent conversation the peer started'],
+    'a relay for one the peer started': targets['an agent conversation rooted in one the peer started (a relay)'],
+    'an agent conversation whose root was deleted': targets['an agent conversation whose root was deleted'],
+    'a place that is gone': undefined,
+  };
+  const readAndDecide = (read: Record<Who, Outcome>, decideIt: Record<Who, Outcome>) => ({ read, decide: decideIt });
+  /** [what waits, where, who reads it, who decides it]. */
+  const rows: Array<[ApprovalFacts['kind'], string, { read: Record<Who, Outcome>; decide: Record<Who, Outcome> }]> = [
+    ['outgoing', 'an agent conversation rooted in Mia’s conversation', readAndDecide(miaOnly, miaOnly)],
+    ['outgoing', 'an agent conversation rooted in a task', readAndDecide(all('allowed'), all('allowed'))],
+    ['outgoing', 'an agent conversation the peer started', readAndDecide(all('allowed'), ownersAct)],
+    ['outgoing', 'a relay for one the peer started', readAndDecide(all('allowed'), ownersAct)],
+    ['outgoing', 'an agent conversation whose root was deleted', readAndDecide(ownersOnly, ownersOnly)],
+    ['incoming', 'an agent conversation rooted in Mia’s conversation', readAndDecide(miaOnly, miaOnly)],
+    ['incoming', 'an agent conversation rooted in a task', readAndDecide(all('allowed'), all('allowed'))],
+    ['incoming', 'an agent conversation the peer started', readAndDecide(all('allowed'), all('allowed'))],
+    ['incoming', 'a relay for one the peer started', readAndDecide(all('allowed'), all('allowed'))],
+    ['incoming', 'an agent conversation whose root was deleted', readAndDecide(ownersOnly, ownersOnly)],
+    ['permission', 'Mia’s conversation', readAndDecide(miaOnly, miaOnly)],
+    ['permission', 'a task', readAndDecide(all('allowed'), all('allowed'))],
+    ['permission', 'an agent conversation rooted in Mia’s conversation', readAndDecide(miaOnly, miaOnly)],
+    ['permission', 'an agent conversation rooted in a task', readAndDecide(all('allowed'), all('allowed'))],
+    ['permission', 'an agent conversation the peer started', readAndDecide(all('allowed'), ownersAct)],
+    ['permission', 'a relay for one the peer started', readAndDecide(all('allowed'), ownersAct)],
+    ['permission', 'an agent conversation whose root was deleted', readAndDecide(ownersOnly, ownersOnly)],
+    ['permission', 'a place that is gone', readAndDecide(ownersOnly, ownersOnly)],
+  ];
+  for (const [kind, where, expected] of rows) {
+    it(`${kind} in ${where}: read ${JSON.stringify(expected.read)}, decide ${JSON.stringify(expected.decide)}`, () => {
+      const target: Target = { kind: 'approval', approval: { kind }, place: places[where] };
+      for (const [who, viewer] of Object.entries(viewers) as [Who, Viewer][]) {
+        expect(outcome(decide(viewer, target, 'read')), `${who} reads`).toBe(expected.read[who]);
+        expect(outcome(decide(viewer, target, 'decide')), `${who} decides`).toBe(expected.decide[who]);
+      }
+      // Who hears of it is who reads it; those who decide are among them.
+      for (const viewer of Object.values(viewers))
+        expect(inAudience(viewer, audienceOf(target))).toBe(decide(viewer, target, 'read').allowed);
+      expect(covers(audienceOf(target), approvalDeciders(target), kindOf)).toBe(true);
+    });
+  }
+  it('tells a member who may decide what a role sends to a peer that asked', () => {
+    const target: Target = {
+      kind: 'approval',
+      approval: { kind: 'outgoing' },
+      place: places['an agent conversation the peer started'],
+    };
+    expect(decide(mia, target, 'decide')).toEqual({ allowed: false, code: 'forbidden', needs: 'an owner' });
   });
 });
 

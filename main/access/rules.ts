@@ -66,10 +66,26 @@ export type RootFacts =
   | { kind: 'task'; task: TaskFacts | undefined }
   | { kind: 'thread'; thread: ThreadFacts | undefined };
 
+/**
+ * What waits for a person (DESIGN §11.9): an agent's text held before it goes out, a
+ * peer's text held before the agent takes it, or an agent's request to use a tool.
+ */
+export interface ApprovalFacts {
+  kind: 'outgoing' | 'incoming' | 'permission';
+}
+
+/** The agent conversation of a held text, or the context of the run that asks; undefined once it is gone. */
+export type ApprovalPlace =
+  | { kind: 'conversation'; conversation: ConversationFacts }
+  | { kind: 'task'; task: TaskFacts }
+  | { kind: 'thread'; thread: ThreadFacts; root: RootFacts }
+  | undefined;
+
 export type Target =
   | { kind: 'conversation'; conversation: ConversationFacts }
   | { kind: 'task'; task: TaskFacts }
   | { kind: 'thread'; thread: ThreadFacts; root: RootFacts }
+  | { kind: 'approval'; approval: ApprovalFacts; place: ApprovalPlace }
   /** The installation's directory and settings: people, roles, connections, invitations, role tokens. */
   | { kind: 'installation' };
 
@@ -78,6 +94,7 @@ export const actions = {
   conversation: ['read', 'send', 'stop', 'delete'],
   task: ['read', 'comment', 'subtask', 'stop', 'finish', 'delete'],
   thread: ['read', 'stop'],
+  approval: ['read', 'decide'],
   installation: ['read', 'manage'],
 } as const;
 export type ActionOn<K extends Target['kind']> = (typeof actions)[K][number];
@@ -94,7 +111,22 @@ export function audienceOf(target: Target): Audience {
       return 'everyone';
     case 'thread':
       return threadAudience(target.thread, target.root);
+    case 'approval':
+      return target.place ? audienceOf(target.place) : 'owners';
   }
+}
+
+/**
+ * Who decides what waits (DESIGN §11.9): whoever reads where it waits — except that what
+ * an agent does for a peer (a text it sends, a tool it uses, in an agent conversation a
+ * peer started or in a relay for one) is an owner's to allow. A peer's text is let in by
+ * whoever reads its agent conversation. Once the place is gone, owners.
+ */
+export function approvalDeciders(target: Extract<Target, { kind: 'approval' }>): Audience {
+  const { approval, place } = target;
+  const readers = audienceOf(target);
+  if (approval.kind === 'incoming' || place?.kind !== 'thread') return readers;
+  return place.thread.root_kind === 'thread' ? 'owners' : readers;
 }
 
 /**
@@ -151,6 +183,10 @@ export function decide<T extends Target>(viewer: Viewer, target: T, action: Acti
     case 'thread':
       // Whoever reads a conversation or an agent conversation does all it allows.
       return allowed;
+    case 'approval':
+      return action === 'read' || inAudience(viewer, approvalDeciders(target))
+        ? allowed
+        : { allowed: false, code: 'forbidden', needs: 'an owner' };
     case 'task':
       if (action !== 'finish' && action !== 'delete') return allowed;
       return viewer.kind === 'owner' || target.task.created_by === viewer.id

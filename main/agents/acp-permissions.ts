@@ -1,10 +1,11 @@
-// How an ACP agent's request to use a tool (`session/request_permission`) is answered.
-// For now the role's policy decides, at once; when people decide them (DESIGN §11.9) this
-// is the one function to replace. Parley's own tools (the MCP server `parley`) are always
-// allowed: they are how the agent acts in Parley, and Parley authorizes each call itself.
+// How an ACP agent's request to use a tool (`session/request_permission`) is answered:
+// by the role's policy at once (`allow`, `reject`), or by a person (`ask`, DESIGN §11.9),
+// whom the worker asks through the role API and whose answer becomes the agent's option.
+// Parley's own tools (the MCP server `parley`) are always allowed: they are how the agent
+// acts in Parley, and Parley authorizes each call itself.
 import type { PermissionOption, RequestPermissionOutcome, ToolCallUpdate } from '@agentclientprotocol/sdk';
 
-export type PermissionPolicy = 'allow' | 'reject';
+export type PermissionPolicy = 'allow' | 'reject' | 'ask';
 
 export interface PermissionDecision {
   outcome: RequestPermissionOutcome;
@@ -20,7 +21,7 @@ const PARLEY_TOOL = new RegExp(
 );
 
 /** A tool call as the agent described it: in the permission request, or earlier in its `tool_call` update. */
-export type ToolCallSeen = Pick<ToolCallUpdate, 'title' | 'name' | 'rawInput'>;
+export type ToolCallSeen = Pick<ToolCallUpdate, 'title' | 'name' | 'rawInput' | 'kind'>;
 
 /**
  * True for a tool of Parley's MCP server, however the agent names it: `mcp__parley__send`
@@ -67,5 +68,62 @@ export function decidePermission(
   return {
     outcome: { outcome: 'selected', optionId: chosen.optionId },
     says: `Parley ${allow ? 'allowed' : 'rejected'} ${title} (${why})`,
+  };
+}
+
+/** What a person is asked about a tool call: as the role API's `permission` call takes it. */
+export interface PermissionQuestion {
+  title: string;
+  toolKind?: string;
+  input?: string;
+}
+
+/** How Parley answered: a person's word, or why there was none. */
+export type PersonsAnswer = { outcome: 'approved' | 'denied'; by: string } | { outcome: 'cancelled'; reason: string };
+
+const INPUT_CHARS = 4_000;
+
+/**
+ * What to ask a person about a request, when the role's policy is `ask`; null when the
+ * answer is Parley's at once (another policy, or one of Parley's own tools).
+ */
+export function questionFor(
+  policy: PermissionPolicy,
+  request: { toolCall: ToolCallSeen },
+  earlier?: ToolCallSeen,
+): PermissionQuestion | null {
+  if (policy !== 'ask' || isParleyTool(request.toolCall, ...(earlier ? [earlier] : []))) return null;
+  const title = earlier?.title?.trim() || request.toolCall.title?.trim() || 'a tool';
+  const kind = request.toolCall.kind ?? earlier?.kind;
+  const raw = request.toolCall.rawInput ?? earlier?.rawInput;
+  const input = raw === undefined || raw === null ? undefined : typeof raw === 'string' ? raw : JSON.stringify(raw);
+  return {
+    title: title.slice(0, 500),
+    ...(kind ? { toolKind: kind } : {}),
+    ...(input ? { input: input.length > INPUT_CHARS ? `${input.slice(0, INPUT_CHARS)}…` : input } : {}),
+  };
+}
+
+/** A person's word as the agent's option: allow once (else always), reject once (else always); cancelled stays so. */
+export function answerFromPerson(
+  answer: PersonsAnswer,
+  question: PermissionQuestion,
+  options: readonly PermissionOption[],
+): PermissionDecision {
+  if (answer.outcome === 'cancelled')
+    return {
+      outcome: { outcome: 'cancelled' },
+      says: `Parley: nobody answered whether to use ${question.title} (${answer.reason}); cancelled`,
+    };
+  const allow = answer.outcome === 'approved';
+  const chosen = option(options, allow);
+  if (!chosen)
+    return {
+      outcome: { outcome: 'cancelled' },
+      says: `Parley: ${answer.by} ${allow ? 'approved' : 'denied'} ${question.title}, but the agent offered no way to ${allow ? 'allow' : 'reject'} it; cancelled`,
+    };
+  return {
+    outcome: { outcome: 'selected', optionId: chosen.optionId },
+    says: `${answer.by} ${allow ? 'allowed' : 'rejected'} ${question.title}`,
   };
 }

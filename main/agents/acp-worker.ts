@@ -14,7 +14,15 @@ import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import type { AcpEvent, AcpTurn } from './acp';
-import { decidePermission, type ToolCallSeen } from './acp-permissions';
+import { callRoleApi } from '../role-api/client';
+import {
+  answerFromPerson,
+  decidePermission,
+  questionFor,
+  type PermissionQuestion,
+  type PersonsAnswer,
+  type ToolCallSeen,
+} from './acp-permissions';
 
 const emit = (event: AcpEvent) => process.stdout.write(JSON.stringify(event) + '\n');
 const live = (text: string) => emit({ type: 'live', text });
@@ -180,6 +188,9 @@ async function main(): Promise<void> {
   /** While a session is loaded the agent replays its history: none of that is this turn's. */
   let replaying = false;
   let stopping = false;
+  let markStopped: () => void = () => {};
+  /** Settles once a stop begins: a request waiting for a person is answered `cancelled` then. */
+  const stopped = new Promise<void>((resolve) => (markStopped = resolve));
   let prompting: Promise<unknown> | null = null;
   const messages = new Messages();
   const toolTitles = new Map<string, string>();
@@ -229,10 +240,21 @@ async function main(): Promise<void> {
   const app = acp
     .client({ name: 'parley' })
     .onNotification(acp.methods.client.session.update, ({ params }) => onUpdate(params))
-    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+    .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
       // After session/cancel every pending permission request is answered `cancelled`.
       if (stopping) return { outcome: { outcome: 'cancelled' } };
-      const decision = decidePermission(turn.permissions, params, toolCalls.get(params.toolCall.toolCallId));
+      const earlier = toolCalls.get(params.toolCall.toolCallId);
+      const question = questionFor(turn.permissions, params, earlier);
+      if (!question) {
+        const decision = decidePermission(turn.permissions, params, earlier);
+        live(decision.says);
+        return { outcome: decision.outcome };
+      }
+      live(`Parley: waiting for a person to approve ${question.title}`);
+      // Stop answers it at once (cancelled); Parley cancels the request itself on the stop too.
+      const answer = await Promise.race([askPerson(question), stopped.then(() => STOPPED)]);
+      if (stopping) return { outcome: { outcome: 'cancelled' } };
+      const decision = answerFromPerson(answer, question, params.options);
       live(decision.says);
       return { outcome: decision.outcome };
     })
@@ -251,6 +273,7 @@ async function main(): Promise<void> {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
+    markStopped();
     if (sessionId !== null && prompting !== null) {
       agent.notify(acp.methods.agent.session.cancel, { sessionId }).catch(() => {});
       const settled = prompting.then(
@@ -403,6 +426,24 @@ async function main(): Promise<void> {
 process.stdout.on('error', () => {
   // Parley went away; it ends or re-runs this turn when it is back.
 });
+const STOPPED: PersonsAnswer = { outcome: 'cancelled', reason: 'the agent was stopped' };
+
+/**
+ * Asks Parley for a person's word on a tool call: the role API's `permission` call, with
+ * this turn's token, which answers once someone approves or denies it, or once it is
+ * cancelled (Stop, the turn's end, nobody answering in time).
+ */
+async function askPerson(question: PermissionQuestion): Promise<PersonsAnswer> {
+  const socketPath = process.env.PARLEY_API;
+  const token = process.env.PARLEY_TOKEN;
+  if (!socketPath || !token) return { outcome: 'cancelled', reason: 'this turn has no role API to ask through' };
+  try {
+    return await callRoleApi<PersonsAnswer>({ socketPath, token }, 'permission', question);
+  } catch (error) {
+    return { outcome: 'cancelled', reason: `Parley could not ask: ${(error as Error).message}` };
+  }
+}
+
 process.on('unhandledRejection', (error) => {
   emit({ type: 'error', message: `the ACP worker failed: ${errorText(error)}` });
   process.exit(1);

@@ -10,7 +10,7 @@ import { groupAlive, processAlive, spawnInGroup } from '../runs/process-tree';
 import { runningTurns } from '../store/queries/runs';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
 import { acpAdapter, FRESH_SESSION_NOTICE } from './acp';
-import { decidePermission, isParleyTool } from './acp-permissions';
+import { answerFromPerson, decidePermission, isParleyTool, questionFor } from './acp-permissions';
 import { conversations, fixtures, lastMessage } from './cli-test-kit';
 import type { StreamUpdate, TurnOutcome, TurnRequest } from './types';
 
@@ -64,6 +64,53 @@ describe('decidePermission', () => {
     ['mcp__other__send', false],
   ])('knows whether %s is a Parley tool (%s)', (title, expected) => {
     expect(isParleyTool({ title })).toBe(expected);
+  });
+});
+
+describe('a person’s word on a tool (the role’s permissions “ask”)', () => {
+  const options = [
+    { optionId: 'always', name: 'Always', kind: 'allow_always' as const },
+    { optionId: 'once', name: 'Allow', kind: 'allow_once' as const },
+    { optionId: 'no', name: 'Reject', kind: 'reject_once' as const },
+  ];
+  it.each([
+    ['ask', 'Write notes.txt', { title: 'Write notes.txt', toolKind: 'edit', input: '{"path":"notes.txt"}' }],
+    ['ask', 'mcp__parley__send', null],
+    ['reject', 'Write notes.txt', null],
+    ['allow', 'Write notes.txt', null],
+  ] as const)('%s, %s: asks %j', (policy, title, question) => {
+    const request = { toolCall: { title, kind: 'edit' as const, rawInput: { path: 'notes.txt' } } };
+    expect(questionFor(policy, request)).toEqual(question);
+  });
+
+  const question = { title: 'Write notes.txt' };
+  it.each([
+    [
+      { outcome: 'approved', by: 'dave' },
+      options,
+      { outcome: 'selected', optionId: 'once' },
+      'dave allowed Write notes.txt',
+    ],
+    [
+      { outcome: 'denied', by: 'dave' },
+      options,
+      { outcome: 'selected', optionId: 'no' },
+      'dave rejected Write notes.txt',
+    ],
+    [
+      { outcome: 'cancelled', reason: 'Stopped by dave' },
+      options,
+      { outcome: 'cancelled' },
+      'Parley: nobody answered whether to use Write notes.txt (Stopped by dave); cancelled',
+    ],
+    [
+      { outcome: 'denied', by: 'dave' },
+      options.slice(0, 2),
+      { outcome: 'cancelled' },
+      'Parley: dave denied Write notes.txt, but the agent offered no way to reject it; cancelled',
+    ],
+  ] as const)('%j → %j', (answer, offered, outcome, says) => {
+    expect(answerFromPerson(answer, question, offered)).toEqual({ outcome, says });
   });
 });
 
@@ -270,6 +317,32 @@ describe('acp adapter', () => {
     const other = await open(allowing.settings);
     expect(lastMessage(await other.c.turn(other.id, 'permission'))).toBe('permission: yes');
   });
+
+  it('asks a person when the role’s permissions are “ask”: approved, denied, and cancelled by Stop', async () => {
+    const { c, id } = await open(fake([], { permissions: 'ask' }).settings);
+    const waiting = () =>
+      t!.waitFor(async () => (await t!.owner('approvals.list', {}))[0], 'the request to wait for a person', 60_000);
+    const approvedTurn = c.turn(id, 'permission');
+    const first = await waiting();
+    expect(first).toMatchObject({ kind: 'permission', title: 'Write notes.txt', detail: { toolKind: 'edit' } });
+    await t!.owner('approvals.decide', { id: first.id, approve: true });
+    expect(lastMessage(await approvedTurn)).toBe('permission: yes');
+
+    const deniedTurn = c.turn(id, 'permission');
+    await t!.owner('approvals.decide', { id: (await waiting()).id, approve: false });
+    expect(lastMessage(await deniedTurn)).toBe('permission: no');
+
+    // Parley's own tools are never asked about.
+    expect(lastMessage(await c.turn(id, 'parley permission'))).toBe('permission: yes');
+
+    const stoppedTurn = c.turn(id, 'permission');
+    const third = await waiting();
+    await t!.owner('conversations.stop', { id });
+    expect((await stoppedTurn).turns.at(-1)?.status).toBe('stopped');
+    const row = t!.installation.db.prepare('SELECT state, reason FROM approvals WHERE id = ?').get(third.id);
+    expect(row).toEqual({ state: 'cancelled', reason: 'Stopped by alice' });
+    expect(await t!.owner('approvals.list', {})).toEqual([]);
+  }, 120_000);
 
   it('gives the agent a working `parley mcp` through session/new alone', async () => {
     const { c, id } = await open(fake().settings, 'helper');

@@ -30,6 +30,15 @@ function parley(args: string[]): Promise<string> {
   });
 }
 
+/** What `parley send`/`reply` printed says the text waits for a person. */
+const held = (stdout: string): string => {
+  try {
+    return (JSON.parse(stdout) as { held?: boolean }).held ? ' (held for approval)' : '';
+  } catch {
+    return '';
+  }
+};
+
 const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 
 const ASK = /^ask\s+([^\s/]+\/[^\s:]+)\s*:\s*([\s\S]+)$/i;
@@ -44,8 +53,8 @@ async function handle(turn: ScriptedTurn, input: ScriptedTurn['inputs'][number])
   try {
     if (context.kind !== 'thread') {
       if (ask) {
-        await parley(['send', '--to', ask[1]!, ask[2]!.trim()]);
-        return `asked ${ask[1]}`;
+        const sent = await parley(['send', '--to', ask[1]!, ask[2]!.trim()]);
+        return `asked ${ask[1]}${held(sent)}`;
       }
       if (pause) {
         await sleep(Number(pause[1]));
@@ -56,16 +65,16 @@ async function handle(turn: ScriptedTurn, input: ScriptedTurn['inputs'][number])
     if (context.peerStarted) {
       if (ask) {
         // A relay: the root is this agent conversation, so the answer comes back here.
-        await parley(['send', '--to', ask[1]!, ask[2]!.trim()]);
-        return `asked ${ask[1]}`;
+        const sent = await parley(['send', '--to', ask[1]!, ask[2]!.trim()]);
+        return `asked ${ask[1]}${held(sent)}`;
       }
       let answer = `answer from ${turn.role}: ${text}`;
       if (pause) {
         await sleep(Number(pause[1]));
         answer = `answer from ${turn.role}: slept ${pause[1]}`;
       }
-      await parley(['reply', answer]);
-      return `replied: ${answer}`;
+      const sent = await parley(['reply', answer]);
+      return `replied${held(sent)}: ${answer}`;
     }
     // An answer came back in an agent conversation rooted elsewhere: pass it on.
     const report = `${input.from} says: ${text}`;

@@ -36,7 +36,7 @@ import { decodeInvite } from '../engine/invitation';
 import { getRole } from '../store/queries/roles';
 import { openInstallation, type Installation } from '../installation';
 import { log } from '../log';
-import { assertBuilt } from '../paths';
+import { assertBuilt, projectRoot } from '../paths';
 import { groupAlive } from '../runs/process-tree';
 import type { TestInstallation } from '../testing/installation';
 import { openPeer, pair } from '../testing/network';
@@ -163,6 +163,7 @@ function snapshot(): Record<string, unknown[]> {
     exposedRoles: q('SELECT * FROM exposed_roles ORDER BY connection_id, role_id'),
     invitations: q('SELECT * FROM invitations ORDER BY id'),
     threads: q('SELECT id, status, close_reason, root_gone FROM threads ORDER BY id'),
+    approvals: q('SELECT id, state, decided_by FROM approvals ORDER BY id'),
   };
 }
 
@@ -395,6 +396,118 @@ const connection = async (id: number, person: Person = people.other): Promise<Co
   expect(found).toBeDefined();
   return found!;
 };
+
+// ---- fixtures: what waits for approval ----------------------------------------------
+
+/**
+ * "gate", a peer of its own whose connection asks first both ways here: alice's agents'
+ * sends to it are held, and its texts wait before alice's agents take them. It exposes
+ * `quiet` (an agent that answers nothing); its askers ask alice/helper.
+ */
+let gate: Promise<{ remote: TestInstallation; id: number; name: string }> | undefined;
+function gatePeer() {
+  gate ??= (async () => {
+    const remote = await openRemote();
+    await remote.owner('roles.create', { name: 'quiet', agent: { adapter: 'command', command: ['true'] } });
+    const { acceptorConnectionId: id } = await pair(remote, alice, { inviter: ['quiet'], acceptor: ['helper'] });
+    const { name } = await call(people.owner, 'connections.setPolicy', { id, outgoing: 'ask', incoming: 'ask' });
+    return { remote, id, name };
+  })();
+  return gate;
+}
+
+/** The approval that waits for the held text of `thread` (direction `direction`), once it is there. */
+async function heldIn(reader: Person, threadRowId: number, direction: 'out' | 'in') {
+  return alice.waitFor(
+    async () => {
+      const list = await call(reader, 'approvals.list', {});
+      const kind = direction === 'out' ? 'outgoing' : 'incoming';
+      return list.find((a) => a.kind === kind && a.thread?.id === threadRowId && a.state === 'pending');
+    },
+    `the held ${direction === 'out' ? 'send' : 'text'}`,
+  );
+}
+
+/** The member's talker asks gate/quiet from their conversation: the send is held. */
+async function heldInMemberConversation() {
+  const { name } = await gatePeer();
+  const role = await newTalker();
+  const conversation = await call(people.member, 'conversations.open', { roleId: role.id });
+  await call(people.member, 'conversations.send', { id: conversation.id, text: `ask ${name}/quiet: ${fresh('q')}` });
+  const thread = await alice.waitFor(
+    async () => (await call(people.member, 'threads.list', { root: { kind: 'conversation', id: conversation.id } }))[0],
+    'the agent conversation',
+  );
+  return { thread, approval: await heldIn(people.member, thread.id, 'out') };
+}
+
+/** The member's task asks gate/quiet: the send is held, and every member reads the task. */
+async function heldInTask() {
+  const { name } = await gatePeer();
+  const role = await newTalker();
+  const task = await call(people.member, 'tasks.create', {
+    roleId: role.id,
+    title: fresh('task'),
+    body: `ask ${name}/quiet: ${fresh('q')}`,
+  });
+  const thread = await alice.waitFor(
+    async () => (await call(people.member, 'threads.list', { root: { kind: 'task', id: task.id } }))[0],
+    'the agent conversation',
+  );
+  return { thread, approval: await heldIn(people.member, thread.id, 'out') };
+}
+
+/** gate's asker asks alice/helper: its text waits at alice before helper takes it. */
+async function heldIncomingFromPeer() {
+  const { remote } = await gatePeer();
+  // A role of its own: one conversation per fixture, so each text is a turn's only one.
+  const asker = await remote.owner('roles.create', { name: fresh('asker'), agent: talker });
+  const conversation = await remote.owner('conversations.open', { roleId: asker.id });
+  const question = fresh('q');
+  await remote.owner('conversations.send', { id: conversation.id, text: `ask alice/helper: ${question}` });
+  const approval = await alice.waitFor(async () => {
+    const list = await call(people.owner, 'approvals.list', {});
+    return list.find((a) => a.kind === 'incoming' && a.text?.preview === question);
+  }, 'the held text from gate');
+  const { thread } = await call(people.owner, 'threads.get', { id: approval.thread!.id });
+  return { thread, approval };
+}
+
+/** helper's answer to gate (its final output, sent as the reply) is held: an owner's to let out. */
+async function heldReplyToPeer() {
+  const incoming = await heldIncomingFromPeer();
+  await call(people.owner, 'approvals.decide', { id: incoming.approval.id, approve: true });
+  return { thread: incoming.thread, approval: await heldIn(people.owner, incoming.thread.id, 'out') };
+}
+
+/** The member's agent asks to use a tool (as the acp worker does) and waits. */
+async function permissionInMemberConversation() {
+  const role = await call(people.owner, 'roles.create', {
+    name: fresh('builder'),
+    agent: {
+      adapter: 'command',
+      command: [process.execPath, path.join(projectRoot, 'dist', 'testing', 'permission-asker.js')],
+    },
+  });
+  const conversation = await call(people.member, 'conversations.open', { roleId: role.id });
+  const title = fresh('tool');
+  await call(people.member, 'conversations.send', { id: conversation.id, text: title });
+  const approval = await alice.waitFor(
+    async () => (await call(people.member, 'approvals.list', {})).find((a) => a.title === title),
+    'the permission request',
+  );
+  return { conversation, approval };
+}
+
+/** An outgoing text's state after a person's word on it. */
+const outState = (seq: number, threadRowId: number) =>
+  installation.db
+    .prepare("SELECT state, reason FROM texts WHERE thread_id = ? AND direction = 'out' AND seq = ?")
+    .get(threadRowId, seq) as { state: string; reason: string | null };
+const inState = (seq: number, threadRowId: number) =>
+  installation.db
+    .prepare("SELECT state, reason FROM texts WHERE thread_id = ? AND direction = 'in' AND seq = ?")
+    .get(threadRowId, seq) as { state: string; reason: string | null };
 
 // ---- the table --------------------------------------------------------------------
 
@@ -1138,6 +1251,116 @@ const rows: AnyRow[] = [
       expect((await connection(f.id)).queue).toEqual({ used: 0, limit: 100 });
     },
     cleanup: (f) => closeRemote(f.remote),
+  }),
+
+  row({
+    method: 'connections.setPolicy',
+    expect: ownersOnly,
+    events: (f) => [heard('connection', f.id, all)],
+    setup: pairedRemote,
+    params: (f) => ({ id: f.id, outgoing: 'ask' }),
+    effect: async (f, result) => {
+      expect(result).toMatchObject({ id: f.id, policy: { outgoing: 'ask', incoming: 'run' } });
+      expect((await connection(f.id)).policy).toEqual({ outgoing: 'ask', incoming: 'run' });
+    },
+    unchanged: async (f) => {
+      expect((await connection(f.id)).policy).toEqual({ outgoing: 'send', incoming: 'run' });
+    },
+    cleanup: (f) => closeRemote(f.remote),
+  }),
+
+  row({
+    method: 'approvals.list',
+    expect: everyone,
+    fixtures: 'shared',
+    setup: async () => ({ mine: await heldInMemberConversation(), reply: await heldReplyToPeer() }),
+    params: () => ({}),
+    effect: (f, result, caller) => {
+      const mine = result.find((a) => a.id === f.mine.approval.id);
+      const reply = result.find((a) => a.id === f.reply.approval.id);
+      // The member's own held send: only theirs to see and decide.
+      if (caller.id === people.member.id) expect(mine).toMatchObject({ canDecide: true, kind: 'outgoing' });
+      else expect(mine).toBeUndefined();
+      // What alice's agent sends to a peer that asked: everyone sees it, owners decide.
+      expect(reply).toMatchObject({ kind: 'outgoing', canDecide: caller.kind === 'owner' });
+    },
+  }),
+  row({
+    method: 'approvals.decide',
+    about: 'a send held in the member’s conversation',
+    expect: itsPersonOnly,
+    fixtures: 'batch',
+    events: (f) => [heard('approval', f.approval.id, ['member']), heard('thread', f.thread.id, ['member'])],
+    setup: heldInMemberConversation,
+    params: (f) => ({ id: f.approval.id, approve: true }),
+    effect: (f, result) => {
+      expect(result).toMatchObject({ id: f.approval.id, state: 'approved', decidedBy: people.member.name });
+      expect(outState(1, f.thread.id).state).not.toBe('held');
+    },
+    unchanged: (f) => expect(outState(1, f.thread.id)).toEqual({ state: 'held', reason: null }),
+  }),
+  row({
+    method: 'approvals.decide',
+    about: 'a send held in a task',
+    expect: everyone,
+    fixtures: 'batch',
+    events: (f) => [heard('approval', f.approval.id, all)],
+    setup: heldInTask,
+    params: (f) => ({ id: f.approval.id, approve: false }),
+    effect: (f, result, caller) => {
+      expect(result).toMatchObject({ state: 'denied', decidedBy: caller.name });
+      expect(outState(1, f.thread.id)).toEqual({ state: 'failed', reason: 'denied' });
+    },
+    unchanged: (f) => expect(outState(1, f.thread.id)).toEqual({ state: 'held', reason: null }),
+  }),
+  row({
+    method: 'approvals.decide',
+    about: 'a reply held for a peer that asked: an owner’s to allow',
+    expect: ownersOnly,
+    fixtures: 'batch',
+    events: (f) => [heard('approval', f.approval.id, all)],
+    setup: heldReplyToPeer,
+    params: (f) => ({ id: f.approval.id, approve: true }),
+    effect: (f, result) => {
+      expect(result).toMatchObject({ state: 'approved' });
+      expect(outState(1, f.thread.id).state).not.toBe('held');
+    },
+    unchanged: (f) => expect(outState(1, f.thread.id)).toEqual({ state: 'held', reason: null }),
+  }),
+  row({
+    method: 'approvals.decide',
+    about: 'a text from a peer held before the agent takes it',
+    expect: everyone,
+    fixtures: 'batch',
+    events: (f) => [heard('approval', f.approval.id, all)],
+    setup: heldIncomingFromPeer,
+    params: (f) => ({ id: f.approval.id, approve: false }),
+    effect: (f, result) => {
+      expect(result).toMatchObject({ kind: 'incoming', state: 'denied' });
+      expect(inState(1, f.thread.id)).toEqual({ state: 'handled', reason: 'denied' });
+    },
+    unchanged: (f) => expect(inState(1, f.thread.id)).toEqual({ state: 'held', reason: null }),
+  }),
+  row({
+    method: 'approvals.decide',
+    about: 'an agent’s request to use a tool in the member’s conversation',
+    expect: itsPersonOnly,
+    fixtures: 'batch',
+    events: (f) => [heard('approval', f.approval.id, ['member'])],
+    setup: permissionInMemberConversation,
+    params: (f) => ({ id: f.approval.id, approve: true }),
+    effect: async (f, result) => {
+      expect(result).toMatchObject({ kind: 'permission', state: 'approved' });
+      await waitFor('the agent to hear it', async () =>
+        (await call(people.member, 'conversations.get', { id: f.conversation.id })).messages.some(
+          (m) => m.body === `approved by ${people.member.name}`,
+        ),
+      );
+    },
+    unchanged: (f) =>
+      expect(installation.db.prepare('SELECT state FROM approvals WHERE id = ?').pluck().get(f.approval.id)).toBe(
+        'pending',
+      ),
   }),
 
   row({

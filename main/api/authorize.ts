@@ -4,7 +4,7 @@
 // its existence does not leak.
 import { ApiError } from '../../shared/api-contract';
 import type { Person } from '../../shared/domain';
-import { threadTarget, threadTargets } from '../access/lookup';
+import { approvalTarget, threadTarget, threadTargets } from '../access/lookup';
 import {
   decide,
   decideThreadList,
@@ -15,6 +15,7 @@ import {
   type ThreadList,
 } from '../access/rules';
 import type { Db } from '../store/database';
+import { getApproval, type ApprovalRow } from '../store/queries/approvals';
 import { getConversationRow, type ConversationRow } from '../store/queries/conversations';
 import { getPerson } from '../store/queries/people';
 import { getTaskRow, type TaskRow } from '../store/queries/tasks';
@@ -62,6 +63,16 @@ export function authorizedTask(db: Db, person: Person, id: number, action: Actio
 export function authorizedThread(db: Db, person: Person, id: number, action: ActionOn<'thread'>): ThreadRow {
   const row = getThread(db, id);
   enforce(row ? decide(person, threadTarget(db, row), action) : notFound, `no agent conversation ${id}`, '');
+  return row!;
+}
+
+export function authorizedApproval(db: Db, person: Person, id: number, action: ActionOn<'approval'>): ApprovalRow {
+  const row = getApproval(db, id);
+  enforce(
+    row ? decide(person, approvalTarget(db, row), action) : notFound,
+    `no approval ${id}`,
+    action === 'decide' ? 'decide what an agent does for a peer that asked' : 'read it',
+  );
   return row!;
 }
 

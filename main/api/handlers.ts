@@ -84,6 +84,7 @@ import {
   requireOwner,
   requireReader,
 } from './authorize';
+import { approvalHandlers } from './approvals-handlers';
 import { engineCall } from './engine-errors';
 import { firstRunHandlers } from './first-run-handlers';
 import { networkHandlers, requireInvitable } from './network-handlers';
@@ -448,6 +449,7 @@ const handlers: HandlerTable = {
   ...pairingHandlers,
   ...searchHandlers,
   ...firstRunHandlers,
+  ...approvalHandlers,
 };
 
 function connectionView(services: ApiServices, id: number) {

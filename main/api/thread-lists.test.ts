@@ -147,7 +147,15 @@ function slowSummary(inst: TestInstallation, id: number): ThreadSummary {
   const db = inst.installation.db;
   const thread = db.prepare('SELECT * FROM threads WHERE id = ?').get(id) as ThreadRow;
   const connection = getConnectionRow(db, thread.connection_id)!;
-  const counts: Record<TextState, number> = { queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 };
+  const counts: Record<TextState, number> = {
+    held: 0,
+    queued: 0,
+    sent: 0,
+    acked: 0,
+    failed: 0,
+    received: 0,
+    handled: 0,
+  };
   for (const row of db
     .prepare('SELECT state, count(*) AS n FROM texts WHERE thread_id = ? GROUP BY state')
     .all(id) as Array<{

@@ -2,13 +2,15 @@
 // reversible), revoke (permanent, both sides), delete a root, choose what a peer may
 // address, set the queue limit. Each writes its whole decision in one transaction,
 // then signals the agents it stopped and tells the UI.
-import type { ContextRef } from '../../shared/domain';
+import type { ConnectionPolicy, ContextRef } from '../../shared/domain';
+import { cancelContextApprovals, type ApprovalRow } from '../store/queries/approvals';
 import { transaction, type Db } from '../store/database';
 import {
   exposedRoles,
   setConnectionRevoked,
   setConnectionStatus,
   setExposedRoles,
+  setPolicy,
   setQueueLimit,
   type ConnectionRow,
 } from '../store/queries/connections';
@@ -19,17 +21,20 @@ import {
   closeThread,
   failText,
   getThread,
+  heldIncoming,
+  heldIncomingOfThread,
   keepDeletedRootTitle,
   markRootGone,
-  queuedTextsOfThread,
   threadsByRoot,
   threadsOfConnection,
+  unsentTextsOfThread,
   waitingOutgoing,
   type ThreadRow,
 } from '../store/queries/threads';
 import { getRole, getRoleByName } from '../store/queries/roles';
 import type { EngineCore, OpenLink } from './core';
 import { EngineError } from './errors';
+import { endHeld, heldIds } from './holds';
 import type { LinkManager } from './links';
 import { roleIds } from './pairing';
 import { CloseCode } from './wire';
@@ -54,13 +59,17 @@ export class Control {
     if (connection.status === 'revoked') throw revokedError(connection);
     if (connection.status === 'paused') return;
     const threads = threadsOfConnection(db, connectionId);
+    let cancelled: ApprovalRow[] = [];
     const signal = transaction(db, () => {
       setConnectionStatus(db, connectionId, 'paused');
-      for (const text of waitingOutgoing(db, connectionId)) {
+      const waiting = waitingOutgoing(db, connectionId);
+      // A held text waits to be sent too: it fails like the rest (a held incoming one stays for a person).
+      cancelled = endHeld(db, [], heldIds(waiting), 'paused');
+      for (const text of waiting) {
         failText(db, text.id, 'paused', 'us');
         this.core.notify(
           getThread(db, text.thread_id)!,
-          text.state === 'queued'
+          text.state === 'queued' || text.state === 'held'
             ? `Your text #${text.seq} was not sent: ${by} paused the connection to ${connection.name}.`
             : `Your text #${text.seq} may not have reached ${connection.name}: ${by} paused the connection while it was on its way, and it will not be sent again.`,
           false,
@@ -72,6 +81,7 @@ export class Control {
     this.core.open.get(connectionId)?.inFlight.clear();
     this.core.threads.clear();
     this.core.connectionChanged(connectionId);
+    for (const approval of cancelled) this.core.approvalChanged(approval);
     await signal();
     for (const thread of threads) this.core.threadChanged(thread.id);
   }
@@ -117,30 +127,27 @@ export class Control {
    * conversation closes, the stop of its agents is committed. Nothing changes in memory
    * when the write fails.
    */
-  private commitRevocation(
-    connectionId: number,
-    by: 'us' | 'peer',
-    reason: string,
-  ): { threads: ThreadRow[]; signal: () => Promise<boolean> } {
+  private commitRevocation(connectionId: number, by: 'us' | 'peer', reason: string): Revocation {
     const { db } = this.core;
     const threads = threadsOfConnection(db, connectionId);
     this.revoked(connectionId);
+    let cancelled: ApprovalRow[] = [];
     const signal = transaction(db, () => {
       setConnectionRevoked(db, connectionId, by);
       for (const thread of threads) closeThread(db, thread.id, reason);
-      for (const text of waitingOutgoing(db, connectionId)) failText(db, text.id, 'revoke', by);
+      const waiting = waitingOutgoing(db, connectionId);
+      for (const text of waiting) failText(db, text.id, 'revoke', by);
+      cancelled = endHeld(db, heldIncoming(db, connectionId), heldIds(waiting), 'revoke');
       return this.core.options.runs.stopInTransaction(threadContexts(threads), reason);
     });
-    return { threads, signal };
+    return { threads, signal, cancelled };
   }
 
   /** After the revocation's commit: the agents are signalled and the UI told. */
-  private async afterRevocation(
-    connectionId: number,
-    { threads, signal }: { threads: ThreadRow[]; signal: () => Promise<boolean> },
-  ): Promise<void> {
+  private async afterRevocation(connectionId: number, { threads, signal, cancelled }: Revocation): Promise<void> {
     this.core.threads.clear();
     this.core.connectionChanged(connectionId);
+    for (const approval of cancelled) this.core.approvalChanged(approval);
     await signal();
     for (const thread of threads) this.core.threadChanged(thread.id);
   }
@@ -156,6 +163,7 @@ export class Control {
   async deleteRoots(roots: ContextRef[], by: string, remove: () => void, committed?: () => void): Promise<void> {
     const { db } = this.core;
     let threads: ThreadRow[] = [];
+    const cancelled: ApprovalRow[] = [];
     const signal = transaction(db, () => {
       threads = roots.flatMap((root) => (root.kind === 'thread' ? [] : threadsByRoot(db, root.kind, root.id)));
       for (const root of roots) {
@@ -167,8 +175,13 @@ export class Control {
       }
       for (const thread of threads) {
         closeThread(db, thread.id, 'root deleted');
-        for (const text of queuedTextsOfThread(db, thread.id)) failText(db, text.id, 'closed', 'us');
+        const unsent = unsentTextsOfThread(db, thread.id);
+        for (const text of unsent) failText(db, text.id, 'closed', 'us');
+        cancelled.push(...endHeld(db, heldIncomingOfThread(db, thread.id), heldIds(unsent), 'closed'));
       }
+      // What the deleted roots' own agents asked for (tools) waits no more.
+      for (const root of roots)
+        cancelled.push(...cancelContextApprovals(db, root, 'its conversation or task was deleted'));
       const stopping = this.core.options.runs.stopInTransaction([...threadContexts(threads), ...roots], by);
       remove();
       return stopping;
@@ -176,6 +189,7 @@ export class Control {
     committed?.();
     this.core.threads.clear();
     for (const thread of threads) this.core.threadChanged(thread.id);
+    for (const approval of cancelled) this.core.approvalChanged(approval);
     await signal();
     await this.core.options.runs.reapOrphans();
   }
@@ -199,6 +213,14 @@ export class Control {
     });
   }
 
+  /** What waits for a person on this connection from now on; texts already held stay held until decided. */
+  setPolicy(connectionId: number, policy: Partial<ConnectionPolicy>): void {
+    const connection = this.core.requireConnection(connectionId);
+    if (connection.status === 'revoked') throw revokedError(connection);
+    transaction(this.core.db, () => setPolicy(this.core.db, connectionId, policy));
+    this.core.connectionChanged(connectionId);
+  }
+
   setQueueLimit(connectionId: number, limit: number): void {
     this.core.requireConnection(connectionId);
     transaction(this.core.db, () => setQueueLimit(this.core.db, connectionId, limit));
@@ -214,6 +236,13 @@ function rootTitle(db: Db, kind: 'conversation' | 'task', id: number): string | 
   const person = getPerson(db, conversation.person_id)?.name ?? 'someone';
   const role = getRole(db, conversation.role_id)?.name ?? 'a role';
   return `${person}’s conversation with ${role}`;
+}
+
+/** What a revocation committed: the agent conversations it closed, their agents' stop, the approvals it cancelled. */
+interface Revocation {
+  threads: ThreadRow[];
+  signal: () => Promise<boolean>;
+  cancelled: ApprovalRow[];
 }
 
 const threadContexts = (threads: ThreadRow[]): ContextRef[] =>

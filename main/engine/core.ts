@@ -1,11 +1,13 @@
 // What the engine's parts share: the database and its group commit, the agent
 // conversations in memory, the counters, the open links, and the change events and
 // notices every part sends. Built once by the ConnectionEngine facade.
+import { approvalAudience } from '../access/lookup';
 import { eventAudience } from '../access/rules';
 import type { Audience, EventHub } from '../events';
 import { log } from '../log';
 import type { RunManager } from '../runs/run-manager';
 import type { Db } from '../store/database';
+import type { ApprovalRow } from '../store/queries/approvals';
 import { getConnectionRow, type ConnectionRow } from '../store/queries/connections';
 import { getThread, type ThreadRow } from '../store/queries/threads';
 import { isDiskFull, isStorageFailure } from '../store/storage-errors';
@@ -106,6 +108,22 @@ export class EngineCore {
     const event = { type: 'changed', kind: 'thread', id: thread.id } as const;
     if (tx.afterOnce(`thread ${thread.id}`, () => this.options.events.emit(event, audience)))
       audience = this.audienceOf(thread);
+  }
+
+  /** What waits for a person changed (held, decided, cancelled): its readers hear of it. */
+  approvalChanged(approval: Pick<ApprovalRow, 'id' | 'kind' | 'context_kind' | 'context_id'>): void {
+    this.options.events.emit(
+      { type: 'changed', kind: 'approval', id: approval.id },
+      approvalAudience(this.db, approval),
+    );
+  }
+
+  /** Inside a transaction: the approval's change event after the commit, its audience read now. */
+  approvalChangedAfter(approval: Pick<ApprovalRow, 'id' | 'kind' | 'context_kind' | 'context_id'>, tx: Tx): void {
+    const audience = approvalAudience(this.db, approval);
+    tx.afterOnce(`approval ${approval.id}`, () =>
+      this.options.events.emit({ type: 'changed', kind: 'approval', id: approval.id }, audience),
+    );
   }
 
   /** Inside a transaction: the connection's change event, once after the commit. */

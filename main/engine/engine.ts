@@ -5,13 +5,14 @@
 //   links.ts     listening, dialling with backoff, the handshake, one link per peer
 //   receiver.ts  frames in; which text is accepted is decided by receive-decision.ts
 //   sender.ts    root derivation, the sender key, limits, enqueue, resend, the reply guard
-//   control.ts   owners' pause, unpause, revoke; deleting roots
+//   control.ts   owners' pause, unpause, revoke, policies; deleting roots
+//   holds.ts     texts held for a person's approval, either way, and the decision
 //   turn-signals.ts  telling a peer what our agent does with its texts (`turn`)
 //   views.ts     what the app API and agents are shown (directory.ts: whom roles can ask)
 //
 // core.ts holds what they share (the database's group commit, agent conversations in
 // memory, open links, events); peer-link.ts is the transport they all speak through.
-import type { ConnectionSummary, ContextRef, TextView, ThreadSummary } from '../../shared/domain';
+import type { ConnectionPolicy, ConnectionSummary, ContextRef, TextView, ThreadSummary } from '../../shared/domain';
 import type { AgentContext, PeerDirectoryEntry, TurnOutcome } from '../agents/types';
 import { threadAudience } from '../access/lookup';
 import type { Audience } from '../events';
@@ -25,6 +26,7 @@ import { EngineCore, frameFailed, type EngineOptions } from './core';
 import { LinkManager } from './links';
 import { Pairing } from './pairing';
 import { Receiver } from './receiver';
+import { Holds, type HeldDecision } from './holds';
 import { Sender, type SendResult } from './sender';
 import { TurnSignals } from './turn-signals';
 import { Views } from './views';
@@ -32,6 +34,7 @@ import type { TurnState } from './wire';
 
 export type { EngineOptions } from './core';
 export type { SendResult } from './sender';
+export type { HeldDecision } from './holds';
 
 type RunCaller = Extract<Caller, { kind: 'run' }>;
 
@@ -44,12 +47,14 @@ export class ConnectionEngine implements PeerGateway {
   private readonly control: Control;
   private readonly signals: TurnSignals;
   private readonly views: Views;
+  private readonly holds: Holds;
 
   constructor(options: EngineOptions) {
     const core = new EngineCore(options);
     core.audienceOf = (thread) => this.threadAudience(thread);
     this.core = core;
-    this.sender = new Sender(core, (id) => this.links.isOnline(id));
+    this.holds = new Holds(core, (open, state, after, tx) => this.sender.claimNext(open, state, after, tx));
+    this.sender = new Sender(core, (id) => this.links.isOnline(id), this.holds);
     this.links = new LinkManager(core, {
       // A new link: our roles first, what our agents did meanwhile, then every agent
       // conversation's unacked text again.
@@ -65,7 +70,7 @@ export class ConnectionEngine implements PeerGateway {
     this.pairing = new Pairing(core, this.links);
     this.signals = new TurnSignals(core);
     this.control = new Control(core, this.links, (id) => this.signals.forget(id));
-    this.receiver = new Receiver(core, this.sender, (open) => this.control.revokedByPeer(open));
+    this.receiver = new Receiver(core, this.sender, this.holds, (open) => this.control.revokedByPeer(open));
     this.views = new Views(core, this.links);
   }
 
@@ -192,6 +197,16 @@ export class ConnectionEngine implements PeerGateway {
 
   setQueueLimit(connectionId: number, limit: number): void {
     this.control.setQueueLimit(connectionId, limit);
+  }
+
+  /** Whether sends on the connection, and texts from its peer, wait for a person from now on. */
+  setPolicy(connectionId: number, policy: Partial<ConnectionPolicy>): void {
+    this.control.setPolicy(connectionId, policy);
+  }
+
+  /** A person's word on a held text (the caller has checked that it is theirs to give). */
+  decideHeld(approvalId: number, approve: boolean, by: { id: number; name: string }): Promise<HeldDecision> {
+    return this.holds.decide(approvalId, approve, by);
   }
 
   /**

@@ -13,17 +13,20 @@ import {
   failText,
   insertText,
   insertThread,
+  heldIncomingOfThread,
   markAckedAfterPause,
   outText,
-  queuedTextsOfThread,
   setPeerTurn,
   threadByWireId,
+  unsentTextsOfThread,
 } from '../store/queries/threads';
+import type { ApprovalRow } from '../store/queries/approvals';
 import { run as runSql } from '../store/sql';
 import { transaction } from '../store/database';
 import { isStorageFailure } from '../store/storage-errors';
 import { frameFailed, type EngineCore, type OpenLink } from './core';
 import type { Tx } from './group-commit';
+import { endHeld, heldIds, type Holds } from './holds';
 import { decideText } from './receive-decision';
 import { takeOffWire, type Sender } from './sender';
 import type { ThreadState } from './sender-key';
@@ -45,6 +48,7 @@ export class Receiver {
   constructor(
     private readonly core: EngineCore,
     private readonly sender: Sender,
+    private readonly holds: Holds,
     /** The peer revoked the connection (a `revoke` frame). */
     private readonly revokedByPeer: (open: OpenLink) => Promise<void>,
   ) {}
@@ -165,13 +169,17 @@ export class Receiver {
       }),
     )!;
     const row = state.row;
-    insertText(db, row.id, 'in', frame.seq, frame.body, 'received');
+    // On a connection that asks first, the text is stored and acked as usual but held
+    // for a person: no turn takes it until someone who reads this thread lets it in.
+    const held = connection.incoming_policy === 'ask';
+    const textId = insertText(db, row.id, 'in', frame.seq, frame.body, held ? 'held' : 'received');
     counters.addedIncoming(connectionId);
     // The thread's run, made once per thread: the text waits in it as it is, received,
     // until a turn takes it. A thread's run goes only with its role, and a removed role
     // is refused above.
     state.runId ??= ensureRun(db, { kind: 'thread', id: row.id }, accepted.id).id;
-    after(() => this.core.options.runs.wake());
+    if (held) this.holds.hold('incoming', row, textId, state.runId, tx);
+    else after(() => this.core.options.runs.wake());
     state.inSeq = Math.max(threads.lastSeq(state, 'in'), frame.seq);
     reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
     this.core.threadChangedAfter(row, tx);
@@ -274,16 +282,20 @@ export class Receiver {
       );
     }
     takeOffWire(open, thread.id, seq, tx);
+    let cancelled: ApprovalRow[] = [];
     if (reason === 'thread') {
       // The peer closed its side: close ours, so the next send from this root starts anew.
       closeThread(db, thread.id, `closed by ${connection.name}`);
-      for (const queued of queuedTextsOfThread(db, thread.id)) failText(db, queued.id, 'thread', 'peer');
+      const unsent = unsentTextsOfThread(db, thread.id);
+      for (const text of unsent) failText(db, text.id, 'thread', 'peer');
+      cancelled = endHeld(db, heldIncomingOfThread(db, thread.id), heldIds(unsent), 'thread');
       // Its row and texts changed: read them again when next needed.
       threads.forget(state);
     } else this.sender.claimNext(open, state, after, tx);
     after(() => {
       this.core.threadChanged(thread.id);
       this.core.connectionChanged(connectionId);
+      for (const approval of cancelled) this.core.approvalChanged(approval);
     });
   }
 }

@@ -25,6 +25,7 @@ import type { EngineCore, InFlight, OpenLink } from './core';
 import { noConnection, notExposed, peerDirectory } from './directory';
 import { EngineError } from './errors';
 import type { Tx } from './group-commit';
+import type { Holds } from './holds';
 import type { ThreadState } from './sender-key';
 import type { TextFrame } from './wire';
 
@@ -37,7 +38,14 @@ export interface SendResult {
   threadRowId: number;
   seq: number;
   to: string;
+  /** On a connection that asks first: the text waits for a person (told once decided). */
+  held?: true;
+  note?: string;
 }
+
+/** What an agent is told at once when its send waits for a person. */
+export const HELD_NOTE =
+  'held for approval — do not send it again. A person who can read this topic decides; you are told when they approve or deny it.';
 
 /** `PEER/ROLE`: a connection's name and a role of the peer's. */
 export const PEER_ROLE = /^([^\s/]+)\/([a-z0-9][a-z0-9_-]*)$/;
@@ -68,6 +76,8 @@ export class Sender {
     private readonly core: EngineCore,
     /** Whether a connection's link is up (for the peers a refusal names). */
     private readonly isOnline: (connectionId: number) => boolean,
+    /** What waits for a person: a held text gets its approval there. */
+    private readonly holds: Holds,
   ) {
     this.budget = core.options.textBudgetPerHour ?? 50;
   }
@@ -131,7 +141,7 @@ export class Sender {
             startedBy: 'local',
           }),
         )!;
-        return this.enqueue(connection, state, text, after, tx);
+        return this.enqueue(connection, state, text, run, after, tx);
       },
       { savepoint: false },
     );
@@ -139,7 +149,7 @@ export class Sender {
 
   /** `parley reply` from a run in an agent conversation: in it. */
   reply(run: RunRow, text: string): Promise<SendResult> {
-    return this.replyIn(run.context_id, text);
+    return this.replyIn(run, run.context_id, text);
   }
 
   /**
@@ -150,7 +160,7 @@ export class Sender {
   replyWithOutput(run: RunRow, text: string, alongside?: () => void): Promise<SendResult> {
     const parsed = roleApiRequests.reply.shape.text.safeParse(text);
     if (!parsed.success) return Promise.reject(new EngineError('invalid', parsed.error.issues[0]!.message));
-    return this.replyIn(run.context_id, parsed.data, alongside);
+    return this.replyIn(run, run.context_id, parsed.data, alongside);
   }
 
   /**
@@ -191,7 +201,7 @@ export class Sender {
     } else if (outcome.ok && outcome.output.trim()) {
       const parsed = roleApiRequests.report.shape.text.safeParse(outcome.output);
       if (!parsed.success) throw new EngineError('invalid', parsed.error.issues[0]!.message);
-      await this.replyIn(thread.root_id, parsed.data, alongside);
+      await this.replyIn(run, thread.root_id, parsed.data, alongside);
     }
   }
 
@@ -199,7 +209,7 @@ export class Sender {
    * A send on an agent conversation that exists: `parley reply`, and the reply guard
    * (whose `alongside` writes the end of the turn in the same commit).
    */
-  private replyIn(threadRowId: number, text: string, alongside?: () => void): Promise<SendResult> {
+  private replyIn(run: RunRow, threadRowId: number, text: string, alongside?: () => void): Promise<SendResult> {
     return this.core.batch.run((after, tx) => {
       const state = this.core.threads.byRowId(threadRowId);
       if (!state) throw new EngineError('closed', 'this agent conversation no longer exists');
@@ -210,7 +220,7 @@ export class Sender {
       this.checkLimits(connection, thread.id);
       tx.writing();
       alongside?.();
-      return this.enqueue(connection, state, text, after, tx);
+      return this.enqueue(connection, state, text, run, after, tx);
     });
   }
 
@@ -245,7 +255,7 @@ export class Sender {
         throw new EngineError('closed', 'the agent conversation this answers for is closed');
       const connection = this.usableConnection(getConnectionRow(db, state.row.connection_id)!.name);
       this.checkLimits(connection, state.row.id);
-      return { reported: 'thread', ...this.enqueue(connection, state, text, after, tx) };
+      return { reported: 'thread', ...this.enqueue(connection, state, text, run, after, tx) };
     });
   }
 
@@ -275,32 +285,50 @@ export class Sender {
 
   /**
    * Inside a transaction, after checkLimits: commits an outgoing text and, if the thread
-   * is free, claims the wire for it.
+   * is free, claims the wire for it. On a connection that asks first, the text is held
+   * for a person instead (`sender` is the run told of the decision); it keeps its
+   * thread's later texts back, so texts still arrive in seq order.
    */
-  private enqueue(connection: ConnectionRow, state: ThreadState, body: string, after: After, tx: Tx): SendResult {
+  private enqueue(
+    connection: ConnectionRow,
+    state: ThreadState,
+    body: string,
+    sender: RunRow,
+    after: After,
+    tx: Tx,
+  ): SendResult {
     const { db, threads, counters } = this.core;
     tx.writing();
     const thread = state.row;
     const seq = threads.lastSeq(state, 'out') + 1;
     const open = this.core.open.get(connection.id);
+    const held = connection.outgoing_policy === 'ask';
     // Nothing else waiting and nothing on the wire: this text goes now, written as sent
     // at once rather than queued and then claimed.
     const goesNow =
+      !held &&
       open !== undefined &&
       open.link.state === 'open' &&
       !open.inFlight.has(thread.id) &&
       threads.undelivered(state, counters) === 0;
-    const textId = insertText(db, thread.id, 'out', seq, body, goesNow ? 'sent' : 'queued');
+    const textId = insertText(db, thread.id, 'out', seq, body, held ? 'held' : goesNow ? 'sent' : 'queued');
     state.outSeq = seq;
     if (state.undelivered !== undefined) state.undelivered++;
     counters.addedOutgoing(connection.id, thread.id);
-    if (goesNow) {
+    if (held) this.holds.hold('outgoing', thread, textId, sender.id, tx);
+    else if (goesNow) {
       counters.claimed(thread.id, seq);
       this.putOnWire(open, thread, { seq, textId }, body, after, tx);
     } else if (open) this.claimNext(open, state, after, tx);
     this.core.threadChangedAfter(thread, tx);
     this.core.connectionChangedAfter(connection.id, tx);
-    return { thread: thread.wire_id, threadRowId: thread.id, seq, to: `${connection.name}/${thread.peer_role}` };
+    const result = {
+      thread: thread.wire_id,
+      threadRowId: thread.id,
+      seq,
+      to: `${connection.name}/${thread.peer_role}`,
+    };
+    return held ? { ...result, held: true, note: HELD_NOTE } : result;
   }
 
   /** Inside a transaction: the text takes the thread's place on the wire, and leaves after the commit. */
@@ -327,6 +355,8 @@ export class Sender {
       state.undelivered = 0;
       return;
     }
+    // A held text goes nowhere until a person approves it, and nothing after it does.
+    if (text.state === 'held') return;
     if (text.state === 'queued') setTextState(this.core.db, text.id, 'sent');
     this.putOnWire(open, thread, { seq: text.seq, textId: text.id }, text.body, after, tx);
   }

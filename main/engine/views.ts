@@ -46,6 +46,7 @@ export class Views {
       addressFrom: connection.address_from,
       redial: this.links.redial(connection.id),
       status: connection.status,
+      policy: { outgoing: connection.outgoing_policy, incoming: connection.incoming_policy },
       online: this.links.isOnline(connection.id),
       queue: { used: outgoingWaiting(db, connection.id), limit: connection.queue_limit },
       exposedRoles: exposedRoleNames(db, connection.id),
@@ -192,6 +193,7 @@ function toThreadSummary(row: ThreadListRow, stopping: ReadonlySet<number>): Thr
     closeReason: row.close_reason,
     run,
     counts: {
+      held: row.texts_held,
       queued: row.texts_queued,
       sent: row.texts_sent,
       acked: row.texts_acked,

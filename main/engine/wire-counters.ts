@@ -17,27 +17,27 @@ import type { TextRow } from '../store/queries/threads';
 import { get } from '../store/sql';
 
 export class WireCounters {
-  /** Per connection: an upper bound of outgoing texts queued or sent. */
+  /** Per connection: an upper bound of outgoing texts held, queued or sent. */
   private readonly outgoing = new Map<number, number>();
-  /** Per connection: an upper bound of incoming texts received and not yet handled. */
+  /** Per connection: an upper bound of incoming texts held or received and not yet handled. */
   private readonly incoming = new Map<number, number>();
   /** Per agent conversation: an upper bound of texts it sent in the last hour. */
   private readonly lastHour = new Map<number, number>();
   /**
    * Per agent conversation: every outgoing text with a lower seq is acked or failed.
-   * Texts never go back to queued or sent, and thread rows are never deleted (so an id
-   * is never reused), so this only grows.
+   * Texts never go back to held, queued or sent, and thread rows are never deleted (so
+   * an id is never reused), so this only grows.
    */
   private readonly deliveredBelow = new Map<number, number>();
 
   constructor(private readonly db: Db) {}
 
-  /** The connection has `limit` or more outgoing texts waiting to be sent or acked. */
+  /** The connection has `limit` or more outgoing texts waiting to be approved, sent or acked. */
   outgoingFull(connectionId: number, limit: number): boolean {
     return atLimit(this.outgoing, connectionId, limit, () => countWaiting(this.db, connectionId, 'out'));
   }
 
-  /** The connection has `limit` or more incoming texts not yet handled by an agent. */
+  /** The connection has `limit` or more incoming texts not yet approved or handled by an agent. */
   incomingFull(connectionId: number, limit: number): boolean {
     return atLimit(this.incoming, connectionId, limit, () => countWaiting(this.db, connectionId, 'in'));
   }
@@ -68,22 +68,25 @@ export class WireCounters {
     this.deliveredBelow.clear();
   }
 
-  /** Outgoing texts of an agent conversation still to be delivered: from its first one on, not its history. */
+  /** Outgoing texts of an agent conversation still to be delivered (held ones too): from its first one on, not its history. */
   countUndelivered(threadRowId: number): number {
     return get<{ n: number }>(
       this.db,
-      "SELECT count(*) AS n FROM texts WHERE thread_id = ? AND direction = 'out' AND seq >= ? AND state IN ('queued', 'sent')",
+      "SELECT count(*) AS n FROM texts WHERE thread_id = ? AND direction = 'out' AND seq >= ? AND state IN ('held', 'queued', 'sent')",
       threadRowId,
       this.deliveredBelow.get(threadRowId) ?? 0,
     )!.n;
   }
 
-  /** The oldest outgoing text of an agent conversation still to be delivered (sent and unacked, or queued). */
+  /**
+   * The oldest outgoing text of an agent conversation still to be delivered: sent and
+   * unacked, queued, or held (which keeps the later ones back until a person decides).
+   */
   nextUndelivered(threadRowId: number): TextRow | undefined {
     const from = this.deliveredBelow.get(threadRowId) ?? 0;
     const text = get<TextRow>(
       this.db,
-      "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND seq >= ? AND state IN ('queued', 'sent') ORDER BY seq LIMIT 1",
+      "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND seq >= ? AND state IN ('held', 'queued', 'sent') ORDER BY seq LIMIT 1",
       threadRowId,
       from,
     );
@@ -116,14 +119,14 @@ function countWaiting(db: Db, connectionId: number, direction: 'out' | 'in'): nu
     ? get<{ n: number }>(
         db,
         `SELECT count(*) AS n FROM texts JOIN threads ON threads.id = texts.thread_id
-         WHERE texts.state IN ('queued', 'sent', 'received') AND texts.state IN ('queued', 'sent')
+         WHERE texts.state IN ('held', 'queued', 'sent', 'received') AND texts.state IN ('held', 'queued', 'sent')
            AND texts.direction = 'out' AND threads.connection_id = ?`,
         connectionId,
       )!.n
     : get<{ n: number }>(
         db,
         `SELECT count(*) AS n FROM texts JOIN threads ON threads.id = texts.thread_id
-         WHERE texts.state IN ('queued', 'sent', 'received') AND texts.state = 'received'
+         WHERE texts.state IN ('held', 'queued', 'sent', 'received') AND texts.state IN ('held', 'received')
            AND texts.direction = 'in' AND threads.connection_id = ?`,
         connectionId,
       )!.n;

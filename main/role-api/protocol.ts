@@ -20,6 +20,17 @@ export const roleApiRequests = {
   send: z.strictObject({ to: peerRoleSchema, text }),
   reply: z.strictObject({ text }),
   peers: z.strictObject({}),
+  /**
+   * An agent asks to use a tool and waits for a person's word (asked by the acp worker on
+   * its agent's behalf; no CLI command or MCP tool of its own).
+   */
+  permission: z.strictObject({
+    title: z.string().trim().min(1, 'title must not be empty').max(500),
+    /** The kind of tool (read, edit, execute, fetch, …), as the agent says. */
+    toolKind: z.string().max(100).optional(),
+    /** What the tool is to do, as text people can read. */
+    input: z.string().max(20_000).optional(),
+  }),
 } as const;
 export type RoleApiCommand = keyof typeof roleApiRequests;
 

@@ -203,6 +203,15 @@ export class RoleApiServer {
         if (!this.peers) throw noEngine();
         return this.noted(run, await this.peers.reply(run, text));
       }
+      case 'permission': {
+        const { title, toolKind, input } = params as z.infer<typeof roleApiRequests.permission>;
+        const run = requireRun(caller);
+        // Answered when a person decides, or the request is cancelled (stop, the turn's end, a timeout).
+        return this.options.runs.permissions.ask(run.run, run.turn.id, {
+          title,
+          detail: { ...(toolKind ? { toolKind } : {}), ...(input ? { input } : {}) },
+        });
+      }
     }
   }
 

@@ -60,6 +60,7 @@ import {
 import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
 import { isStorageFailure } from '../store/storage-errors';
 import { hashToken, newToken } from '../tokens';
+import { PermissionRequests } from './permission-requests';
 import { endStaleGroup, endTree, processStartTime, ProcessTree, spawnInGroup } from './process-tree';
 import type { AdapterName } from '../../shared/domain';
 
@@ -80,6 +81,8 @@ export interface RunManagerOptions {
   maxOutputBytes?: number;
   /** False holds every turn (inputs still commit): the wire benchmark measures without agents. */
   startTurns?: boolean;
+  /** How long an agent's request to use a tool waits for a person. */
+  permissionTimeoutMs?: number;
 }
 
 /** What the connection engine does for runs in agent conversations. */
@@ -123,6 +126,8 @@ interface ActiveTurn {
   marker: string;
   /** Set once a stop was asked for; says who or what stopped it. */
   stoppedBy: string | null;
+  /** After a stop's commit: answers the agent's requests that the stop cancelled. */
+  answerPermissions: () => void;
   /** Set when the adapter read from the agent's output that the turn cannot succeed: why. */
   failure: string | null;
   /** Resolves when the leader has exited. */
@@ -167,9 +172,12 @@ export class RunManager {
   private readonly privateDir: string;
   /** Writes waiting for the disk to take them (a turn's end, a turn's start). */
   private readonly retries = new Set<NodeJS.Timeout>();
+  /** Agents' requests to use a tool, waiting for a person; they last as long as their turn. */
+  readonly permissions: PermissionRequests;
 
   constructor(private readonly options: RunManagerOptions) {
     this.db = options.db;
+    this.permissions = new PermissionRequests(options.db, options.events, options.permissionTimeoutMs);
     this.max = options.maxConcurrentTurns ?? 4;
     this.timeoutSec = options.defaultTurnTimeoutSec ?? 30 * 60;
     this.graceMs = options.stopGraceMs ?? 2_000;
@@ -185,6 +193,7 @@ export class RunManager {
 
   /** Recovers from an earlier crash, then starts whatever work is waiting. */
   async start(): Promise<void> {
+    this.permissions.recover();
     for (const turn of runningTurns(this.db)) await this.recoverInterrupted(turn);
     this.schedule();
   }
@@ -298,6 +307,7 @@ export class RunManager {
     this.closed = true;
     for (const timer of this.retries) clearTimeout(timer);
     this.retries.clear();
+    this.permissions.close();
     const turns = [...this.active.values()];
     await Promise.all(
       turns.map(async (turn) => {
@@ -432,6 +442,7 @@ export class RunManager {
       tree: null,
       marker: `PARLEY_TOKEN=${token}`,
       stoppedBy: null,
+      answerPermissions: () => {},
       failure: null,
       stopCommitted: false,
       exited: Promise.resolve(),
@@ -456,6 +467,8 @@ export class RunManager {
         this.active.delete(turnId);
         if (this.closed) return;
         const what = `the end of turn ${turnId}`;
+        // Its process is gone: nothing it asked for waits any more.
+        this.endPermissions(turnId);
         if (active.stoppedBy !== null) {
           await this.durably(what, () => this.commitStopped(active));
           return;
@@ -636,6 +649,9 @@ export class RunManager {
 
   /** After the stop is committed: ends the process tree (SIGTERM, SIGKILL after the grace). */
   private async signalStop(active: ActiveTurn, reason: string): Promise<void> {
+    // Committed with the stop: the agent hears its requests are cancelled before its signal.
+    active.answerPermissions();
+    active.answerPermissions = () => {};
     if (active.stoppedBy === null) {
       active.stoppedBy = reason;
       this.changed(active.run);
@@ -643,6 +659,19 @@ export class RunManager {
       await this.endTree(active);
     }
     await active.settled;
+  }
+
+  /**
+   * The turn's process is gone: its requests to use a tool are cancelled. Best effort: on
+   * a full disk the rows stay pending until the next start cancels them, and no agent
+   * waits for them either way.
+   */
+  private endPermissions(turnId: number): void {
+    try {
+      transaction(this.db, () => this.permissions.endTurnInTransaction(turnId, 'the agent’s turn ended'))();
+    } catch (error) {
+      log.warn('could not cancel the requests of a turn that ended', { turnId, error: String(error) });
+    }
   }
 
   /** The role API tells what a running turn sent (see `afterThreadTurn`). */
@@ -708,6 +737,7 @@ export class RunManager {
     // The context was deleted meanwhile: its run, turns and inputs went with it.
     if (!run) return;
     markTurnStopping(this.db, active.turnId, reason);
+    active.answerPermissions = this.permissions.endTurnInTransaction(active.turnId, reason);
     holdWaitingWork(this.db, run);
     insertInput(
       this.db,

@@ -200,8 +200,25 @@ const seeds: Record<number, (db: Db) => void> = {
     );
     db.prepare('DELETE FROM connections WHERE id = ?').run(erin);
   },
-  // 16 and 17 stand for other branches' migrations until they are here.
-  16: () => undefined,
+  16: (db) => {
+    // carol's connection asks before anything goes out or in; a text each way waits for a person.
+    db.prepare("UPDATE connections SET outgoing_policy = 'ask', incoming_policy = 'ask' WHERE id = 1").run();
+    const insert = (sql: string, ...params: unknown[]) => Number(db.prepare(sql).run(...params).lastInsertRowid);
+    // The orphaned T11's role asked once more, and carol wrote again in T2.
+    const thread = db.prepare("SELECT id FROM threads WHERE wire_id = 'T11'").pluck().get() as number;
+    const out = insert(
+      "INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (?, 'out', 9, 'may I?', 'held')",
+      thread,
+    );
+    const into = insert("INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (2, 'in', 4, 'd', 'held')");
+    db.prepare(
+      "INSERT INTO approvals (kind, context_kind, context_id, text_id, run_id) VALUES ('outgoing', 'thread', ?, ?, 1), ('incoming', 'thread', 2, ?, 2)",
+    ).run(thread, out, into);
+    db.prepare(
+      `INSERT INTO approvals (kind, context_kind, context_id, run_id, turn_id, title, detail) VALUES ('permission', 'conversation', 1, 1, 1, 'Run ls', '{"options":[]}')`,
+    ).run();
+  },
+  // 17 stands for the attention branch's migration until it is here.
   17: () => undefined,
   18: (db) => {
     // The peer's word on its turn, who failed a text, a deleted root's title.
@@ -385,8 +402,8 @@ const checks: Record<number, (db: Db) => void> = {
       .all();
     expect(sizes).toEqual(lists);
     expect(lists.length).toBeGreaterThan(0);
-    // The lists read through them: the peer-started ones, newest text first. The query
-    // is today's, written for the latest schema (its summaries read later columns too).
+    // The lists read through them: the peer-started ones, newest text first. The list
+    // query is the latest version's (it reads what later migrations add), so only there.
     if (schemaVersion(db) < latestVersion) return;
     const peerStarted = pageThreads(db, { peerStarted: true }, 0, 10);
     expect(peerStarted.total).toBe(peerStarted.rows.length);
@@ -399,7 +416,41 @@ const checks: Record<number, (db: Db) => void> = {
         .all(),
     );
   },
-  16: () => undefined,
+  16: (db) => {
+    expect(db.prepare('SELECT name, outgoing_policy, incoming_policy FROM connections ORDER BY id').all()).toEqual([
+      { name: 'carol', outgoing_policy: 'ask', incoming_policy: 'ask' },
+      { name: 'dave', outgoing_policy: 'send', incoming_policy: 'run' },
+    ]);
+    expect(
+      db
+        .prepare(
+          'SELECT approvals.kind, approvals.state, texts.body, texts.state AS text FROM approvals LEFT JOIN texts ON texts.id = approvals.text_id ORDER BY approvals.id',
+        )
+        .all(),
+    ).toEqual([
+      { kind: 'outgoing', state: 'pending', body: 'may I?', text: 'held' },
+      { kind: 'incoming', state: 'pending', body: 'd', text: 'held' },
+      { kind: 'permission', state: 'pending', body: null, text: null },
+    ]);
+    // A held text waits: it is not the run's work until a person lets it in.
+    expect(pendingInputs(db, getRun(db, 2)!).map((input) => input.body)).not.toContain('d');
+    // A text approval names its text, a permission request none.
+    expect(() =>
+      db.prepare("INSERT INTO approvals (kind, context_kind, context_id) VALUES ('outgoing', 'thread', 1)").run(),
+    ).toThrow(/CHECK/);
+    expect(() =>
+      db.prepare("INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (1, 'out', 99, 'x', 'lost')").run(),
+    ).toThrow(/CHECK/);
+    // Each thread counts its held texts with the rest (0015's facts, one state more).
+    const states = ['held', 'queued', 'sent', 'acked', 'failed', 'received', 'handled'];
+    const kept = `SELECT id, ${states.map((state) => `texts_${state}`).join(', ')} FROM threads ORDER BY id`;
+    const derived = `SELECT id, ${states
+      .map(
+        (state) => `(SELECT count(*) FROM texts WHERE thread_id = threads.id AND state = '${state}') AS texts_${state}`,
+      )
+      .join(', ')} FROM threads ORDER BY id`;
+    expect(db.prepare(kept).all()).toEqual(db.prepare(derived).all());
+  },
   17: () => undefined,
   18: (db) => {
     // Who made a text fail, where only one side could have: the peer's rejections and
@@ -612,6 +663,73 @@ describe('migrations', () => {
       { id: 9, root_kind: 'task', root_id: 6 },
     ]);
     expect(db.pragma('foreign_key_check')).toEqual([]);
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.close();
+  });
+
+  it('0016 rebuilds texts with the held state and changes nothing else: rows, ids, indexes, triggers, the id sequence', () => {
+    const file = tempFile();
+    const db = openDatabase(file, { targetVersion: 0 });
+    for (let v = 1; v <= 15; v++) {
+      migrate(db, v);
+      seeds[v]!(db);
+    }
+    // A trigger of some later migration's on texts, and a deleted newest text.
+    db.exec(
+      'CREATE TABLE text_audit (text_id INTEGER); CREATE TRIGGER texts_audit AFTER INSERT ON texts BEGIN INSERT INTO text_audit VALUES (new.id); END;',
+    );
+    const top = Number(
+      db
+        .prepare("INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (1, 'out', 50, 'gone', 'acked')")
+        .run().lastInsertRowid,
+    );
+    db.prepare('DELETE FROM texts WHERE id = ?').run(top);
+    const rows = db.prepare('SELECT * FROM texts ORDER BY id').all();
+    const before = shapeOf(db, 'texts');
+    const inputsBefore = db.prepare('SELECT id, text_id FROM inputs ORDER BY id').all();
+    migrate(db, 16);
+    expect(db.prepare('SELECT * FROM texts ORDER BY id').all()).toEqual(rows);
+    // Inputs still point at their texts (dropping the old table with keys on would have nulled them).
+    expect(db.prepare('SELECT id, text_id FROM inputs ORDER BY id').all()).toEqual(inputsBefore);
+    const after = shapeOf(db, 'texts');
+    const waiting = (shape: typeof before) => shape.indexes.find((index) => index.name === 'texts_waiting')?.sql;
+    expect(waiting(after)).toBe(
+      "CREATE INDEX texts_waiting ON texts(state) WHERE state IN ('held', 'queued', 'sent', 'received')",
+    );
+    // What 0016 changes: what waits, and each thread's counts by state (0015), take held texts in.
+    const changed = [
+      'texts_waiting',
+      'texts_insert_thread_facts',
+      'texts_state_thread_facts',
+      'texts_delete_thread_facts',
+    ];
+    for (const name of changed.slice(1))
+      expect(after.triggers.find((trigger) => trigger.name === name)?.sql, name).toContain("'held'");
+    const unchanged = (shape: typeof before) => ({
+      ...shape,
+      indexes: shape.indexes.filter((index) => !changed.includes(index.name ?? '')),
+      triggers: shape.triggers.filter((trigger) => !changed.includes(trigger.name)),
+    });
+    expect(unchanged(after)).toEqual(unchanged(before));
+    // search's triggers (0014) are among those kept as they were.
+    expect(after.triggers.map((trigger) => trigger.name)).toEqual(expect.arrayContaining(['texts_search_insert']));
+    const counts = () =>
+      db.prepare('SELECT texts_held AS held, texts_queued AS queued FROM threads WHERE id = 1').get() as {
+        held: number;
+        queued: number;
+      };
+    const start = counts();
+    const id = Number(
+      db
+        .prepare("INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (1, 'out', 51, 'new', 'held')")
+        .run().lastInsertRowid,
+    );
+    expect(id).toBeGreaterThan(top);
+    expect(db.prepare('SELECT text_id FROM text_audit').pluck().all()).toEqual([top, id]);
+    expect(counts()).toEqual({ held: start.held + 1, queued: start.queued });
+    db.prepare("UPDATE texts SET state = 'queued' WHERE id = ?").run(id);
+    expect(counts()).toEqual({ held: start.held, queued: start.queued + 1 });
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     db.close();
   });

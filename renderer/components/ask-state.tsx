@@ -1,14 +1,17 @@
-// The state of an ask, under the chat line that made it ("asked bob/researcher"):
-// delivered, working (the peer's agent has it), answered, stopped or failed there, or
-// why it was not delivered with the fix when the person can apply it. The line
-// is linked to its agent conversation by the PEER/ROLE it names, among the agent
-// conversations of this conversation, and to its text by time (thread-facts.ts).
+// The state of an ask, under the chat line that made it ("asked bob/researcher"): held
+// for approval (with Approve and Deny), delivered, working (the peer's agent has it),
+// answered, stopped or failed there, or why it was not delivered with the fix when the
+// person can apply it. The line is linked to its agent conversation by the PEER/ROLE it
+// names, among the agent conversations of this conversation, and to its text by time
+// (thread-facts.ts).
 import { useEffect, useMemo } from 'react';
 import type { Message } from '../../shared/domain';
 import { selectConnection, selectConnections, useConnections } from '../store/connections';
 import { selectIsOwner, useSession } from '../store/session';
 import { selectThread, selectThreadDetail, useThreads, watchThread, type ThreadListKey } from '../store/threads';
 import { askState, linkAsks, mentionedPeers, peerKey, threadAt, threadsByPeer, type AskLink } from '../thread-facts';
+import { approvalOfText, selectApprovals, useApprovals } from '../store/approvals';
+import { ApprovalActions } from './approvals';
 import { ArrowOutIcon } from './icons';
 import { useAction } from './ui';
 
@@ -77,10 +80,12 @@ export function AskLine({ link }: { link: AskLink }) {
   const detail = useThreads(selectThreadDetail(link.threadId));
   const connection = useConnections(selectConnection(thread?.connection.id ?? 0));
   const isOwner = useSession(selectIsOwner);
+  const approvals = useApprovals(selectApprovals);
   const [busy, run] = useAction();
   const text = detail?.texts.find((t) => t.id === link.textId);
   if (!thread || !detail || !text) return null;
-  const state = askState(text, detail.texts, thread, connection, isOwner);
+  const approval = text.state === 'held' ? approvalOfText(approvals, text.id) : undefined;
+  const state = askState(text, detail.texts, thread, connection, isOwner, approval?.canDecide ?? false);
   return (
     <p className={`ask-state ask-${state.tone}`}>
       {state.tone === 'accent' ? <span className="dot" aria-hidden="true" /> : <ArrowOutIcon size={13} />}
@@ -96,6 +101,7 @@ export function AskLine({ link }: { link: AskLink }) {
           Unpause
         </button>
       )}
+      {state.fix === 'approve' && approval && <ApprovalActions approval={approval} />}
     </p>
   );
 }

@@ -30,6 +30,8 @@ import {
   waitingForAgent,
   type TextLabel,
 } from '../thread-facts';
+import { approvalOfText, approvalsOfThread, selectApprovals, useApprovals } from '../store/approvals';
+import { ApprovalActions, WaitingForApproval } from './approvals';
 import { ArrowInIcon, ArrowOutIcon, ChevronIcon } from './icons';
 import { Markdown } from './markdown';
 import { TextWithCode } from './text-with-code';
@@ -216,12 +218,18 @@ export const ThreadCard = memo(function ThreadCard({
   const thread = useThreads(selectThread(id));
   const connection = useConnections(selectConnection(thread?.connection.id ?? 0));
   const stop = useThreads((s) => s.stop);
+  const approvals = useApprovals(selectApprovals);
+  // Opened, its held texts carry their own Approve and Deny; a tool request has no text.
+  const waiting = useMemo(
+    () => approvalsOfThread(approvals, id).filter((a) => !expanded || a.kind === 'permission'),
+    [approvals, id, expanded],
+  );
   const detailId = useId();
   if (!thread) return null;
   const peer = peerKey(thread);
   const last = thread.lastText;
   const failed = thread.counts.failed;
-  const waiting = waitingForAgent(thread);
+  const waitingTexts = waitingForAgent(thread);
   const active = isActive(thread.run);
   const linkState = connectionState(connection);
   // Offline and paused matter while the conversation is open; a revoke, always.
@@ -294,16 +302,17 @@ export const ThreadCard = memo(function ThreadCard({
           <TextStateBadge label={lastTextLabel(thread, last)} reason={last.reason} />
         </p>
       )}
-      {!expanded && (failed > 0 || waiting > 0) && (
+      {!expanded && (failed > 0 || waitingTexts > 0) && (
         <p className="thread-counts">
           {failed > 0 && <Badge tone="bad">{plural(failed, 'failed text')}</Badge>}
-          {waiting > 0 && (
+          {waitingTexts > 0 && (
             <Badge tone="warn">
-              {waiting} {active ? 'more ' : ''}waiting for the agent
+              {waitingTexts} {active ? 'more ' : ''}waiting for the agent
             </Badge>
           )}
         </p>
       )}
+      <WaitingForApproval approvals={waiting} compact />
       {expanded && (
         <div id={detailId}>
           <ThreadDetailView id={id} />
@@ -419,6 +428,8 @@ function ThreadDetailView({ id }: { id: number }) {
 
 function TextItem({ text, thread, label }: { text: TextView; thread: ThreadSummary; label: TextLabel }) {
   const from = text.direction === 'out' ? thread.localRole : peerKey(thread);
+  const approvals = useApprovals(selectApprovals);
+  const approval = text.state === 'held' ? approvalOfText(approvals, text.id) : undefined;
   return (
     <li className={`text text-${text.direction} text-${text.state}`}>
       <div className="text-meta">
@@ -432,10 +443,16 @@ function TextItem({ text, thread, label }: { text: TextView; thread: ThreadSumma
         <TextStateBadge label={label} reason={text.reason} />
       </div>
       <Markdown text={text.body} className="text-body" />
-      {text.state === 'failed' && (
+      {text.state === 'failed' && text.reason !== 'denied' && (
         <p className="text-failure">{failureReason(text.reason, text.failedBy, thread.connection.name)}</p>
       )}
       {label.note && <p className="text-note">{label.note}</p>}
+      {approval && (
+        <p className="text-approval">
+          <span>{label.help}</span>
+          <ApprovalActions approval={approval} />
+        </p>
+      )}
     </li>
   );
 }

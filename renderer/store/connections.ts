@@ -1,7 +1,7 @@
 // Connections to peer installations: their state, and the owner's controls.
 import { create } from 'zustand';
 import type { Invitation } from '../../shared/api-contract';
-import type { ConnectionSummary } from '../../shared/domain';
+import type { ConnectionPolicy, ConnectionSummary } from '../../shared/domain';
 import { call, messageOf } from './client';
 
 interface ConnectionsState {
@@ -17,6 +17,7 @@ interface ConnectionsState {
   remove: (id: number) => Promise<void>;
   expose: (id: number, roles: string[]) => Promise<void>;
   setQueueLimit: (id: number, limit: number) => Promise<void>;
+  setPolicy: (id: number, policy: Partial<ConnectionPolicy>) => Promise<void>;
 }
 
 /** Active connections first, then paused, revoked last; by name within each. */
@@ -65,6 +66,9 @@ export const useConnections = create<ConnectionsState>()((set, get) => {
     },
     async setQueueLimit(id, limit) {
       put(await call('connections.setQueueLimit', { id, limit }));
+    },
+    async setPolicy(id, policy) {
+      put(await call('connections.setPolicy', { id, ...policy }));
     },
   };
 });

@@ -2,6 +2,7 @@
 // Events are debounced per kind and id, so a burst (a busy agent conversation) costs one
 // refetch per object, not one per event.
 import type { AppEvent, ChangedKind } from '../../shared/api-contract';
+import { useApprovals } from './approvals';
 import { apiClient } from './client';
 import { useConnections } from './connections';
 import { useConversations } from './conversations';
@@ -36,6 +37,8 @@ function refresh(kind: ChangedKind, id: number): Promise<unknown> | void {
       return Promise.all([useRoles.getState().load(), useConversations.getState().load()]);
     case 'person':
       return Promise.all([usePeople.getState().load(), useSession.getState().load()]);
+    case 'approval':
+      return useApprovals.getState().load();
     case 'run':
       return;
   }
@@ -47,7 +50,7 @@ function reloadInvitations(): Promise<void> | void {
 }
 
 /** Lists that hold one entry per kind: one refetch covers every id. */
-const wholeKinds = new Set<ChangedKind>(['connection', 'invitation', 'network', 'role', 'person']);
+const wholeKinds = new Set<ChangedKind>(['connection', 'invitation', 'network', 'role', 'person', 'approval']);
 
 /** Subscribes to the API's events; returns the unsubscribe function. */
 export function startLiveUpdates(): () => void {
@@ -117,6 +120,7 @@ export function refreshAll(): void {
   if (useNetwork.getState().status) void useNetwork.getState().load();
   void useRoles.getState().load();
   void usePeople.getState().load();
+  void useApprovals.getState().load();
   const conversations = useConversations.getState();
   for (const id of shownIds(conversations.details, conversations.detailErrors)) void conversations.loadDetail(id);
   const tasks = useTasks.getState();

@@ -2,8 +2,9 @@
 // agent conversations, the task tree, the view in the address, and live updates.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError, type AppEvent } from '../../shared/api-contract';
-import type { RunSummary, Task, ThreadSummary } from '../../shared/domain';
+import type { ApprovalView, RunSummary, Task, ThreadSummary } from '../../shared/domain';
 import type { ApiClient } from '../api/client';
+import { approvalOfText, approvalsForRoot, approvalsOfThread } from './approvals';
 import { setApiClient } from './client';
 import { startLiveUpdates } from './live';
 import { taskTree } from './tasks';
@@ -11,7 +12,7 @@ import { keysOf, orderThreads, useThreads } from './threads';
 import { viewFromFragment, viewToFragment, type View } from './ui';
 
 const idle: RunSummary = { id: null, state: 'idle', pending: 0, session: null, lastTurn: null };
-const counts = { queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 };
+const counts = { held: 0, queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 };
 
 function thread(id: number, patch: Partial<ThreadSummary> = {}): ThreadSummary {
   return {
@@ -205,5 +206,62 @@ describe('live updates', () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(calls.map(([method]) => method).sort()).toEqual(['connections.list', 'threads.get']);
     stop();
+  });
+});
+
+describe('what waits for approval, by where it shows', () => {
+  const approval = (id: number, patch: Partial<ApprovalView>): ApprovalView => ({
+    id,
+    kind: 'outgoing',
+    state: 'pending',
+    context: { kind: 'thread', id: 10 },
+    root: { kind: 'conversation', id: 1 },
+    role: 'assistant',
+    thread: { id: 10, peer: 'bob/researcher', localRole: 'assistant' },
+    text: { id: 100 + id, seq: id, preview: 'hello' },
+    title: '',
+    detail: null,
+    canDecide: true,
+    reason: null,
+    decidedBy: null,
+    createdAt: '2025-01-01T00:00:00.000Z',
+    decidedAt: null,
+    ...patch,
+  });
+  const list = [
+    approval(1, {}),
+    approval(2, {
+      kind: 'incoming',
+      thread: { id: 11, peer: 'bob/researcher', localRole: 'assistant' },
+      context: { kind: 'thread', id: 11 },
+    }),
+    approval(3, {
+      kind: 'permission',
+      context: { kind: 'conversation', id: 1 },
+      thread: null,
+      text: null,
+      title: 'npm test',
+    }),
+    approval(4, { kind: 'permission', context: { kind: 'thread', id: 10 }, text: null, title: 'ls' }),
+    approval(5, { root: { kind: 'task', id: 1 }, thread: { id: 12, peer: 'bob/researcher', localRole: 'assistant' } }),
+  ];
+  it.each([
+    [
+      'a conversation: every one rooted there, its own tool requests too',
+      { kind: 'conversation', id: 1 } as const,
+      [1, 2, 3, 4],
+    ],
+    ['a task with the same id: only the task’s', { kind: 'task', id: 1 } as const, [5]],
+  ])('%s', (_, root, ids) => {
+    expect(approvalsForRoot(list, root).map((a) => a.id)).toEqual(ids);
+  });
+  it('an agent conversation: its held texts and its agent’s tool requests', () => {
+    expect(approvalsOfThread(list, 10).map((a) => a.id)).toEqual([1, 4]);
+    expect(approvalsOfThread(list, 11).map((a) => a.id)).toEqual([2]);
+  });
+  it('a held text: its own approval', () => {
+    expect(approvalOfText(list, 102)?.id).toBe(2);
+    expect(approvalOfText(list, 999)).toBeUndefined();
+    expect(approvalOfText(null, 101)).toBeUndefined();
   });
 });

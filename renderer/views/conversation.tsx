@@ -2,8 +2,9 @@
 // role), the composer, the run's state with Stop, and the agent conversations the role
 // held with peers for it.
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { Message, RunSummary } from '../../shared/domain';
+import { WaitingForApproval } from '../components/approvals';
 import { AskLine, useAskLinks } from '../components/ask-state';
 import { WithThreads } from '../components/layout';
 import { Markdown } from '../components/markdown';
@@ -25,6 +26,7 @@ import {
 } from '../components/ui';
 import { fullTime, shortTime } from '../format';
 import type { AskLink } from '../thread-facts';
+import { approvalsForRoot, selectApprovals, useApprovals } from '../store/approvals';
 import { messageOf } from '../store/client';
 import {
   selectConversation,
@@ -152,6 +154,16 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
   const error = useConversations(selectConversationError(id));
   const loadDetail = useConversations((s) => s.loadDetail);
   const stop = useConversations((s) => s.stop);
+  const asks = useAskLinks(id, messages);
+  const approvals = useApprovals(selectApprovals);
+  // What waits for approval here and has no chat line to show it under: a peer's answer
+  // held before the agent takes it, a tool request, a send no line names.
+  const unlinked = useMemo(() => {
+    const linked = new Set([...asks.values()].flat().map((link) => link.textId));
+    return approvalsForRoot(approvals, { kind: 'conversation', id }).filter(
+      (approval) => !(approval.text && linked.has(approval.text.id)),
+    );
+  }, [approvals, asks, id]);
   return (
     <section className="chat" aria-label="Messages">
       {messages ? (
@@ -163,7 +175,13 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
             </EmptyState>
           </div>
         ) : (
-          <MessageList conversationId={id} messages={messages} run={run} roleName={roleName} />
+          <MessageList
+            messages={messages}
+            run={run}
+            roleName={roleName}
+            asks={asks}
+            asking={unlinked.some((approval) => approval.kind === 'permission')}
+          />
         )
       ) : (
         <div className="chat-empty">
@@ -174,6 +192,7 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
           )}
         </div>
       )}
+      <WaitingForApproval approvals={unlinked} />
       <Composer conversationId={id} roleName={roleName} active={isActive(run)} onStop={() => stop(id)} />
     </section>
   );
@@ -182,18 +201,21 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
 type Row = { kind: 'message'; message: Message } | { kind: 'working' };
 
 function MessageList({
-  conversationId,
   messages,
   run,
   roleName,
+  asks,
+  asking,
 }: {
-  conversationId: number;
   messages: Message[];
   run: RunSummary;
   roleName: string;
+  /** The asks each role message made. */
+  asks: Map<number, AskLink[]>;
+  /** The agent waits for the person's word on a tool it asked to use. */
+  asking: boolean;
 }) {
   const me = useSession(selectPerson);
-  const asks = useAskLinks(conversationId, messages);
   const scrollRef = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
   const rows: Row[] = messages.map((message) => ({ kind: 'message', message }));
@@ -242,7 +264,11 @@ function MessageList({
                 <i />
               </span>
               <span className="muted">
-                {run.state === 'queued' ? `${roleName} will start shortly` : `${roleName} is working…`}
+                {run.state === 'queued'
+                  ? `${roleName} will start shortly`
+                  : asking
+                    ? `${roleName} is waiting for your approval`
+                    : `${roleName} is working…`}
               </span>
             </div>
           )

@@ -47,7 +47,7 @@ interface Form {
   model: string;
   permissionMode: '' | 'default' | 'acceptEdits' | 'bypassPermissions' | 'plan';
   sandbox: '' | 'read-only' | 'workspace-write' | 'danger-full-access';
-  permissions: '' | 'allow' | 'reject';
+  permissions: '' | 'allow' | 'reject' | 'ask';
   baseUrl: string;
   apiKey: string;
   temperature: string;
@@ -515,7 +515,7 @@ export function RoleEditor({ role, onClose }: { role: RoleView | null; onClose: 
                 <Field
                   label="Tool permissions"
                   error={errors.permissions}
-                  hint="When the agent asks to use a tool. Parley’s own tools are always allowed."
+                  hint="When the agent asks to use a tool. Parley’s own tools are always allowed; “Ask a person” waits for whoever the conversation or task is for."
                 >
                   <select
                     value={form.permissions}
@@ -524,6 +524,7 @@ export function RoleEditor({ role, onClose }: { role: RoleView | null; onClose: 
                     <option value="">Reject (default)</option>
                     <option value="reject">Reject</option>
                     <option value="allow">Allow once</option>
+                    <option value="ask">Ask a person</option>
                   </select>
                 </Field>
               </div>

@@ -3,8 +3,10 @@
 // them anyway).
 import { useEffect, useId, useState, type FormEvent, type ReactNode } from 'react';
 import type { Invitation } from '../../shared/api-contract';
-import type { ConnectionSummary, Person, RoleView } from '../../shared/domain';
+import type { ConnectionSummary, IncomingPolicy, OutgoingPolicy, Person, RoleView } from '../../shared/domain';
 import {
+  ArrowInIcon,
+  ArrowOutIcon,
   GearIcon,
   LinkIcon,
   PauseIcon,
@@ -172,7 +174,7 @@ const statusLabel = { active: 'Active', paused: 'Paused', revoked: 'Revoked' } a
 function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSummary; isOwner: boolean }) {
   const { pause, unpause, revoke, remove } = useConnections.getState();
   const [busy, run] = useAction();
-  const [dialog, setDialog] = useState<'pause' | 'revoke' | 'remove' | 'expose' | 'limit' | null>(null);
+  const [dialog, setDialog] = useState<'pause' | 'revoke' | 'remove' | 'expose' | 'limit' | 'policy' | null>(null);
   const share = c.queue.limit > 0 ? Math.min(1, c.queue.used / c.queue.limit) : 0;
   const revoked = c.status === 'revoked';
   return (
@@ -228,6 +230,22 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
           {isOwner && !revoked && (
             <button type="button" className="link-button small" onClick={() => setDialog('expose')}>
               Choose roles
+            </button>
+          )}
+        </div>
+        <div className="stat">
+          <span className="stat-label">Approval</span>
+          <span className="policy-lines">
+            <span>
+              <ArrowOutIcon size={12} /> {outgoingWords[c.policy.outgoing]}
+            </span>
+            <span>
+              <ArrowInIcon size={12} /> {incomingWords[c.policy.incoming]}
+            </span>
+          </span>
+          {isOwner && !revoked && (
+            <button type="button" className="link-button small" onClick={() => setDialog('policy')}>
+              Change approval
             </button>
           )}
         </div>
@@ -334,6 +352,7 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
       )}
       {dialog === 'expose' && <ExposeDialog connection={c} onClose={() => setDialog(null)} />}
       {dialog === 'limit' && <QueueLimitDialog connection={c} onClose={() => setDialog(null)} />}
+      {dialog === 'policy' && <PolicyDialog connection={c} onClose={() => setDialog(null)} />}
     </article>
   );
 }
@@ -436,6 +455,77 @@ function QueueLimitDialog({ connection, onClose }: { connection: ConnectionSumma
           <input inputMode="numeric" value={value} onChange={(event) => setValue(event.target.value)} autoFocus />
           {error && <span className="field-error">{error}</span>}
         </label>
+      </form>
+    </Dialog>
+  );
+}
+
+const outgoingWords: Record<OutgoingPolicy, string> = {
+  send: 'Sends go out at once',
+  ask: 'Sends wait for approval',
+};
+const incomingWords: Record<IncomingPolicy, string> = {
+  run: 'Their texts go to the agent at once',
+  ask: 'Their texts wait for approval',
+};
+
+/** Owner: whether agents' sends to the peer, and the peer's texts to agents, wait for a person. */
+function PolicyDialog({ connection, onClose }: { connection: ConnectionSummary; onClose: () => void }) {
+  const [outgoing, setOutgoing] = useState(connection.policy.outgoing);
+  const [incoming, setIncoming] = useState(connection.policy.incoming);
+  const [busy, run] = useAction();
+  const formId = useId();
+  const name = connection.name;
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    void run(() => useConnections.getState().setPolicy(connection.id, { outgoing, incoming })).then(
+      (ok) => ok && onClose(),
+    );
+  };
+  return (
+    <Dialog
+      title={`Approval for ${name}`}
+      description={`Whether a person approves what your agents send to ${name}, and what ${name} sends them, before it moves.`}
+      size="sm"
+      onClose={onClose}
+      footer={<DialogButtons formId={formId} busy={busy} submitLabel="Save" onCancel={onClose} />}
+    >
+      <form id={formId} className="form" onSubmit={submit}>
+        <fieldset className="field">
+          <legend className="field-label">What your agents send to {name}</legend>
+          <label className="check">
+            <input type="radio" name="outgoing" checked={outgoing === 'send'} onChange={() => setOutgoing('send')} />
+            <span>Send at once</span>
+          </label>
+          <label className="check">
+            <input type="radio" name="outgoing" checked={outgoing === 'ask'} onChange={() => setOutgoing('ask')} />
+            <span>
+              Wait for approval
+              <span className="muted">
+                {' '}
+                — by the person whose conversation or task it is for; an owner for answers to {name}
+              </span>
+            </span>
+          </label>
+        </fieldset>
+        <fieldset className="field">
+          <legend className="field-label">What {name} sends your agents</legend>
+          <label className="check">
+            <input type="radio" name="incoming" checked={incoming === 'run'} onChange={() => setIncoming('run')} />
+            <span>Give it to the agent at once</span>
+          </label>
+          <label className="check">
+            <input type="radio" name="incoming" checked={incoming === 'ask'} onChange={() => setIncoming('ask')} />
+            <span>
+              Wait for approval
+              <span className="muted">
+                {' '}
+                — it is stored and acknowledged, but no agent sees it until someone approves
+              </span>
+            </span>
+          </label>
+        </fieldset>
+        <p className="muted small">Texts already waiting keep waiting until someone approves or denies them.</p>
       </form>
     </Dialog>
   );

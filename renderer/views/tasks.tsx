@@ -13,6 +13,7 @@ import {
 } from 'react';
 import type { Task, TaskLogEntry } from '../../shared/domain';
 import { BackIcon, PlusIcon, TasksIcon } from '../components/icons';
+import { WaitingForApproval } from '../components/approvals';
 import { WithThreads } from '../components/layout';
 import { Markdown } from '../components/markdown';
 import { TextWithCode } from '../components/text-with-code';
@@ -34,6 +35,7 @@ import {
   useSendText,
 } from '../components/ui';
 import { fullTime, shortTime } from '../format';
+import { approvalsForRoot, selectApprovals, useApprovals } from '../store/approvals';
 import { messageOf } from '../store/client';
 import { selectPersonName, usePeople } from '../store/people';
 import { selectRoles, useRoles } from '../store/roles';
@@ -220,7 +222,15 @@ function TaskDetailView({ id, showBack }: { id: number; showBack: boolean }) {
         listKey={`task:${id}`}
         mainLabel="Task"
         main={
-          <TaskPane log={detail?.log.length ?? 0} composer={(follow) => <CommentBox task={task} onSending={follow} />}>
+          <TaskPane
+            log={detail?.log.length ?? 0}
+            composer={(follow) => (
+              <>
+                <TaskApprovals id={id} />
+                <CommentBox task={task} onSending={follow} />
+              </>
+            )}
+          >
             {task.body.trim() && (
               <section className="card brief" aria-label="Brief">
                 <Markdown text={task.body} />
@@ -379,6 +389,13 @@ function TaskPane({
       })}
     </div>
   );
+}
+
+/** What waits for approval for this task: its agent's tool requests, its agent conversations' held texts. */
+function TaskApprovals({ id }: { id: number }) {
+  const approvals = useApprovals(selectApprovals);
+  const here = useMemo(() => approvalsForRoot(approvals, { kind: 'task', id }), [approvals, id]);
+  return <WaitingForApproval approvals={here} />;
 }
 
 function CommentBox({ task, onSending }: { task: Task; onSending: () => void }) {

@@ -14,7 +14,8 @@ import { nameWireThreadIds } from './0012-name-wire-thread-ids';
 import { recordConnectionProvenance } from './0013-connection-provenance';
 import { createSearchAndSettings } from './0014-search-and-settings';
 import { summariseThreadLists } from './0015-thread-list-summaries';
-import { placeholder16, placeholder17 } from './0016-0017-placeholders';
+import { addApprovals } from './0016-approvals';
+import { placeholder17 } from './0017-placeholder';
 import { keepAskState } from './0018-ask-state';
 
 export interface Migration {
@@ -42,7 +43,7 @@ export const migrations: readonly Migration[] = [
   { version: 13, name: 'connection-provenance', up: recordConnectionProvenance },
   { version: 14, name: 'search-and-settings', up: createSearchAndSettings },
   { version: 15, name: 'thread-list-summaries', up: summariseThreadLists },
-  { version: 16, name: 'placeholder', up: placeholder16 },
+  { version: 16, name: 'approvals', up: addApprovals, foreignKeys: 'off' },
   { version: 17, name: 'placeholder', up: placeholder17 },
   { version: 18, name: 'ask-state', up: keepAskState },
 ];

@@ -1,3 +1,4 @@
+import type { IncomingPolicy, OutgoingPolicy } from '../../../shared/domain';
 import type { Db } from '../database';
 import { all, get, insert, run } from '../sql';
 
@@ -19,6 +20,10 @@ export interface ConnectionRow {
   address_from: 'invitation' | 'peer' | null;
   /** An owner took the revoked connection off the list; the row stays for its history and to refuse the peer. */
   removed_at: string | null;
+  /** `ask`: an agent's send waits for a person before it goes out. */
+  outgoing_policy: OutgoingPolicy;
+  /** `ask`: a peer's text waits for a person before the agent takes it. */
+  incoming_policy: IncomingPolicy;
 }
 
 /** The connections people see: every one but those removed. */
@@ -92,6 +97,16 @@ export function setConnectionRevoked(db: Db, id: number, by: 'us' | 'peer'): voi
     db,
     "UPDATE connections SET status = 'revoked', revoked_by = ?, revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND status != 'revoked'",
     by,
+    id,
+  );
+}
+
+export function setPolicy(db: Db, id: number, policy: { outgoing?: OutgoingPolicy; incoming?: IncomingPolicy }): void {
+  run(
+    db,
+    'UPDATE connections SET outgoing_policy = coalesce(?, outgoing_policy), incoming_policy = coalesce(?, incoming_policy) WHERE id = ?',
+    policy.outgoing ?? null,
+    policy.incoming ?? null,
     id,
   );
 }

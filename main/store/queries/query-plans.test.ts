@@ -11,6 +11,15 @@ import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WireCounters } from '../../engine/wire-counters';
 import { openDatabase, type Db } from '../database';
+import {
+  cancelContextApprovals,
+  cancelTextApprovals,
+  cancelTurnApprovals,
+  getApproval,
+  insertApproval,
+  pendingApprovalRows,
+  settleApproval,
+} from './approvals';
 import { insertConnection } from './connections';
 import { insertRole } from './roles';
 import {
@@ -26,6 +35,8 @@ import {
 import { listThreads, pageThreads, threadListRow } from './thread-lists';
 import {
   ackTexts,
+  heldIncoming,
+  heldIncomingOfThread,
   insertText,
   failText,
   insertThread,
@@ -38,10 +49,11 @@ import {
   setPeerTurn,
   threadByWireId,
   undeliveredHeads,
+  unsentTextsOfThread,
   waitingOutgoing,
 } from './threads';
 
-const BIG_TABLES = ['texts', 'inputs', 'turns', 'threads', 'runs'];
+const BIG_TABLES = ['texts', 'inputs', 'turns', 'threads', 'runs', 'approvals'];
 
 interface Captured {
   sql: string;
@@ -174,6 +186,7 @@ describe('query plans of the hot paths', () => {
       undeliveredHeads(db, connection.id);
       outgoingWaiting(db, connection.id);
       waitingOutgoing(db, connection.id);
+      unsentTextsOfThread(db, local.id);
     });
     expect(captured.length).toBeGreaterThan(8);
     for (const statement of captured) expect(fullScans(db, statement), statement.sql).toEqual([]);
@@ -252,6 +265,32 @@ describe('query plans of the hot paths', () => {
       failText(db, insertText(db, local.id, 'out', 1, 'hi', 'sent'), 'paused', 'us');
     });
     expect(captured.length).toBeGreaterThan(5);
+    for (const statement of captured) expect(fullScans(db, statement), statement.sql).toEqual([]);
+  });
+
+  it('for a text held for a person and decided: no full scan of texts or approvals', () => {
+    const { connection, role, local, peer } = seed();
+    const run = ensureRun(db, { kind: 'thread', id: peer.id }, role.id);
+    const captured = capture(db, () => {
+      const out = insertText(db, local.id, 'out', 1, 'may I?', 'held');
+      const into = insertText(db, peer.id, 'in', 1, 'let me in', 'held');
+      const id = insertApproval(db, {
+        kind: 'outgoing',
+        context: { kind: 'thread', id: local.id },
+        textId: out,
+        runId: run.id,
+      });
+      insertApproval(db, { kind: 'incoming', context: { kind: 'thread', id: peer.id }, textId: into, runId: run.id });
+      pendingApprovalRows(db);
+      getApproval(db, id);
+      settleApproval(db, id, 'approved', { id: null, name: 'alice' });
+      heldIncoming(db, connection.id);
+      heldIncomingOfThread(db, peer.id);
+      cancelTextApprovals(db, [into], 'revoke');
+      cancelTurnApprovals(db, 1, 'stopped');
+      cancelContextApprovals(db, { kind: 'conversation', id: 1 }, 'deleted');
+    });
+    expect(captured.length).toBeGreaterThan(8);
     for (const statement of captured) expect(fullScans(db, statement), statement.sql).toEqual([]);
   });
 });

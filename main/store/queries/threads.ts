@@ -21,6 +21,7 @@ export interface ThreadRow {
   /** Its newest text (texts.id), kept by a trigger: what thread lists order by. */
   last_text_id: number | null;
   /** How many of its texts are in each state, kept by triggers. */
+  texts_held: number;
   texts_queued: number;
   texts_sent: number;
   texts_acked: number;
@@ -35,7 +36,8 @@ export interface ThreadRow {
 
 export type TurnState = 'working' | 'stopped' | 'failed' | 'ended';
 
-export type TextState = 'queued' | 'sent' | 'acked' | 'failed' | 'received' | 'handled';
+/** `held`: waiting for a person (either way); held outgoing texts keep their thread's later ones back. */
+export type TextState = 'held' | 'queued' | 'sent' | 'acked' | 'failed' | 'received' | 'handled';
 export interface TextRow {
   id: number;
   /** The agent conversation's row id (threads.id). */
@@ -170,6 +172,10 @@ export function insertText(
   );
 }
 
+export function getText(db: Db, id: number): TextRow | undefined {
+  return get<TextRow>(db, 'SELECT * FROM texts WHERE id = ?', id);
+}
+
 export function outText(db: Db, threadRowId: number, seq: number): TextRow | undefined {
   return get<TextRow>(
     db,
@@ -213,45 +219,72 @@ export function ackTexts(db: Db, ids: number[]): number[] {
   ).map((row) => row.id);
 }
 
-/** The oldest outgoing text of a thread still to be delivered (sent and unacked, or queued). */
+/**
+ * The oldest outgoing text of a thread still to be delivered (sent and unacked, queued,
+ * or held: a held one keeps the later ones back, so texts arrive in seq order).
+ */
 export function nextUndelivered(db: Db, threadRowId: number): TextRow | undefined {
   return get<TextRow>(
     db,
-    "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND state IN ('queued', 'sent') ORDER BY seq LIMIT 1",
-    threadRowId,
-  );
-}
-
-/** Per thread of a connection, the oldest undelivered outgoing text: what to (re)send after a reconnect. */
-export function undeliveredHeads(db: Db, connectionId: number): TextRow[] {
-  return all<TextRow>(
-    db,
-    `SELECT texts.* FROM texts JOIN threads ON threads.id = texts.thread_id
-     WHERE threads.connection_id = ? AND texts.direction = 'out' AND texts.state IN ('queued', 'sent')
-       AND texts.seq = (SELECT min(seq) FROM texts AS t2 WHERE t2.thread_id = texts.thread_id AND t2.direction = 'out' AND t2.state IN ('queued', 'sent'))
-     ORDER BY texts.id`,
-    connectionId,
-  );
-}
-
-export function queuedTextsOfThread(db: Db, threadRowId: number): TextRow[] {
-  return all<TextRow>(
-    db,
-    "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND state = 'queued' ORDER BY seq",
+    "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND state IN ('held', 'queued', 'sent') ORDER BY seq LIMIT 1",
     threadRowId,
   );
 }
 
 /**
- * Outgoing texts of a connection waiting to be sent or on the wire, oldest first. The
- * repeated `state IN (...)` term is the partial index's own condition (texts_waiting).
+ * Per thread of a connection, the oldest undelivered outgoing text: what to (re)send
+ * after a reconnect (a held one goes nowhere, and keeps its thread's later ones back).
+ */
+export function undeliveredHeads(db: Db, connectionId: number): TextRow[] {
+  return all<TextRow>(
+    db,
+    `SELECT texts.* FROM texts JOIN threads ON threads.id = texts.thread_id
+     WHERE threads.connection_id = ? AND texts.direction = 'out' AND texts.state IN ('held', 'queued', 'sent')
+       AND texts.seq = (SELECT min(seq) FROM texts AS t2 WHERE t2.thread_id = texts.thread_id AND t2.direction = 'out' AND t2.state IN ('held', 'queued', 'sent'))
+     ORDER BY texts.id`,
+    connectionId,
+  );
+}
+
+/** Outgoing texts of a thread that never went out (queued or held): what fails when the thread closes. */
+export function unsentTextsOfThread(db: Db, threadRowId: number): TextRow[] {
+  return all<TextRow>(
+    db,
+    "SELECT * FROM texts WHERE thread_id = ? AND direction = 'out' AND state IN ('held', 'queued') ORDER BY seq",
+    threadRowId,
+  );
+}
+
+/** Incoming texts of a thread held for a person: never given to the agent once the thread closes. */
+export function heldIncomingOfThread(db: Db, threadRowId: number): TextRow[] {
+  return all<TextRow>(
+    db,
+    "SELECT * FROM texts WHERE thread_id = ? AND direction = 'in' AND state = 'held' ORDER BY seq",
+    threadRowId,
+  );
+}
+
+/**
+ * Outgoing texts of a connection held, waiting to be sent or on the wire, oldest first.
+ * The repeated `state IN (...)` term is the partial index's own condition (texts_waiting).
  */
 export function waitingOutgoing(db: Db, connectionId: number): TextRow[] {
   return all<TextRow>(
     db,
     `SELECT texts.* FROM texts JOIN threads ON threads.id = texts.thread_id
-     WHERE texts.state IN ('queued', 'sent', 'received') AND texts.state IN ('queued', 'sent')
+     WHERE texts.state IN ('held', 'queued', 'sent', 'received') AND texts.state IN ('held', 'queued', 'sent')
        AND texts.direction = 'out' AND threads.connection_id = ? ORDER BY texts.id`,
+    connectionId,
+  );
+}
+
+/** Incoming texts of a connection held for a person, oldest first. */
+export function heldIncoming(db: Db, connectionId: number): TextRow[] {
+  return all<TextRow>(
+    db,
+    `SELECT texts.* FROM texts JOIN threads ON threads.id = texts.thread_id
+     WHERE texts.state IN ('held', 'queued', 'sent', 'received') AND texts.state = 'held'
+       AND texts.direction = 'in' AND threads.connection_id = ? ORDER BY texts.id`,
     connectionId,
   );
 }
@@ -286,12 +319,12 @@ export function lastSeqTakenBy(db: Db, turnId: number): number | null {
   )!.seq;
 }
 
-/** Outgoing texts waiting to be sent or acked across a connection: what its queue limit bounds. */
+/** Outgoing texts held, waiting to be sent or acked across a connection: what its queue limit bounds. */
 export function outgoingWaiting(db: Db, connectionId: number): number {
   return get<{ n: number }>(
     db,
     `SELECT count(*) AS n FROM texts JOIN threads ON threads.id = texts.thread_id
-     WHERE threads.connection_id = ? AND texts.direction = 'out' AND texts.state IN ('queued', 'sent')`,
+     WHERE threads.connection_id = ? AND texts.direction = 'out' AND texts.state IN ('held', 'queued', 'sent')`,
     connectionId,
   )!.n;
 }
@@ -308,6 +341,7 @@ export function sentInLastHour(db: Db, threadRowId: number): number {
 export function textCounts(db: Db, threadRowId: number): Record<TextState, number> {
   const row = getThread(db, threadRowId);
   return {
+    held: row?.texts_held ?? 0,
     queued: row?.texts_queued ?? 0,
     sent: row?.texts_sent ?? 0,
     acked: row?.texts_acked ?? 0,

@@ -1,0 +1,275 @@
+// Approvals where people work (DESIGN §11.9): an owner sets a connection to ask first in
+// Settings; a held ask shows Approve and Deny under the chat line that made it; approved,
+// it goes out and its answer comes back; denied, the agent is told. A peer's text held
+// before the agent takes it, and an agent's request to use a tool, wait the same way.
+// Chromium against two real `parley serve` installations; each new screen is scanned by
+// axe-core and saved, light and dark.
+import path from 'node:path';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  assertReady,
+  axeViolations,
+  describeViolations,
+  launchChromium,
+  openConversationWith,
+  openSettings,
+  openUi,
+  pair,
+  root,
+  say,
+  scriptedRole,
+  shoot,
+  startNode,
+  stopNodes,
+  threadCard,
+  threadsRegion,
+  until,
+  visible,
+  type Node,
+  type OpenedPage,
+} from './support/ui-harness';
+
+let alice: Node | undefined;
+let bob: Node | undefined;
+let browser: Browser | undefined;
+const opened: OpenedPage[] = [];
+
+function nodes() {
+  if (!alice || !bob || !browser) throw new Error('setup failed');
+  return { alice, bob, browser };
+}
+
+async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
+  const page = await openUi(nodes().browser, node, { ...options, forAxe: true });
+  opened.push(page);
+  return page;
+}
+
+/** Scans the page in light and in dark, saving each as e2e/screenshots/approvals-NAME-SCHEME.png. */
+async function scan(page: Page, name: string): Promise<void> {
+  const found: string[] = [];
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
+    await shoot(page, `approvals-${name}-${scheme}`);
+    const violations = await axeViolations(page);
+    if (violations.length > 0) found.push(`${scheme}:\n${describeViolations(violations)}`);
+  }
+  await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'reduce' });
+  expect(found.join('\n'), `axe on ${name}`).toBe('');
+}
+
+/**
+ * The role's chat line that says `asked PEER/ROLE…`, the n-th one (from 0); the notice of
+ * an earlier approval may come first in it.
+ */
+function askLine(page: Page, n: number): Locator {
+  return page
+    .getByRole('region', { name: 'Messages' })
+    .locator('.message-role')
+    .filter({ hasText: /asked bob\/researcher/ })
+    .nth(n);
+}
+
+async function connectionId(node: Node, peer: string): Promise<number> {
+  const connection = (await node.api.call('connections.list', {})).find((c) => c.name === peer);
+  if (!connection) throw new Error(`${node.name} has no connection ${peer}`);
+  return connection.id;
+}
+
+describe('approvals where people work', () => {
+  beforeAll(async () => {
+    assertReady();
+    [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
+    await scriptedRole(alice, 'assistant', 'Helps alice with anything');
+    await scriptedRole(bob, 'researcher', 'Finds and checks facts');
+    await alice.api.call('roles.create', {
+      name: 'builder',
+      description: 'Runs tools, asking first',
+      agent: {
+        adapter: 'command',
+        command: [process.execPath, path.join(root, 'dist', 'testing', 'permission-asker.js')],
+      },
+    });
+    await pair(bob, ['researcher'], alice, ['assistant']);
+  }, 90_000);
+
+  afterAll(async () => {
+    for (const { context } of opened) await context.close().catch(() => undefined);
+    await browser?.close();
+    await stopNodes([alice, bob]);
+  });
+
+  it(
+    'an owner sets bob’s connection to ask first in Settings; a held ask is approved under its chat line, goes out and is answered',
+    { timeout: 120_000 },
+    async () => {
+      const { alice } = nodes();
+      const { page, problems } = await open(alice);
+      await openSettings(page, 'Connections');
+      const card = page.getByRole('article', { name: 'Connection bob' });
+      await visible(card.getByText('Sends go out at once'));
+      await card.getByRole('button', { name: 'Change approval' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Approval for bob' });
+      await visible(dialog);
+      await dialog
+        .getByRole('group', { name: 'What your agents send to bob' })
+        .getByRole('radio', { name: /Wait for approval/ })
+        .check();
+      await scan(page, 'policy-dialog');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await visible(card.getByText('Sends wait for approval'));
+      expect((await alice.api.call('connections.list', {}))[0]!.policy).toEqual({ outgoing: 'ask', incoming: 'run' });
+      await scan(page, 'settings-connections');
+
+      await openConversationWith(page, 'assistant');
+      await say(page, 'ask bob/researcher: what does the budget say?');
+      const line = askLine(page, 0);
+      await visible(line.getByText('asked bob/researcher (held for approval)'), 30_000);
+      await visible(line.getByText('Held for your approval before it goes to bob'));
+      // The card in the agent conversations says so as well, with the same choice.
+      const thread = threadCard(threadsRegion(page), 'bob', 'researcher');
+      await visible(thread.getByText('Held', { exact: true }));
+      await visible(thread.getByText('assistant wants to send text #1 to bob/researcher'));
+      await scan(page, 'conversation-held');
+      // Nothing reached bob yet.
+      expect(await nodes().bob.api.call('threads.list', { peerStarted: true })).toEqual([]);
+
+      await line.getByRole('button', { name: 'Approve text #1 to bob/researcher' }).click();
+      await visible(line.getByText('Answered', { exact: true }), 30_000);
+      await visible(
+        page
+          .getByRole('region', { name: 'Messages' })
+          .getByText('bob/researcher says: answer from researcher: what does the budget say?'),
+      );
+      await until(async () => (await thread.getByText('assistant wants to send').count()) === 0, 'the card to clear');
+      expect(await alice.api.call('approvals.list', {})).toEqual([]);
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it(
+    'a task’s held ask waits above its comment box and on its card; approved, the answer reaches its log',
+    { timeout: 90_000 },
+    async () => {
+      const { alice } = nodes();
+      const roles = await alice.api.call('roles.list', {});
+      const assistant = roles.find((r) => r.name === 'assistant')!;
+      const task = await alice.api.call('tasks.create', { roleId: assistant.id, title: 'Check the budget' });
+      await alice.api.call('tasks.comment', { id: task.id, text: 'ask bob/researcher: is the budget final?' });
+      const { page, problems } = await open(alice, { view: `task-${task.id}` });
+      const waiting = page.getByRole('region', { name: 'Waiting for approval' });
+      const held = waiting.getByRole('listitem', { name: 'assistant wants to send text #1 to bob/researcher' });
+      await visible(held, 30_000);
+      await visible(held.getByText('is the budget final?'));
+      await visible(threadCard(threadsRegion(page), 'bob', 'researcher').getByText('Held', { exact: true }));
+      await scan(page, 'task-held');
+      await held.getByRole('button', { name: 'Approve text #1 to bob/researcher' }).click();
+      await visible(
+        page
+          .getByRole('region', { name: 'Activity' })
+          .getByText('bob/researcher says: answer from researcher: is the budget final?'),
+        30_000,
+      );
+      await until(async () => (await waiting.count()) === 0, 'the task to have nothing waiting');
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it('a denied ask is never sent, and the agent is told in the chat', { timeout: 90_000 }, async () => {
+    const { alice, bob } = nodes();
+    const { page, problems } = await open(alice, { view: 'conversation-1' });
+    await say(page, 'ask bob/researcher: and the salaries?');
+    const line = askLine(page, 1);
+    await visible(line.getByText('Held for your approval before it goes to bob'), 30_000);
+    await line.getByRole('button', { name: 'Deny text #2 to bob/researcher' }).click();
+    await visible(line.getByText('Not sent: it was denied'), 30_000);
+    await visible(
+      page
+        .getByRole('region', { name: 'Messages' })
+        .getByText(
+          'notice: Your text #2 to bob/researcher was denied by alice: it was not sent. Do not send it again unless alice asks you to.',
+        ),
+      30_000,
+    );
+    const [atBob] = await bob.api.call('threads.list', { peerStarted: true });
+    const texts = (await bob.api.call('threads.get', { id: atBob!.id })).texts.map((t) => t.body);
+    expect(texts).not.toContain('and the salaries?');
+    // The card's detail shows the text as denied, not failed.
+    const card = threadCard(threadsRegion(page), 'bob', 'researcher');
+    await card.getByRole('button', { expanded: false }).first().click();
+    const denied = card.getByRole('list', { name: 'Texts with bob/researcher' }).locator('li').filter({
+      hasText: 'and the salaries?',
+    });
+    await visible(denied.getByText('Denied', { exact: true }));
+    await shoot(page, 'approvals-denied');
+    await alice.api.call('connections.setPolicy', { id: await connectionId(alice, 'bob'), outgoing: 'send' });
+    expect(problems).toEqual([]);
+  });
+
+  it(
+    'bob’s texts from alice wait for approval: the card in “Started by peers” lets bob approve one and deny another',
+    { timeout: 120_000 },
+    async () => {
+      const { alice, bob } = nodes();
+      await bob.api.call('connections.setPolicy', { id: await connectionId(bob, 'alice'), incoming: 'ask' });
+      await alice.api.call('conversations.send', { id: 1, text: 'ask bob/researcher: may I ask something?' });
+      const { page, problems } = await open(bob);
+      await page.getByRole('button', { name: 'Started by peers' }).click();
+      const card = threadCard(threadsRegion(page), 'alice', 'assistant');
+      const held = card.getByRole('listitem', { name: /alice\/assistant wrote to researcher/ });
+      await visible(held, 30_000);
+      await visible(card.getByText('may I ask something?'));
+      await scan(page, 'incoming-held');
+      await held.getByRole('button', { name: /^Approve text #\d+ from alice\/assistant$/ }).click();
+      await alice.api.waitFor(
+        async () =>
+          (await alice.api.call('conversations.get', { id: 1 })).messages.some((m) =>
+            m.body.includes('answer from researcher: may I ask something?'),
+          ),
+        30_000,
+        'bob’s answer at alice',
+      );
+
+      await alice.api.call('conversations.send', { id: 1, text: 'ask bob/researcher: the passwords?' });
+      await visible(card.getByText('the passwords?'), 30_000);
+      await visible(card.getByRole('listitem', { name: /alice\/assistant wrote to researcher/ }));
+      // Opened, the held text itself carries the choice.
+      await card.getByRole('button', { expanded: false }).first().click();
+      const text = card.getByRole('list', { name: 'Texts with alice/assistant' }).locator('li').filter({
+        hasText: 'the passwords?',
+      });
+      await visible(text.getByText('Held', { exact: true }));
+      await scan(page, 'incoming-held-detail');
+      await text.getByRole('button', { name: /^Deny text #\d+ from alice\/assistant$/ }).click();
+      await visible(text.getByText('Denied', { exact: true }));
+      await visible(text.getByText('Never given to the agent: a person denied it.'));
+      await bob.api.call('connections.setPolicy', { id: await connectionId(bob, 'alice'), incoming: 'run' });
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it(
+    'an agent’s request to use a tool waits above the composer; approved, the agent hears it',
+    { timeout: 90_000 },
+    async () => {
+      const { alice } = nodes();
+      const { page, problems } = await open(alice);
+      await openConversationWith(page, 'builder');
+      await say(page, 'npm test');
+      const waiting = page.getByRole('region', { name: 'Waiting for approval' });
+      const request = waiting.getByRole('listitem', { name: 'builder asks to use npm test' });
+      await visible(request, 30_000);
+      await visible(request.getByText('npm test (asked by a test agent)'));
+      await visible(page.getByRole('status').getByText('builder is waiting for your approval'));
+      await scan(page, 'permission');
+      await request.getByRole('button', { name: 'Approve builder using npm test' }).click();
+      await visible(
+        page.getByRole('region', { name: 'Messages' }).getByText('approved by alice', { exact: true }),
+        30_000,
+      );
+      await until(async () => (await waiting.count()) === 0, 'the request to leave');
+      expect(problems).toEqual([]);
+    },
+  );
+});

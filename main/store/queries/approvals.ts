@@ -1,0 +1,224 @@
+// What waits for a person (DESIGN §11.9): a held text, either way, or an agent's request
+// to use a tool. A pending approval and its held text change together, in one
+// transaction: the text is `held` exactly while its approval is `pending`.
+import type { ApprovalKind, ApprovalState, ApprovalView, ContextKind, ContextRef } from '../../../shared/domain';
+import { approvalTarget } from '../../access/lookup';
+import { approvalDeciders, decide, inAudience, type Viewer } from '../../access/rules';
+import type { Db } from '../database';
+import { all, get, insert, run } from '../sql';
+
+export interface ApprovalRow {
+  id: number;
+  kind: ApprovalKind;
+  context_kind: ContextKind;
+  context_id: number;
+  text_id: number | null;
+  run_id: number | null;
+  turn_id: number | null;
+  title: string;
+  detail: string | null;
+  state: ApprovalState;
+  reason: string | null;
+  decided_by: number | null;
+  decided_by_name: string | null;
+  created_at: string;
+  decided_at: string | null;
+}
+
+export function insertApproval(
+  db: Db,
+  values: {
+    kind: ApprovalKind;
+    context: ContextRef;
+    textId?: number;
+    runId: number | null;
+    turnId?: number | null;
+    title?: string;
+    detail?: unknown;
+  },
+): number {
+  return insert(
+    db,
+    `INSERT INTO approvals (kind, context_kind, context_id, text_id, run_id, turn_id, title, detail)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    values.kind,
+    values.context.kind,
+    values.context.id,
+    values.textId ?? null,
+    values.runId,
+    values.turnId ?? null,
+    values.title ?? '',
+    values.detail === undefined ? null : JSON.stringify(values.detail),
+  );
+}
+
+export function getApproval(db: Db, id: number): ApprovalRow | undefined {
+  return get<ApprovalRow>(db, 'SELECT * FROM approvals WHERE id = ?', id);
+}
+
+/**
+ * Settles a pending approval: approved or denied by a person, or cancelled with a
+ * reason. False when it no longer waited (decided meanwhile, or cancelled).
+ */
+export function settleApproval(
+  db: Db,
+  id: number,
+  state: Exclude<ApprovalState, 'pending'>,
+  by: { id: number | null; name: string } | null,
+  reason: string | null = null,
+): boolean {
+  return (
+    run(
+      db,
+      `UPDATE approvals SET state = ?, reason = ?, decided_by = ?, decided_by_name = ?,
+         decided_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+       WHERE id = ? AND state = 'pending'`,
+      state,
+      reason,
+      by?.id ?? null,
+      by?.name ?? null,
+      id,
+    ).changes > 0
+  );
+}
+
+/** Cancels the pending approvals of these texts (they failed or closed without a person's word). */
+export function cancelTextApprovals(db: Db, textIds: readonly number[], reason: string): ApprovalRow[] {
+  if (textIds.length === 0) return [];
+  return all<ApprovalRow>(
+    db,
+    `UPDATE approvals SET state = 'cancelled', reason = ?, decided_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+     WHERE text_id IN (SELECT value FROM json_each(?)) AND state = 'pending' RETURNING *`,
+    reason,
+    JSON.stringify(textIds),
+  );
+}
+
+/** Cancels a turn's pending permission requests (it ended, or was stopped). */
+export function cancelTurnApprovals(db: Db, turnId: number, reason: string): ApprovalRow[] {
+  return all<ApprovalRow>(
+    db,
+    `UPDATE approvals SET state = 'cancelled', reason = ?, decided_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+     WHERE turn_id = ? AND state = 'pending' AND kind = 'permission' RETURNING *`,
+    reason,
+    turnId,
+  );
+}
+
+/** Cancels what waits in a context (a conversation or task being deleted). */
+export function cancelContextApprovals(db: Db, context: ContextRef, reason: string): ApprovalRow[] {
+  return all<ApprovalRow>(
+    db,
+    `UPDATE approvals SET state = 'cancelled', reason = ?, decided_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+     WHERE context_kind = ? AND context_id = ? AND state = 'pending' RETURNING *`,
+    reason,
+    context.kind,
+    context.id,
+  );
+}
+
+/** Cancels every pending permission request: after a restart no agent waits for one. */
+export function cancelAllPermissionRequests(db: Db, reason: string): ApprovalRow[] {
+  return all<ApprovalRow>(
+    db,
+    `UPDATE approvals SET state = 'cancelled', reason = ?, decided_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+     WHERE state = 'pending' AND kind = 'permission' RETURNING *`,
+    reason,
+  );
+}
+
+/** Every approval still waiting, oldest first (through the partial index on pending ones). */
+export function pendingApprovalRows(db: Db, limit = 1000): ApprovalRow[] {
+  return all<ApprovalRow>(db, "SELECT * FROM approvals WHERE state = 'pending' ORDER BY id LIMIT ?", limit);
+}
+
+interface TextFacts {
+  seq: number;
+  body: string;
+  direction: 'out' | 'in';
+  thread_id: number;
+  connection: string;
+  peer_role: string;
+  local_role: string;
+  root_kind: ContextKind;
+  root_id: number;
+  root_gone: number;
+}
+
+const PREVIEW = 2_000;
+
+/** An approval as the app API shows it to `viewer` (who may read it). */
+export function approvalView(db: Db, row: ApprovalRow, viewer: Viewer): ApprovalView {
+  const target = approvalTarget(db, row);
+  let text: ApprovalView['text'] = null;
+  let thread: ApprovalView['thread'] = null;
+  let root: ContextRef = { kind: row.context_kind, id: row.context_id };
+  let role = '';
+  if (row.text_id !== null) {
+    const facts = get<TextFacts>(
+      db,
+      `SELECT texts.seq, texts.body, texts.direction, texts.thread_id, connections.name AS connection,
+              threads.peer_role, threads.local_role, threads.root_kind, threads.root_id, threads.root_gone
+       FROM texts JOIN threads ON threads.id = texts.thread_id JOIN connections ON connections.id = threads.connection_id
+       WHERE texts.id = ?`,
+      row.text_id,
+    );
+    if (facts) {
+      text = {
+        id: row.text_id,
+        seq: facts.seq,
+        preview: facts.body.length > PREVIEW ? `${facts.body.slice(0, PREVIEW)}…` : facts.body,
+      };
+      thread = { id: facts.thread_id, peer: `${facts.connection}/${facts.peer_role}`, localRole: facts.local_role };
+      root = { kind: facts.root_kind, id: facts.root_id };
+      role = facts.local_role;
+    }
+  } else {
+    role =
+      get<{ name: string }>(
+        db,
+        'SELECT roles.name FROM runs JOIN roles ON roles.id = runs.role_id WHERE runs.id = ?',
+        row.run_id ?? 0,
+      )?.name ?? '';
+    if (row.context_kind === 'thread') {
+      const facts = get<{ root_kind: ContextKind; root_id: number; peer: string; local_role: string }>(
+        db,
+        `SELECT threads.root_kind, threads.root_id, threads.local_role, connections.name || '/' || threads.peer_role AS peer
+         FROM threads JOIN connections ON connections.id = threads.connection_id WHERE threads.id = ?`,
+        row.context_id,
+      );
+      if (facts) {
+        thread = { id: row.context_id, peer: facts.peer, localRole: facts.local_role };
+        root = { kind: facts.root_kind, id: facts.root_id };
+      }
+    }
+  }
+  return {
+    id: row.id,
+    kind: row.kind,
+    state: row.state,
+    context: { kind: row.context_kind, id: row.context_id },
+    root,
+    role,
+    thread,
+    text,
+    title: row.title,
+    detail: row.detail === null ? null : (JSON.parse(row.detail) as unknown),
+    canDecide: row.state === 'pending' && inAudience(viewer, approvalDeciders(target)),
+    reason: row.reason,
+    decidedBy: row.decided_by_name,
+    createdAt: row.created_at,
+    decidedAt: row.decided_at,
+  };
+}
+
+/**
+ * What waits for a person's word, for one person: every pending approval they may read
+ * (the access rules decide), oldest first, each saying whether it is theirs to decide.
+ * The attention list reads this.
+ */
+export function pendingApprovalsFor(db: Db, viewer: Viewer): ApprovalView[] {
+  return pendingApprovalRows(db)
+    .filter((row) => decide(viewer, approvalTarget(db, row), 'read').allowed)
+    .map((row) => approvalView(db, row, viewer));
+}
