@@ -14,6 +14,8 @@ import { nameWireThreadIds } from './0012-name-wire-thread-ids';
 import { recordConnectionProvenance } from './0013-connection-provenance';
 import { createSearchAndSettings } from './0014-search-and-settings';
 import { summariseThreadLists } from './0015-thread-list-summaries';
+import { placeholder16 } from './0016-placeholder';
+import { createAttention } from './0017-attention';
 
 export interface Migration {
   version: number;
@@ -40,4 +42,6 @@ export const migrations: readonly Migration[] = [
   { version: 13, name: 'connection-provenance', up: recordConnectionProvenance },
   { version: 14, name: 'search-and-settings', up: createSearchAndSettings },
   { version: 15, name: 'thread-list-summaries', up: summariseThreadLists },
+  { version: 16, name: 'placeholder', up: placeholder16 },
+  { version: 17, name: 'attention', up: createAttention },
 ];
