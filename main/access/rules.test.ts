@@ -8,6 +8,7 @@ import {
   covers,
   decide,
   decideThreadList,
+  eventAudience,
   historyIncludes,
   inAudience,
   taskTreeBlockers,
@@ -203,6 +204,17 @@ describe('who hears of a change', () => {
       for (const viewer of Object.values(viewers))
         expect(inAudience(viewer, audienceOf(target)), name).toBe(decide(viewer, target, 'read').allowed);
     }
+  });
+});
+
+describe('a peer’s pause or revoke', () => {
+  it('is news for exactly those who may act on connections: the owners', () => {
+    const installation: Target = { kind: 'installation' };
+    for (const [who, viewer] of Object.entries(viewers))
+      expect(inAudience(viewer, eventAudience.connectionNotice()), who).toBe(
+        decide(viewer, installation, 'manage').allowed,
+      );
+    expect(inAudience(mia, eventAudience.connectionNotice())).toBe(false);
   });
 });
 

@@ -15,6 +15,7 @@ import {
 } from '../../shared/api-contract';
 import type { ContextRef, Conversation, Person, Task } from '../../shared/domain';
 import { eventAudience } from '../access/rules';
+import type { Attention } from '../attention/attention';
 import type { ConnectionEngine } from '../engine/engine';
 import type { EventHub } from '../events';
 import type { PeerNetwork } from '../network/peer-network';
@@ -84,6 +85,7 @@ import {
   requireOwner,
   requireReader,
 } from './authorize';
+import { attentionHandlers } from './attention-handlers';
 import { engineCall } from './engine-errors';
 import { firstRunHandlers } from './first-run-handlers';
 import { networkHandlers, requireInvitable } from './network-handlers';
@@ -98,6 +100,7 @@ export interface ApiServices {
   engine: ConnectionEngine;
   network: PeerNetwork;
   sessions: SessionRegistry;
+  attention: Attention;
   installation: { id: string; name: string };
 }
 
@@ -448,6 +451,7 @@ const handlers: HandlerTable = {
   ...pairingHandlers,
   ...searchHandlers,
   ...firstRunHandlers,
+  ...attentionHandlers,
 };
 
 function connectionView(services: ApiServices, id: number) {

@@ -1,7 +1,8 @@
 // What each person has read (their floor and their marks) and what is new to them
 // above it: role messages, task log entries, incoming texts and attention events. The
-// scans start at the person's floor, by id, so their cost follows what is unread, not
-// the history; who may read what is decided afterwards, by the access rules.
+// scans start at the person's floor, by id (NOT INDEXED keeps the planner on that range
+// rather than walking a whole index to save a sort), so their cost follows what is
+// unread, not the history; who may read what is decided afterwards, by the access rules.
 import type { Db } from '../database';
 import { all, get, run } from '../sql';
 
@@ -101,7 +102,7 @@ export function unreadMessages(db: Db, personId: number, floor: ReadFloor): Unre
   return all<UnreadRow>(
     db,
     `SELECT m.conversation_id AS object_id, count(*) AS n, min(m.id) AS first, max(m.id) AS last, max(m.created_at) AS at
-     FROM messages m
+     FROM messages m NOT INDEXED
      WHERE m.id > ? AND m.author_kind = 'role' AND m.id > ${markOf('conversation', 'content_id', 'm.conversation_id')}
      GROUP BY m.conversation_id`,
     floor.message_id,
@@ -118,7 +119,7 @@ export function unreadTaskLog(db: Db, personId: number, floor: ReadFloor): Unrea
   return all<UnreadRow>(
     db,
     `SELECT l.task_id AS object_id, count(*) AS n, min(l.id) AS first, max(l.id) AS last, max(l.created_at) AS at
-     FROM task_log l
+     FROM task_log l NOT INDEXED
      WHERE l.id > ? AND l.kind != 'notice' AND NOT (l.author_kind = 'person' AND l.author_id IS ?)
        AND l.id > ${markOf('task', 'content_id', 'l.task_id')}
      GROUP BY l.task_id`,
@@ -133,7 +134,7 @@ export function unreadTexts(db: Db, personId: number, floor: ReadFloor): UnreadR
   return all<UnreadRow>(
     db,
     `SELECT x.thread_id AS object_id, count(*) AS n, min(x.id) AS first, max(x.id) AS last, max(x.created_at) AS at
-     FROM texts x
+     FROM texts x NOT INDEXED
      WHERE x.id > ? AND x.direction = 'in' AND x.id > ${markOf('thread', 'content_id', 'x.thread_id')}
      GROUP BY x.thread_id`,
     floor.text_id,
@@ -145,7 +146,7 @@ export function unreadTexts(db: Db, personId: number, floor: ReadFloor): UnreadR
 export function unreadEvents(db: Db, personId: number, floor: ReadFloor, limit = 20_000): AttentionEventRow[] {
   return all<AttentionEventRow>(
     db,
-    `SELECT e.id, e.kind, e.object_kind, e.object_id, e.reason, e.at FROM attention_events e
+    `SELECT e.id, e.kind, e.object_kind, e.object_id, e.reason, e.at FROM attention_events e NOT INDEXED
      WHERE e.id > ? AND e.id > coalesce((SELECT event_id FROM read_marks
        WHERE person_id = ? AND object_kind = e.object_kind AND object_id = e.object_id), 0)
      ORDER BY e.id LIMIT ?`,

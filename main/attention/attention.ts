@@ -1,0 +1,285 @@
+// What waits on each person (DESIGN §11.10), and what they have read.
+//
+// The list is made of sources. This one reads what is new above the person's floor and
+// marks — role messages in conversations, task log entries, texts from peers, and the
+// attention events the store records for failed texts, failed turns and a peer's pause
+// or revoke — and keeps, of each object, only what the access rules let the person read.
+// Other sources (held texts and permission requests) add their items beside these.
+//
+// Who hears that their list may have changed follows who heard of the change: every
+// conversation, task, agent conversation or connection event is followed, a moment
+// later, by an `attention` event to the same audience, so open pages read the list again.
+import {
+  attentionKey,
+  sectionOf,
+  type AttentionItem,
+  type AttentionKind,
+  type AttentionList,
+  type AttentionObject,
+  type UnreadMark,
+} from '../../shared/attention';
+import type { AppEvent, ChangedKind } from '../../shared/api-contract';
+import type { Person } from '../../shared/domain';
+import { threadTarget } from '../access/lookup';
+import { decide, eventAudience, inAudience, type Audience, type Target } from '../access/rules';
+import type { EventHub } from '../events';
+import { transaction, type Db } from '../store/database';
+import {
+  dropMarks,
+  dropMarksBelow,
+  markObjectRead,
+  newestIds,
+  peerStartedThreadIds,
+  raiseFloor,
+  readFloor,
+  unreadEvents,
+  unreadMessages,
+  unreadTaskLog,
+  unreadTexts,
+  type MarkedKind,
+  type UnreadRow,
+} from '../store/queries/attention';
+import { getConnectionRow } from '../store/queries/connections';
+import { getConversationRow } from '../store/queries/conversations';
+import { getTaskRow } from '../store/queries/tasks';
+import { getThread } from '../store/queries/threads';
+import { contentItemKind, groupEvents, nextFloor, orderItems, type FirstUnread } from './rules';
+
+/** A source of items: only of what the viewer may read, decided through main/access/. */
+export interface AttentionSource {
+  items(viewer: Person): AttentionItem[];
+}
+
+export type MarkReadTarget =
+  | { kind: MarkedKind; id: number }
+  /** Every agent conversation peers started, and those asked on their behalf. */
+  | { kind: 'peerStarted' }
+  | { kind: 'all' };
+
+/** What the item of an object says about it, whatever the kind of item. */
+type ItemBase = Pick<AttentionItem, 'peer' | 'peerRole' | 'role' | 'root' | 'title'>;
+
+interface ObjectFacts {
+  base: ItemBase;
+  /** An agent conversation the peer started (its own root). */
+  startedByPeer: boolean;
+  /** Shown under "Started by peers": one the peer started, or one asked on its behalf. */
+  underPeers: boolean;
+}
+
+interface Unread {
+  items: AttentionItem[];
+  marks: UnreadMark[];
+  first: FirstUnread;
+}
+
+/** The changes after which a list may differ. */
+const followed = new Set<ChangedKind>(['conversation', 'task', 'thread', 'connection']);
+
+const attentionChanged: AppEvent = { type: 'changed', kind: 'attention', id: 0 };
+
+export class Attention {
+  private readonly sources: AttentionSource[];
+  private readonly stopFollowing: () => void;
+  private pending: Audience[] = [];
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly options: {
+      db: Db;
+      events: EventHub;
+      sources?: AttentionSource[];
+      /** Changes within this long are told as one (a busy agent conversation sends many). */
+      coalesceMs?: number;
+    },
+  ) {
+    this.sources = options.sources ?? [];
+    this.stopFollowing = options.events.observe((event, audience) => {
+      if (event.type !== 'changed' || !followed.has(event.kind)) return;
+      this.pending.push(audience);
+      this.timer ??= setTimeout(() => this.flush(), options.coalesceMs ?? 100);
+    });
+  }
+
+  /** Adds a source (held texts, permission requests): its items join every list from now on. */
+  addSource(source: AttentionSource): void {
+    this.sources.push(source);
+  }
+
+  list(viewer: Person, limit = 100): AttentionList {
+    const unread = this.unread(viewer);
+    const items = orderItems([...unread.items, ...this.sources.flatMap((source) => source.items(viewer))]);
+    return { items: items.slice(0, limit), total: items.length, marks: unread.marks };
+  }
+
+  /** How many items wait on the viewer: the number in the window's title. */
+  count(viewer: Person): number {
+    return this.list(viewer, 1).total;
+  }
+
+  /**
+   * The viewer has read the object as it is now. The caller has checked that they may
+   * read it. Their floor then rises past everything read, and their other pages hear of it.
+   */
+  markRead(viewer: Person, target: MarkReadTarget): void {
+    const { db } = this.options;
+    transaction(db, () => {
+      if (target.kind === 'all') {
+        raiseFloor(db, viewer.id, newestIds(db));
+        dropMarks(db, viewer.id);
+        return;
+      }
+      if (target.kind === 'peerStarted') {
+        const facts = new Map<string, ObjectFacts | null>();
+        for (const id of peerStartedThreadIds(db))
+          if (this.facts(viewer, { kind: 'thread', id }, facts)) markObjectRead(db, viewer.id, 'thread', id);
+      } else markObjectRead(db, viewer.id, target.kind, target.id);
+      const floor = readFloor(db, viewer.id);
+      const next = nextFloor(floor, newestIds(db), this.unread(viewer).first);
+      raiseFloor(db, viewer.id, next);
+      dropMarksBelow(db, viewer.id, next);
+    });
+    this.options.events.emit(attentionChanged, { personId: viewer.id });
+  }
+
+  close(): void {
+    this.stopFollowing();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = [];
+  }
+
+  /** Tells each audience that heard of a change since the last flush, once. */
+  private flush(): void {
+    this.timer = null;
+    const audiences = this.pending;
+    this.pending = [];
+    if (audiences.includes('everyone')) {
+      this.options.events.emit(attentionChanged, 'everyone');
+      return;
+    }
+    if (audiences.includes('owners')) this.options.events.emit(attentionChanged, 'owners');
+    const people = new Set<number>();
+    for (const audience of audiences) if (typeof audience === 'object') people.add(audience.personId);
+    for (const personId of people) this.options.events.emit(attentionChanged, { personId });
+  }
+
+  /** What is new to the viewer, of what they may read. */
+  private unread(viewer: Person): Unread {
+    const { db } = this.options;
+    const floor = readFloor(db, viewer.id);
+    const facts = new Map<string, ObjectFacts | null>();
+    const items: AttentionItem[] = [];
+    const marks = new Map<string, UnreadMark>();
+    const first: FirstUnread = {};
+    const lower = (key: keyof FirstUnread, id: number) => {
+      first[key] = Math.min(first[key] ?? id, id);
+    };
+    const mark = (object: UnreadMark['object'], n: number, known: ObjectFacts) => {
+      const key = `${object.kind}:${object.id}`;
+      const existing = marks.get(key);
+      if (existing) existing.count += n;
+      else marks.set(key, { object, count: n, peerStarted: known.underPeers });
+    };
+    const item = (
+      kind: AttentionKind,
+      object: AttentionObject,
+      known: ObjectFacts,
+      found: { count: number; stamp: string; at: string; reason: string | null },
+    ) =>
+      items.push({ key: attentionKey(kind, object), kind, section: sectionOf[kind], object, ...known.base, ...found });
+
+    const content = (kind: 'conversation' | 'task' | 'thread', rows: UnreadRow[], space: keyof FirstUnread) => {
+      for (const row of rows) {
+        const object = { kind, id: row.object_id };
+        const known = this.facts(viewer, object, facts);
+        if (!known) continue;
+        lower(space, row.first);
+        mark(object, row.n, known);
+        const itemKind = contentItemKind(kind === 'thread' ? { kind, startedByPeer: known.startedByPeer } : { kind });
+        if (itemKind) item(itemKind, object, known, { count: row.n, stamp: `c${row.last}`, at: row.at, reason: null });
+      }
+    };
+    content('conversation', unreadMessages(db, viewer.id, floor), 'message_id');
+    content('task', unreadTaskLog(db, viewer.id, floor), 'task_log_id');
+    content('thread', unreadTexts(db, viewer.id, floor), 'text_id');
+
+    const readableEvents = unreadEvents(db, viewer.id, floor).filter((event) =>
+      this.facts(viewer, { kind: event.object_kind, id: event.object_id }, facts),
+    );
+    for (const event of readableEvents) lower('event_id', event.id);
+    for (const group of groupEvents(readableEvents)) {
+      const known = this.facts(viewer, group.object, facts)!;
+      if (group.object.kind !== 'connection')
+        mark({ kind: group.object.kind, id: group.object.id }, group.count, known);
+      item(group.kind, group.object, known, {
+        count: group.count,
+        stamp: `e${group.last}`,
+        at: group.at,
+        reason: group.reason,
+      });
+    }
+    return { items, marks: [...marks.values()], first };
+  }
+
+  /** What the item of an object says, or null when the viewer may not read it (or it is gone). */
+  private facts(viewer: Person, object: AttentionObject, cache: Map<string, ObjectFacts | null>): ObjectFacts | null {
+    const key = `${object.kind}:${object.id}`;
+    const cached = cache.get(key);
+    if (cached !== undefined) return cached;
+    const found = this.lookUp(viewer, object);
+    cache.set(key, found);
+    return found;
+  }
+
+  private lookUp(viewer: Person, object: AttentionObject): ObjectFacts | null {
+    const { db } = this.options;
+    const reads = (target: Target) => decide(viewer, target, 'read').allowed;
+    const plain = (base: ItemBase): ObjectFacts => ({ base, startedByPeer: false, underPeers: false });
+    switch (object.kind) {
+      case 'conversation': {
+        const conversation = getConversationRow(db, object.id);
+        if (!conversation || !reads({ kind: 'conversation', conversation })) return null;
+        const role = conversation.role_name;
+        return plain({ peer: null, peerRole: null, role, root: null, title: role });
+      }
+      case 'task': {
+        const task = getTaskRow(db, object.id);
+        if (!task || !reads({ kind: 'task', task })) return null;
+        return plain({ peer: null, peerRole: null, role: task.role_name, root: null, title: task.title });
+      }
+      case 'thread': {
+        const thread = getThread(db, object.id);
+        if (!thread) return null;
+        const target = threadTarget(db, thread);
+        if (!reads(target)) return null;
+        const peer = getConnectionRow(db, thread.connection_id)?.name ?? 'a peer';
+        const startedByPeer =
+          thread.started_by === 'peer' && thread.root_kind === 'thread' && thread.root_id === thread.id;
+        const root = target.kind === 'thread' && target.root.kind === 'thread' ? target.root.thread : undefined;
+        const onBehalf =
+          !startedByPeer &&
+          root !== undefined &&
+          root.id !== thread.id &&
+          root.started_by === 'peer' &&
+          root.root_id === root.id;
+        return {
+          base: {
+            peer,
+            peerRole: thread.peer_role,
+            role: thread.local_role,
+            root: { kind: thread.root_kind, id: thread.root_id, gone: thread.root_gone === 1 },
+            title: `${thread.local_role} with ${peer}/${thread.peer_role}`,
+          },
+          startedByPeer,
+          underPeers: startedByPeer || onBehalf,
+        };
+      }
+      case 'connection': {
+        const connection = getConnectionRow(db, object.id);
+        if (!connection || !inAudience(viewer, eventAudience.connectionNotice())) return null;
+        return plain({ peer: connection.name, peerRole: null, role: null, root: null, title: connection.name });
+      }
+    }
+  }
+}
