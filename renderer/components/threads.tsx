@@ -14,6 +14,7 @@ import {
   watchThread,
   type ThreadListKey,
 } from '../store/threads';
+import { selectUnread, useAttention } from '../store/attention';
 import { selectExpandedThreads, useUi } from '../store/ui';
 import { selectConnection, useConnections } from '../store/connections';
 import {
@@ -31,6 +32,7 @@ import {
 } from '../thread-facts';
 import { ArrowInIcon, ArrowOutIcon, ChevronIcon } from './icons';
 import { Markdown } from './markdown';
+import { useMarkSeen } from './seen';
 import { TextWithCode } from './text-with-code';
 import { VirtualRows } from './virtual-rows';
 import {
@@ -43,6 +45,7 @@ import {
   RunStateBadge,
   StopButton,
   TextStateBadge,
+  UnreadBadge,
 } from './ui';
 
 type Item = { kind: 'header'; key: string; label: string; since: string } | { kind: 'thread'; key: string; id: number };
@@ -214,6 +217,7 @@ export const ThreadCard = memo(function ThreadCard({
   const thread = useThreads(selectThread(id));
   const connection = useConnections(selectConnection(thread?.connection.id ?? 0));
   const stop = useThreads((s) => s.stop);
+  const unread = useAttention(selectUnread({ kind: 'thread', id }));
   const detailId = useId();
   if (!thread) return null;
   const peer = peerKey(thread);
@@ -253,6 +257,7 @@ export const ThreadCard = memo(function ThreadCard({
           </span>
         </button>
         <div className="thread-state">
+          <UnreadBadge count={unread} />
           <RunStateBadge run={thread.run} hideIdle />
           {shownState && (
             <Badge
@@ -318,6 +323,8 @@ function ThreadDetailView({ id }: { id: number }) {
   const loadDetail = useThreads((s) => s.loadDetail);
 
   useEffect(() => watchThread(id), [id]);
+  // Open is read: what came in, and what was not delivered.
+  useMarkSeen({ kind: 'thread', id });
   useEffect(() => {
     void loadDetail(id);
   }, [id, loadDetail]);
