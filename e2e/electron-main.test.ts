@@ -236,10 +236,13 @@ describe('the desktop app with a headless peer', () => {
     const [conversation] = await alice.invoke('conversations.list', {});
     const before = alice.pushes.length;
     await alice.invoke('conversations.send', { id: conversation!.id, text: 'are you there?' });
-    const shown = (await alice.waitFor(
-      () => alice.pushes.slice(before).find((p) => p.push === 'notification'),
+    const shown = await alice.waitFor(
+      () =>
+        alice.pushes
+          .slice(before)
+          .find((p): p is Extract<ControlPush, { push: 'notification' }> => p.push === 'notification'),
       'a notification of the answer',
-    )) as Extract<ControlPush, { push: 'notification' }>;
+    );
     // Never the answer itself: a locked screen shows notifications.
     expect(shown).toMatchObject({ title: 'Answered', body: 'assistant answered' });
     expect(shown.options).toEqual({ title: 'Answered', body: 'assistant answered' });
