@@ -99,6 +99,11 @@ describe('how an item reads', () => {
       { headline: 'bob revoked the connection', detail: 'For good: nothing goes either way any more' },
     ],
     ['answer', { count: 2, peer: null }, { headline: 'assistant answered', detail: '2 new messages' }],
+    [
+      'answer',
+      { object: { kind: 'conversation', id: 3 } },
+      { headline: 'bob/researcher answered', detail: 'To assistant · 1 new' },
+    ],
     ['task_update', { title: 'the report', peer: null }, { headline: 'the report', detail: 'assistant · news' }],
     ['peer_asked', {}, { headline: 'bob/researcher asked assistant', detail: 'A new text' }],
   ];

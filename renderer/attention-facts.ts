@@ -70,7 +70,10 @@ export function describeItem(item: AttentionItem): { headline: string; detail: s
     case 'peer_revoked':
       return { headline: `${item.peer} revoked the connection`, detail: 'For good: nothing goes either way any more' };
     case 'answer':
-      return { headline: `${item.role} answered`, detail: times(item.count, 'A new message', 'new messages') };
+      // Named for the peer when its answer came back and no role of ours reported it yet.
+      return item.peer
+        ? { headline: `${address(item)} answered`, detail: `To ${item.role} · ${item.count.toLocaleString()} new` }
+        : { headline: `${item.role} answered`, detail: times(item.count, 'A new message', 'new messages') };
     case 'task_update':
       return { headline: item.title, detail: `${item.role} · ${times(item.count, 'news', 'new entries')}` };
     case 'peer_asked':

@@ -136,7 +136,8 @@ export function notificationFor(item: AttentionItem): { title: string; body: str
       case 'peer_revoked':
         return `${item.peer ?? 'A peer'} revoked the connection`;
       case 'answer':
-        return `${role} answered`;
+        // A peer's answer that no role of ours has reported yet names the peer.
+        return `${peer ?? role} answered`;
       case 'task_update':
         return `${role} on a task`;
       case 'peer_asked':

@@ -107,6 +107,39 @@ describe('attention across two installations', () => {
     await mia.call('attention.markRead', { kind: 'conversation', id: conversation.id });
   });
 
+  it('an answer that comes back is news of its root: it names the peer when no role reported it, and opening the root reads it', async () => {
+    // Asks and then says nothing, neither when it asks nor when the answer comes back.
+    const quiet = await alice.owner('roles.create', {
+      name: 'quiet',
+      agent: {
+        adapter: 'command',
+        input: 'json',
+        command: [
+          process.execPath,
+          '-e',
+          `let d='';process.stdin.on('data',c=>d+=c).on('end',()=>{const t=JSON.parse(d);if(t.context.kind==='conversation')for(const i of t.inputs)require('child_process').execFileSync('parley',['send','--to','bob/researcher',i.body]);});`,
+        ],
+      },
+    });
+    const conversation = await mia.call('conversations.open', { roleId: quiet.id });
+    await mia.call('conversations.send', { id: conversation.id, text: 'what is the plan?' });
+    const item = await alice.waitFor(async () => find(await list(mia.call), 'answer', conversation.id), 'the answer');
+    expect(item).toMatchObject({ section: 'answered', peer: 'bob', peerRole: 'researcher', role: 'quiet', count: 1 });
+    const [thread] = await mia.call('threads.list', { root: { kind: 'conversation', id: conversation.id } });
+    // The agent conversation has no mark of its own: its answer is the conversation's news.
+    const before = await list(mia.call);
+    expect(before.marks.some((m) => m.object.kind === 'thread' && m.object.id === thread!.id)).toBe(false);
+    expect(before.marks).toContainEqual({
+      object: { kind: 'conversation', id: conversation.id },
+      count: 1,
+      peerStarted: false,
+    });
+    await mia.call('attention.markRead', { kind: 'conversation', id: conversation.id });
+    const after = await list(mia.call);
+    expect(find(after, 'answer', conversation.id)).toBeUndefined();
+    expect(after.marks.some((m) => m.object.id === conversation.id && m.object.kind === 'conversation')).toBe(false);
+  });
+
   it('bob pausing: mia’s ask that bob refused waits on mia (not delivered, paused); that bob paused, on the owners', async () => {
     const conversation = await mia.call('conversations.open', { roleId: await roleId() });
     await bob.owner('connections.pause', { id: bobToAlice });

@@ -20,8 +20,8 @@ import {
 } from '../../shared/attention';
 import type { AppEvent, ChangedKind } from '../../shared/api-contract';
 import type { Person } from '../../shared/domain';
-import { threadTarget } from '../access/lookup';
-import { decide, eventAudience, inAudience, type Audience, type Target } from '../access/rules';
+import { rootFacts } from '../access/lookup';
+import { decide, eventAudience, inAudience, type Audience, type RootFacts, type Target } from '../access/rules';
 import type { EventHub } from '../events';
 import { transaction, type Db } from '../store/database';
 import {
@@ -31,11 +31,13 @@ import {
   newestIds,
   peerStartedThreadIds,
   raiseFloor,
+  incomingTexts,
   readFloor,
+  textMark,
   unreadEvents,
   unreadMessages,
   unreadTaskLog,
-  unreadTexts,
+  TEXT_SCAN_LIMIT,
   type MarkedKind,
   type UnreadRow,
 } from '../store/queries/attention';
@@ -43,7 +45,7 @@ import { getConnectionRow } from '../store/queries/connections';
 import { getConversationRow } from '../store/queries/conversations';
 import { getTaskRow } from '../store/queries/tasks';
 import { getThread } from '../store/queries/threads';
-import { contentItemKind, groupEvents, nextFloor, orderItems, type FirstUnread } from './rules';
+import { contentItemKind, groupEvents, newsOf, nextFloor, orderItems, type FirstUnread } from './rules';
 
 /** A source of items: only of what the viewer may read, decided through main/access/. */
 export interface AttentionSource {
@@ -67,11 +69,32 @@ interface ObjectFacts {
   underPeers: boolean;
 }
 
+type NewsObject = { kind: 'conversation' | 'task' | 'thread'; id: number };
+type Answer = { peer: string; peerRole: string };
+
+/** What is new in one object. */
+interface News {
+  object: NewsObject;
+  known: ObjectFacts;
+  n: number;
+  /** The newest id of each kind of row in it: changes when anything joins. */
+  stamp: string[];
+  at: string;
+  /** The newest answer from a peer among it. */
+  answer: Answer | undefined;
+  /** Whether a role of ours (or a person) wrote among it. */
+  spoke: boolean;
+}
+
 interface Unread {
   items: AttentionItem[];
   marks: UnreadMark[];
   first: FirstUnread;
 }
+
+/** What one list has looked up: each object's facts (null: not the viewer's to read), and roots. */
+type FactsCache = Map<string, ObjectFacts | null> & { roots: Map<string, RootFacts> };
+const newFactsCache = (): FactsCache => Object.assign(new Map<string, ObjectFacts | null>(), { roots: new Map() });
 
 /** The changes after which a list may differ. */
 const followed = new Set<ChangedKind>(['conversation', 'task', 'thread', 'connection']);
@@ -97,7 +120,7 @@ export class Attention {
     this.stopFollowing = options.events.observe((event, audience) => {
       if (event.type !== 'changed' || !followed.has(event.kind)) return;
       this.pending.push(audience);
-      this.timer ??= setTimeout(() => this.flush(), options.coalesceMs ?? 100);
+      this.timer ??= setTimeout(() => this.flush(), options.coalesceMs ?? 250);
     });
   }
 
@@ -130,7 +153,7 @@ export class Attention {
         return;
       }
       if (target.kind === 'peerStarted') {
-        const facts = new Map<string, ObjectFacts | null>();
+        const facts = newFactsCache();
         for (const id of peerStartedThreadIds(db))
           if (this.facts(viewer, { kind: 'thread', id }, facts)) markObjectRead(db, viewer.id, 'thread', id);
       } else markObjectRead(db, viewer.id, target.kind, target.id);
@@ -168,13 +191,72 @@ export class Attention {
   private unread(viewer: Person): Unread {
     const { db } = this.options;
     const floor = readFloor(db, viewer.id);
-    const facts = new Map<string, ObjectFacts | null>();
-    const items: AttentionItem[] = [];
-    const marks = new Map<string, UnreadMark>();
+    const facts = newFactsCache();
     const first: FirstUnread = {};
     const lower = (key: keyof FirstUnread, id: number) => {
       first[key] = Math.min(first[key] ?? id, id);
     };
+    /** New content per object: messages or entries, and answers that came back to it. */
+    const news = new Map<string, News>();
+    const addNews = (object: NewsObject, known: ObjectFacts, n: number, last: string, at: string, answer?: Answer) => {
+      const key = `${object.kind}:${object.id}`;
+      const entry = news.get(key) ?? { object, known, n: 0, stamp: [], at, answer: undefined, spoke: false };
+      entry.n += n;
+      entry.stamp.push(last);
+      if (at > entry.at) entry.at = at;
+      if (answer) entry.answer = answer;
+      else entry.spoke = true;
+      news.set(key, entry);
+    };
+
+    const content = (kind: 'conversation' | 'task', rows: UnreadRow[], space: keyof FirstUnread, tag: string) => {
+      for (const row of rows) {
+        const object = { kind, id: row.object_id };
+        const known = this.facts(viewer, object, facts);
+        if (!known) continue;
+        lower(space, row.first);
+        addNews(object, known, row.n, `${tag}${row.last}`, row.at);
+      }
+    };
+    content('conversation', unreadMessages(db, viewer.id, floor), 'message_id', 'm');
+    content('task', unreadTaskLog(db, viewer.id, floor), 'task_log_id', 'l');
+
+    // Texts from peers are news of their root; its mark says up to which one it was read.
+    const textMarks = new Map<string, number>();
+    const answers = new Map<
+      string,
+      { object: NewsObject; known: ObjectFacts; n: number; last: number; at: string; answer: Answer }
+    >();
+    const texts = incomingTexts(db, floor);
+    // Beyond what one scan reads nothing is known: the floor may not rise past it.
+    if (texts.length === TEXT_SCAN_LIMIT) lower('text_id', texts.at(-1)!.id + 1);
+    for (const text of texts) {
+      const object = newsOf(text);
+      if (!object) continue;
+      const key = `${object.kind}:${object.id}`;
+      const known = this.facts(viewer, object, facts);
+      if (!known) continue;
+      let seen = textMarks.get(key);
+      if (seen === undefined) {
+        seen = textMark(db, viewer.id, object.kind, object.id);
+        textMarks.set(key, seen);
+      }
+      if (text.id <= seen) continue;
+      lower('text_id', text.id);
+      const answer = { peer: this.connectionName(text.connection_id), peerRole: text.peer_role };
+      const entry = answers.get(key);
+      if (entry) {
+        entry.n++;
+        entry.last = text.id;
+        entry.at = text.created_at;
+        entry.answer = answer;
+      } else answers.set(key, { object, known, n: 1, last: text.id, at: text.created_at, answer });
+    }
+    for (const entry of answers.values())
+      addNews(entry.object, entry.known, entry.n, `t${entry.last}`, entry.at, entry.answer);
+
+    const items: AttentionItem[] = [];
+    const marks = new Map<string, UnreadMark>();
     const mark = (object: UnreadMark['object'], n: number, known: ObjectFacts) => {
       const key = `${object.kind}:${object.id}`;
       const existing = marks.get(key);
@@ -184,25 +266,24 @@ export class Attention {
     const item = (
       kind: AttentionKind,
       object: AttentionObject,
-      known: ObjectFacts,
+      base: ItemBase,
       found: { count: number; stamp: string; at: string; reason: string | null },
-    ) =>
-      items.push({ key: attentionKey(kind, object), kind, section: sectionOf[kind], object, ...known.base, ...found });
+    ) => items.push({ key: attentionKey(kind, object), kind, section: sectionOf[kind], object, ...base, ...found });
 
-    const content = (kind: 'conversation' | 'task' | 'thread', rows: UnreadRow[], space: keyof FirstUnread) => {
-      for (const row of rows) {
-        const object = { kind, id: row.object_id };
-        const known = this.facts(viewer, object, facts);
-        if (!known) continue;
-        lower(space, row.first);
-        mark(object, row.n, known);
-        const itemKind = contentItemKind(kind === 'thread' ? { kind, startedByPeer: known.startedByPeer } : { kind });
-        if (itemKind) item(itemKind, object, known, { count: row.n, stamp: `c${row.last}`, at: row.at, reason: null });
-      }
-    };
-    content('conversation', unreadMessages(db, viewer.id, floor), 'message_id');
-    content('task', unreadTaskLog(db, viewer.id, floor), 'task_log_id');
-    content('thread', unreadTexts(db, viewer.id, floor), 'text_id');
+    for (const entry of news.values()) {
+      mark(entry.object, entry.n, entry.known);
+      const object = entry.object;
+      const kind = contentItemKind(
+        object.kind === 'thread' ? { kind: 'thread', startedByPeer: entry.known.startedByPeer } : { kind: object.kind },
+      );
+      if (!kind) continue;
+      // An answer that came back names its peer when no role of ours spoke since (it did not report it).
+      const base =
+        entry.answer && !entry.spoke && entry.object.kind !== 'thread'
+          ? { ...entry.known.base, peer: entry.answer.peer, peerRole: entry.answer.peerRole }
+          : entry.known.base;
+      item(kind, entry.object, base, { count: entry.n, stamp: entry.stamp.join(':'), at: entry.at, reason: null });
+    }
 
     const readableEvents = unreadEvents(db, viewer.id, floor).filter((event) =>
       this.facts(viewer, { kind: event.object_kind, id: event.object_id }, facts),
@@ -212,7 +293,7 @@ export class Attention {
       const known = this.facts(viewer, group.object, facts)!;
       if (group.object.kind !== 'connection')
         mark({ kind: group.object.kind, id: group.object.id }, group.count, known);
-      item(group.kind, group.object, known, {
+      item(group.kind, group.object, known.base, {
         count: group.count,
         stamp: `e${group.last}`,
         at: group.at,
@@ -222,17 +303,29 @@ export class Attention {
     return { items, marks: [...marks.values()], first };
   }
 
+  private readonly connectionNames = new Map<number, string>();
+
+  /** A connection's name (PEER), kept: it does not change while the connection lasts. */
+  private connectionName(id: number): string {
+    let name = this.connectionNames.get(id);
+    if (name === undefined) {
+      name = getConnectionRow(this.options.db, id)?.name ?? 'a peer';
+      this.connectionNames.set(id, name);
+    }
+    return name;
+  }
+
   /** What the item of an object says, or null when the viewer may not read it (or it is gone). */
-  private facts(viewer: Person, object: AttentionObject, cache: Map<string, ObjectFacts | null>): ObjectFacts | null {
+  private facts(viewer: Person, object: AttentionObject, cache: FactsCache): ObjectFacts | null {
     const key = `${object.kind}:${object.id}`;
     const cached = cache.get(key);
     if (cached !== undefined) return cached;
-    const found = this.lookUp(viewer, object);
+    const found = this.lookUp(viewer, object, cache);
     cache.set(key, found);
     return found;
   }
 
-  private lookUp(viewer: Person, object: AttentionObject): ObjectFacts | null {
+  private lookUp(viewer: Person, object: AttentionObject, cache: FactsCache): ObjectFacts | null {
     const { db } = this.options;
     const reads = (target: Target) => decide(viewer, target, 'read').allowed;
     const plain = (base: ItemBase): ObjectFacts => ({ base, startedByPeer: false, underPeers: false });
@@ -251,18 +344,24 @@ export class Attention {
       case 'thread': {
         const thread = getThread(db, object.id);
         if (!thread) return null;
-        const target = threadTarget(db, thread);
+        // Many agent conversations share a root: it is read once per list.
+        const ownRoot = thread.root_kind === 'thread' && thread.root_id === thread.id;
+        const rootKey = `${thread.root_kind}:${thread.root_id}`;
+        let root = ownRoot ? undefined : cache.roots.get(rootKey);
+        if (!root) {
+          root = rootFacts(db, thread);
+          if (!ownRoot) cache.roots.set(rootKey, root);
+        }
+        const target: Target = { kind: 'thread', thread, root };
         if (!reads(target)) return null;
-        const peer = getConnectionRow(db, thread.connection_id)?.name ?? 'a peer';
-        const startedByPeer =
-          thread.started_by === 'peer' && thread.root_kind === 'thread' && thread.root_id === thread.id;
-        const root = target.kind === 'thread' && target.root.kind === 'thread' ? target.root.thread : undefined;
+        const peer = this.connectionName(thread.connection_id);
+        const startedByPeer = ownRoot && thread.started_by === 'peer';
+        const rootThread = root.kind === 'thread' ? root.thread : undefined;
         const onBehalf =
-          !startedByPeer &&
-          root !== undefined &&
-          root.id !== thread.id &&
-          root.started_by === 'peer' &&
-          root.root_id === root.id;
+          !ownRoot &&
+          rootThread !== undefined &&
+          rootThread.started_by === 'peer' &&
+          rootThread.root_id === rootThread.id;
         return {
           base: {
             peer,

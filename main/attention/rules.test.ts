@@ -11,7 +11,7 @@ import {
   type AttentionKind,
 } from '../../shared/attention';
 import type { AttentionEventRow, ReadFloor } from '../store/queries/attention';
-import { contentItemKind, groupEvents, nextFloor, orderItems } from './rules';
+import { contentItemKind, groupEvents, newsOf, nextFloor, orderItems } from './rules';
 
 describe('which item new content makes', () => {
   const rows: Array<[string, Parameters<typeof contentItemKind>[0], AttentionKind | null]> = [
@@ -22,6 +22,24 @@ describe('which item new content makes', () => {
   ];
   for (const [what, object, kind] of rows)
     it(`${what}: ${kind ?? 'no item, only the mark'}`, () => expect(contentItemKind(object)).toBe(kind));
+});
+
+describe('whose news a text that came in is', () => {
+  const rows: Array<[string, Parameters<typeof newsOf>[0], ReturnType<typeof newsOf>]> = [
+    [
+      'an answer to an ask from a conversation: the conversation’s',
+      { root_kind: 'conversation', root_id: 3, root_gone: 0 },
+      { kind: 'conversation', id: 3 },
+    ],
+    ['from a task: the task’s', { root_kind: 'task', root_id: 4, root_gone: 0 }, { kind: 'task', id: 4 }],
+    [
+      'a text in one the peer started, or an answer to what was asked on its behalf: that one’s',
+      { root_kind: 'thread', root_id: 9, root_gone: 0 },
+      { kind: 'thread', id: 9 },
+    ],
+    ['an answer whose topic is gone: nobody’s', { root_kind: 'conversation', root_id: 3, root_gone: 1 }, null],
+  ];
+  for (const [what, text, whose] of rows) it(what, () => expect(newsOf(text)).toEqual(whose));
 });
 
 describe('sections', () => {
@@ -139,6 +157,7 @@ describe('what a notification says', () => {
     ['peer_paused', { peerRole: null, role: null }, { title: 'Waiting on you', body: 'bob paused the connection' }],
     ['peer_revoked', { peerRole: null, role: null }, { title: 'Waiting on you', body: 'bob revoked the connection' }],
     ['answer', { peer: null, peerRole: null }, { title: 'Answered', body: 'assistant answered' }],
+    ['answer', {}, { title: 'Answered', body: 'bob/researcher answered' }],
     ['task_update', { peer: null, peerRole: null }, { title: 'Done', body: 'assistant on a task' }],
     ['peer_asked', {}, { title: 'Done', body: 'bob/researcher asked assistant' }],
   ];

@@ -9,7 +9,7 @@ import {
   type AttentionKind,
   type AttentionObject,
 } from '../../shared/attention';
-import type { AttentionEventRow, ReadFloor } from '../store/queries/attention';
+import type { AttentionEventRow, IncomingTextRow, ReadFloor } from '../store/queries/attention';
 
 /** The item an attention event belongs to. */
 export const eventItemKind: Record<AttentionEventRow['kind'], AttentionKind> = {
@@ -36,6 +36,19 @@ export function contentItemKind(
     case 'thread':
       return object.startedByPeer ? 'peer_asked' : null;
   }
+}
+
+/**
+ * Whose news a text that came in is: its agent conversation's root — the conversation or
+ * task it answers for, or the agent conversation a peer started (its own texts, and the
+ * answers to what was asked on its behalf). Opening the root reads it. None once the root
+ * is gone: nobody waits for that answer any more.
+ */
+export function newsOf(
+  text: Pick<IncomingTextRow, 'root_kind' | 'root_id' | 'root_gone'>,
+): { kind: 'conversation' | 'task' | 'thread'; id: number } | null {
+  if (text.root_gone) return null;
+  return { kind: text.root_kind, id: text.root_id };
 }
 
 /** The attention events of one item, gathered. */

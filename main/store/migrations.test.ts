@@ -9,7 +9,7 @@ import { getRun, pendingInputs, runnableRuns, runSummary } from './queries/runs'
 import { pageThreads } from './queries/thread-lists';
 import { lastSeq, threadByWireId } from './queries/threads';
 import { indexAllWaitingRows } from '../search/index-catch-up';
-import { readFloor, unreadEvents, unreadMessages, unreadTaskLog, unreadTexts } from './queries/attention';
+import { incomingTexts, readFloor, unreadEvents, unreadMessages, unreadTaskLog } from './queries/attention';
 
 const dirs: string[] = [];
 function tempFile(): string {
@@ -192,9 +192,7 @@ const seeds: Record<number, (db: Db) => void> = {
     // From version 17 a failed text, a failed turn and a peer's revoke are recorded as
     // they happen, and what people have read is kept.
     const t11 = db.prepare("SELECT id FROM threads WHERE wire_id = 'T11'").pluck().get() as number;
-    db.prepare("INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (?, 'in', 1, 'ok', 'handled')").run(
-      t11,
-    );
+    db.prepare("INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (2, 'in', 4, 'd', 'handled')").run();
     db.prepare("UPDATE texts SET state = 'failed', reason = 'role' WHERE thread_id = ? AND direction = 'out'").run(t11);
     db.prepare("UPDATE turns SET status = 'failed', reason = 'the agent crashed' WHERE id = 1").run();
     db.prepare(
@@ -401,7 +399,8 @@ const checks: Record<number, (db: Db) => void> = {
     expect(unreadMessages(db, 2, bob)).toEqual([]);
     const t11 = db.prepare("SELECT id FROM threads WHERE wire_id = 'T11'").pluck().get() as number;
     expect(unreadTaskLog(db, 2, bob).map((r) => [r.object_id, r.n])).toEqual([[1, 1]]);
-    expect(unreadTexts(db, 2, bob).map((r) => [r.object_id, r.n])).toEqual([[t11, 1]]);
+    // The text that came in is news of its agent conversation's root (here, one the peer started).
+    expect(incomingTexts(db, bob).map((t) => [t.thread_id, t.root_kind, t.root_id])).toEqual([[2, 'thread', 2]]);
     expect(unreadEvents(db, 2, bob).map((e) => [e.kind, e.object_kind, e.object_id, e.reason])).toEqual([
       ['text_failed', 'thread', t11, 'role'],
       ['turn_failed', 'conversation', 1, 'the agent crashed'],

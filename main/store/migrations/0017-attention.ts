@@ -33,12 +33,14 @@ export function createAttention(db: Db): void {
       text_id INTEGER NOT NULL,
       event_id INTEGER NOT NULL
     );
-    -- content_id: the newest message, task log entry or text (by kind of object) read there.
+    -- content_id: the newest message or task log entry read there; text_id: the newest text
+    -- then, for the answers that came back to it (an agent conversation's news counts on its root).
     CREATE TABLE read_marks (
       person_id INTEGER NOT NULL REFERENCES people(id) ON DELETE CASCADE,
       object_kind TEXT NOT NULL CHECK (object_kind IN ('conversation', 'task', 'thread', 'connection')),
       object_id INTEGER NOT NULL,
       content_id INTEGER NOT NULL DEFAULT 0,
+      text_id INTEGER NOT NULL DEFAULT 0,
       event_id INTEGER NOT NULL DEFAULT 0,
       read_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
       PRIMARY KEY (person_id, object_kind, object_id)

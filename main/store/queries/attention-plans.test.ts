@@ -14,7 +14,8 @@ import {
   unreadEvents,
   unreadMessages,
   unreadTaskLog,
-  unreadTexts,
+  incomingTexts,
+  textMark,
   type ReadFloor,
 } from './attention';
 
@@ -66,7 +67,8 @@ describe('the query plans of what is unread', () => {
     const statements = capture(db, () => {
       unreadMessages(db, 1, floor);
       unreadTaskLog(db, 1, floor);
-      unreadTexts(db, 1, floor);
+      incomingTexts(db, floor);
+      textMark(db, 1, 'conversation', 1);
       unreadEvents(db, 1, floor);
       markObjectRead(db, 1, 'conversation', 1);
       markObjectRead(db, 1, 'task', 1);

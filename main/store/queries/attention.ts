@@ -27,6 +27,19 @@ export interface UnreadRow {
   at: string;
 }
 
+/** A text that came in, with the facts of its agent conversation that say whose news it is. */
+export interface IncomingTextRow {
+  id: number;
+  thread_id: number;
+  created_at: string;
+  root_kind: 'conversation' | 'task' | 'thread';
+  root_id: number;
+  root_gone: number;
+  started_by: 'local' | 'peer';
+  connection_id: number;
+  peer_role: string;
+}
+
 export interface AttentionEventRow {
   id: number;
   kind: 'text_failed' | 'turn_failed' | 'peer_paused' | 'peer_revoked';
@@ -79,13 +92,13 @@ export function raiseFloor(db: Db, personId: number, floor: ReadFloor): void {
 export function dropMarksBelow(db: Db, personId: number, floor: ReadFloor): void {
   run(
     db,
-    `DELETE FROM read_marks WHERE person_id = ? AND event_id <= ? AND content_id <= CASE object_kind
-       WHEN 'conversation' THEN ? WHEN 'task' THEN ? WHEN 'thread' THEN ? ELSE 0 END`,
+    `DELETE FROM read_marks WHERE person_id = ? AND event_id <= ? AND text_id <= ? AND content_id <= CASE object_kind
+       WHEN 'conversation' THEN ? WHEN 'task' THEN ? ELSE 0 END`,
     personId,
     floor.event_id,
+    floor.text_id,
     floor.message_id,
     floor.task_log_id,
-    floor.text_id,
   );
 }
 
@@ -129,16 +142,35 @@ export function unreadTaskLog(db: Db, personId: number, floor: ReadFloor): Unrea
   );
 }
 
-/** Texts that came in from peers, per agent conversation. */
-export function unreadTexts(db: Db, personId: number, floor: ReadFloor): UnreadRow[] {
-  return all<UnreadRow>(
+/**
+ * Texts that came in from peers above the person's floor, oldest first, with their agent
+ * conversation's root: whose news each is (./attention's rules), and so which mark covers it,
+ * is decided from that.
+ */
+export const TEXT_SCAN_LIMIT = 50_000;
+
+export function incomingTexts(db: Db, floor: ReadFloor, limit = TEXT_SCAN_LIMIT): IncomingTextRow[] {
+  return all<IncomingTextRow>(
     db,
-    `SELECT x.thread_id AS object_id, count(*) AS n, min(x.id) AS first, max(x.id) AS last, max(x.created_at) AS at
-     FROM texts x NOT INDEXED
-     WHERE x.id > ? AND x.direction = 'in' AND x.id > ${markOf('thread', 'content_id', 'x.thread_id')}
-     GROUP BY x.thread_id`,
+    `SELECT x.id, x.thread_id, x.created_at, t.root_kind, t.root_id, t.root_gone, t.started_by, t.connection_id, t.peer_role
+     FROM texts x NOT INDEXED JOIN threads t ON t.id = x.thread_id
+     WHERE x.id > ? AND x.direction = 'in'
+     ORDER BY x.id LIMIT ?`,
     floor.text_id,
-    personId,
+    limit,
+  );
+}
+
+/** The newest text the person had when they last read the object (0: never). */
+export function textMark(db: Db, personId: number, kind: MarkedKind, id: number): number {
+  return (
+    get<{ text_id: number }>(
+      db,
+      'SELECT text_id FROM read_marks WHERE person_id = ? AND object_kind = ? AND object_id = ?',
+      personId,
+      kind,
+      id,
+    )?.text_id ?? 0
   );
 }
 
@@ -156,7 +188,7 @@ export function unreadEvents(db: Db, personId: number, floor: ReadFloor, limit =
   );
 }
 
-/** The newest content row of an object: what reading it now covers. */
+/** The newest message or task log entry of an object: what reading it now covers. */
 function newestContent(db: Db, kind: MarkedKind, id: number): number {
   switch (kind) {
     case 'conversation':
@@ -164,19 +196,16 @@ function newestContent(db: Db, kind: MarkedKind, id: number): number {
     case 'task':
       return get<{ id: number }>(db, 'SELECT max(id) AS id FROM task_log WHERE task_id = ?', id)?.id ?? 0;
     case 'thread':
-      return (
-        get<{ id: number }>(
-          db,
-          "SELECT id FROM texts WHERE thread_id = ? AND direction = 'in' ORDER BY seq DESC LIMIT 1",
-          id,
-        )?.id ?? 0
-      );
     case 'connection':
       return 0;
   }
 }
 
-/** The person has read the object as it is now: its content and its events so far. */
+/**
+ * The person has read the object as it is now: its content, its events so far, and
+ * every answer that came back to it — any text that came in up to now, since a later
+ * one has a higher id.
+ */
 export function markObjectRead(db: Db, personId: number, kind: MarkedKind, id: number): void {
   const eventId =
     get<{ id: number }>(
@@ -187,10 +216,11 @@ export function markObjectRead(db: Db, personId: number, kind: MarkedKind, id: n
     )?.id ?? 0;
   run(
     db,
-    `INSERT INTO read_marks (person_id, object_kind, object_id, content_id, event_id) VALUES (?, ?, ?, ?, ?)
+    `INSERT INTO read_marks (person_id, object_kind, object_id, content_id, text_id, event_id)
+     VALUES (?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM texts), ?)
      ON CONFLICT (person_id, object_kind, object_id) DO UPDATE SET
-       content_id = max(content_id, excluded.content_id), event_id = max(event_id, excluded.event_id),
-       read_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
+       content_id = max(content_id, excluded.content_id), text_id = max(text_id, excluded.text_id),
+       event_id = max(event_id, excluded.event_id), read_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
     personId,
     kind,
     id,
