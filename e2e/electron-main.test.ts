@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionSummary } from '../shared/domain';
+import type { ControlPush } from '../main/testing/electron/control-protocol';
 import type { ApiClient } from '../main/testing/api-client';
 import { launchAgain, startDesktop, type DesktopProcess } from '../main/testing/desktop-process';
 import { removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
@@ -226,25 +227,79 @@ describe('the desktop app with a headless peer', () => {
     expect((await alice.inspect()).notifications).toEqual([]);
   });
 
-  it('raises a notification when a role answers while the window is behind; the badge and title count it', async () => {
+  it('notifies of an answer while the window is behind, naming the role only; the badge and title count what waits; a click opens it', async () => {
     const { alice } = both();
+    // What waited so far was read, as the page reads what it shows.
+    await alice.invoke('attention.markRead', { kind: 'all' });
+    await alice.waitFor(async () => (await alice.inspect()).badgeCount === 0, 'the badge to be empty');
     await alice.control({ op: 'focus', windowId: alice.windowId, focused: false });
     const [conversation] = await alice.invoke('conversations.list', {});
+    const before = alice.pushes.length;
     await alice.invoke('conversations.send', { id: conversation!.id, text: 'are you there?' });
     const shown = await alice.waitFor(
-      () => alice.pushes.find((p) => p.push === 'notification' && p.body === 'echo: are you there?'),
+      () =>
+        alice.pushes
+          .slice(before)
+          .find((p): p is Extract<ControlPush, { push: 'notification' }> => p.push === 'notification'),
       'a notification of the answer',
     );
-    expect(shown).toMatchObject({ title: 'assistant answered' });
+    // Never the answer itself: a locked screen shows notifications.
+    expect(shown).toMatchObject({ title: 'Answered', body: 'assistant answered' });
+    expect(shown.options).toEqual({ title: 'Answered', body: 'assistant answered' });
     await alice.waitFor(async () => (await alice.inspect()).badgeCount === 1, 'the badge to count one');
     expect((await alice.inspect()).windows[0]!.title).toBe('Parley (1)');
 
-    // Clicking it brings the window to the front, which clears the count.
-    await alice.control({ op: 'click-notification', index: (shown as { index: number }).index });
-    const after = await alice.inspect();
-    expect(after.windows[0]!.focused).toBe(true);
-    expect(after.badgeCount).toBe(0);
-    expect(after.windows[0]!.title).toBe('Parley');
+    // A click brings the window to the front and asks the page to open the conversation.
+    const events = alice.events.length;
+    await alice.control({ op: 'click-notification', index: shown.index });
+    expect((await alice.inspect()).windows[0]!.focused).toBe(true);
+    await alice.waitFor(
+      () =>
+        alice.events
+          .slice(events)
+          .find((e) => e.type === 'open' && e.object.kind === 'conversation' && e.object.id === conversation!.id),
+      'the page to be asked to open the conversation',
+    );
+    // The page shows it, and so reads it: the count clears.
+    await alice.invoke('attention.markRead', { kind: 'conversation', id: conversation!.id });
+    await alice.waitFor(async () => (await alice.inspect()).badgeCount === 0, 'the badge to clear');
+    expect((await alice.inspect()).windows[0]!.title).toBe('Parley');
+  });
+
+  it('notifies of what waits on the owner apart from answers: bob’s refusal and his pause; a click opens the agent conversation', async () => {
+    const { alice, bobApi } = both();
+    const [bobSide] = await bobApi.call('connections.list', {});
+    await bobApi.call('connections.pause', { id: bobSide!.id });
+    await alice.control({ op: 'focus', windowId: alice.windowId, focused: false });
+    const [conversation] = await alice.invoke('conversations.list', {});
+    const before = alice.pushes.length;
+    await alice.invoke('conversations.send', { id: conversation!.id, text: 'ask bob/researcher: still there?' });
+    const notes = () =>
+      alice.pushes
+        .slice(before)
+        .filter((p): p is Extract<ControlPush, { push: 'notification' }> => p.push === 'notification');
+    await alice.waitFor(
+      () =>
+        notes().some((n) => n.body === 'Not delivered to bob/researcher') &&
+        notes().some((n) => n.body === 'bob paused the connection'),
+      'notifications of the refusal and of the pause',
+    );
+    for (const note of notes().filter((n) => n.body !== 'assistant answered')) {
+      expect(note.title).toBe('Waiting on you');
+      expect(note.body).not.toContain('still there');
+    }
+    const refusal = notes().find((n) => n.body === 'Not delivered to bob/researcher')!;
+    const events = alice.events.length;
+    await alice.control({ op: 'click-notification', index: refusal.index });
+    const opened = await alice.waitFor(
+      () => alice.events.slice(events).find((e) => e.type === 'open' && e.object.kind === 'thread'),
+      'the page to be asked to open the agent conversation',
+    );
+    const [thread] = await alice.invoke('threads.list', { root: { kind: 'conversation', id: conversation!.id } });
+    expect(opened).toEqual({ type: 'open', object: { kind: 'thread', id: thread!.id } });
+    expect((await alice.inspect()).notifications[refusal.index]).toMatchObject({ shown: true, clicked: true });
+    await bobApi.call('connections.unpause', { id: bobSide!.id });
+    await alice.invoke('attention.markRead', { kind: 'all' });
   });
 
   it('hands a parley:// link from a second start of the app to the page’s accept dialog, and keeps one instance', async () => {

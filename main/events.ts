@@ -24,16 +24,19 @@ export class EventHub {
     return () => this.listeners.delete(entry);
   }
 
-  private readonly observers = new Set<Listener>();
+  private readonly observers = new Set<(event: AppEvent, audience: Audience) => void>();
 
-  /** Sees every event regardless of audience: for main-process code such as notifications and tests. */
-  observe(listener: Listener): () => void {
+  /**
+   * Sees every event regardless of audience, with the audience it went to: for
+   * main-process code (what waits on people follows what they heard of) and tests.
+   */
+  observe(listener: (event: AppEvent, audience: Audience) => void): () => void {
     this.observers.add(listener);
     return () => this.observers.delete(listener);
   }
 
   emit(event: AppEvent, audience: Audience): void {
-    for (const observer of this.observers) observer(event);
+    for (const observer of this.observers) observer(event, audience);
     for (const { viewer, listener } of this.listeners) {
       const person = viewer.person;
       if (person && inAudience(person, audience)) listener(event);

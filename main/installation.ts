@@ -1,6 +1,6 @@
 // The composition root of one Parley installation — the one function the desktop app
 // and `parley serve` both start it with: its data folder, database, identity, runs,
-// role API, the engine with its peer listener, notices and the app API. What differs
+// role API, the engine with its peer listener, what waits on people and the app API. What differs
 // between the two is only how they are shown (a window over IPC, a page over HTTP) and
 // where the peer settings come from (remembered in the database, or serve's flags).
 // Tests open several side by side.
@@ -14,12 +14,13 @@ import { adapters } from './agents';
 import { createDefaultRole, type FirstRunNote, type FirstRunOptions } from './agents/first-run';
 import { dispatch, type ApiServices } from './api/handlers';
 import { SessionRegistry, sessionEndReasons, type ApiSession } from './api/session';
+import { Attention } from './attention/attention';
+import { approvalsSource } from './attention/approvals-source';
 import { ConnectionEngine } from './engine/engine';
 import { createIdentity, hasIdentityFiles, identityFiles, loadIdentity, type Identity } from './engine/identity';
 import { EventHub } from './events';
 import { log } from './log';
 import { PeerNetwork, type PeerConfig } from './network/peer-network';
-import { AnswerNotices } from './notices';
 import { distPaths } from './paths';
 import { RoleApiServer } from './role-api/server';
 import { agentEnvironment, RunManager } from './runs/run-manager';
@@ -89,6 +90,8 @@ export interface Installation {
   readonly firstRun: FirstRunNote | null;
   /** The signed-in sessions, ended at once when their person is removed or their token replaced. */
   readonly sessions: SessionRegistry;
+  /** What waits on each person, and what they have read. */
+  readonly attention: Attention;
   /** Calls one app API method as a session; throws ApiError. */
   call(session: ApiSession, method: string, params: unknown): Promise<unknown>;
   /** The events the session's person may see, while the session lasts. */
@@ -266,8 +269,8 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       await roleApi.close();
       throw error;
     }
-    const notices = new AnswerNotices(db, events);
     const searchIndexer = new SearchIndexer(db, events);
+    const attention = new Attention({ db, events, sources: [approvalsSource(db)] });
     await runs.start();
     engine.start();
     const sessions = new SessionRegistry();
@@ -278,6 +281,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       engine,
       network,
       sessions,
+      attention,
       installation: { id: identity.fingerprint, name },
     };
     let closed = false;
@@ -298,6 +302,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       },
       firstRun,
       sessions,
+      attention,
       call: (session, method, params) => dispatch(services, session, method, params),
       subscribe: (session, listener) => events.subscribe(session, listener),
       owner: () => firstOwner(db)!,
@@ -320,8 +325,8 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       async close(closeOptions = {}) {
         if (closed) return;
         closed = true;
-        notices.close();
         searchIndexer.close();
+        attention.close();
         await network.close();
         await engine.close();
         await runs.close(closeOptions.agentGraceMs);

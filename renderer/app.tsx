@@ -1,11 +1,13 @@
 // The window: sign-in when needed, else the sidebar and the view it picked. Stores
 // load what they show and stay fresh through the API's change events.
 import { useEffect, useState, type FormEvent } from 'react';
+import { titleWithCount } from '../shared/attention';
 import { RolePicker } from './components/new-conversation';
 import { Sidebar } from './components/sidebar';
 import { Switcher } from './components/switcher';
 import { TextWithCode } from './components/text-with-code';
 import { Loading } from './components/ui';
+import { selectWaitingCount, useAttention } from './store/attention';
 import { useConnections } from './store/connections';
 import { selectConversations, useConversations } from './store/conversations';
 import { checklistWanted, selectFirstRun, useFirstRun } from './store/first-run';
@@ -25,6 +27,7 @@ import {
 import { isSwitcherShortcut, useSwitcher } from './store/switcher';
 import { useTasks } from './store/tasks';
 import { selectPendingInvitation, selectToasts, selectView, useUi } from './store/ui';
+import { AttentionView } from './views/attention';
 import { ConversationView } from './views/conversation';
 import { FirstRunChecklist } from './views/first-run';
 import { SettingsView } from './views/settings';
@@ -75,6 +78,7 @@ function Workspace() {
   const firstRunError = useFirstRun((s) => s.error);
   const switcherOpen = useSwitcher((s) => s.open);
   const [pickedStart, setPickedStart] = useState(false);
+  const waiting = useAttention(selectWaitingCount);
 
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
@@ -95,8 +99,14 @@ function Workspace() {
     void useConnections.getState().load();
     void usePeople.getState().load();
     void useApprovals.getState().load();
+    void useAttention.getState().load();
     return stop;
   }, []);
+
+  // The tab's title counts what waits, as the desktop app's window title does.
+  useEffect(() => {
+    document.title = titleWithCount(waiting);
+  }, [waiting]);
 
   // Opening the app lands in the most recent conversation, unless an owner's first-run
   // checklist has something left to do.
@@ -123,6 +133,7 @@ function Workspace() {
         {view.kind === 'tasks' && <TasksView id={view.id} />}
         {view.kind === 'peer' && <PeerThreadsView />}
         {view.kind === 'orphaned' && <OrphanedThreadsView />}
+        {view.kind === 'attention' && <AttentionView />}
         {view.kind === 'settings' && <SettingsView tab={view.tab} />}
       </main>
       <Toasts />

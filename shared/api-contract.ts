@@ -2,6 +2,7 @@
 // once with its params schema and result type. Main's handler table, the preload
 // bridge and the renderer's client are all typed from this object.
 import { z } from 'zod';
+import type { AttentionList, AttentionObject } from './attention';
 import {
   agentSettingsSchema,
   agentSettingsUpdateSchema,
@@ -371,6 +372,29 @@ export const methods = {
    */
   'approvals.decide': method<ApprovalView>()(z.strictObject({ id, approve: z.boolean() }), 'Approve or deny'),
 
+  /**
+   * What waits on me (DESIGN §11.10), in what I may read: held texts and permission
+   * requests, what was not delivered and agents that failed, a peer's pause or revoke
+   * (owners); apart from them, answers in my conversations and news on tasks and from
+   * peers. With the unread count of each conversation, task and agent conversation.
+   */
+  'attention.list': method<AttentionList>()(
+    z.strictObject({ limit: z.number().int().min(1).max(500).optional() }),
+    'What waits on me',
+  ),
+  /**
+   * I have read it, as it is now: a conversation, task or agent conversation (what the
+   * page shows when it is opened), a connection's news (owners), every agent conversation
+   * peers started, or everything. A decision (a held text) still waits until it is made.
+   */
+  'attention.markRead': method<{ marked: true }>()(
+    z.union([
+      z.strictObject({ kind: z.enum(['conversation', 'task', 'thread', 'connection']), id }),
+      z.strictObject({ kind: z.enum(['peerStarted', 'all']) }),
+    ]),
+    'Mark as read',
+  ),
+
   /** Where peers reach this installation: the listen address and port, what invitations carry, and whether it works. */
   'network.get': method<PeerNetworkStatus>()(none, 'Get the peer address'),
   /**
@@ -463,7 +487,9 @@ export type ChangedKind =
   /** Something that waits for a person's approval (a held text, a permission request), or its decision. */
   | 'approval'
   /** Where peers reach this installation (network.get); the id is always 0. */
-  | 'network';
+  | 'network'
+  /** What waits on the person may have changed (attention.list); the id is always 0. */
+  | 'attention';
 
 /** Pushed to signed-in clients; they refetch what they show. */
 export interface ChangedEvent {
@@ -471,19 +497,10 @@ export interface ChangedEvent {
   kind: ChangedKind;
   id: number;
 }
-/**
- * Something a person wants to hear about while looking elsewhere: a role answered in
- * their conversation. The desktop app shows it as a system notification.
- */
-export interface Notice {
-  kind: 'answer';
-  conversationId: number;
-  title: string;
-  body: string;
-}
-export interface NoticeEvent {
-  type: 'notice';
-  notice: Notice;
+/** The desktop app asks the page to open what a clicked notification was about. */
+export interface OpenEvent {
+  type: 'open';
+  object: AttentionObject;
 }
 
 /** The desktop menu asks the page to show a view (Settings…). */
@@ -500,7 +517,7 @@ export interface SessionEndedEvent {
   type: 'sessionEnded';
   reason: string;
 }
-export type AppEvent = ChangedEvent | InvitationLinkEvent | NoticeEvent | ShowEvent | SessionEndedEvent;
+export type AppEvent = ChangedEvent | InvitationLinkEvent | OpenEvent | ShowEvent | SessionEndedEvent;
 
 /** What the preload exposes as `window.parley`, and what the browser client implements. */
 export interface ParleyBridge {

@@ -112,6 +112,10 @@ export async function openUi(
     view?: string;
     /** Lets the accessibility scan inject axe-core into a page whose CSP forbids inline scripts. */
     forAxe?: boolean;
+    /** Browser permissions granted to the page's origin (e.g. notifications). */
+    permissions?: string[];
+    /** Runs in the page before its own scripts (a test's stand-ins for what a browser cannot be made to do). */
+    initScript?: string;
   } = {},
 ): Promise<OpenedPage> {
   const context = await browser.newContext({
@@ -120,6 +124,9 @@ export async function openUi(
     reducedMotion: 'reduce',
     ...(options.forAxe ? { bypassCSP: true } : {}),
   });
+  if (options.permissions)
+    await context.grantPermissions(options.permissions, { origin: new URL(node.serve.info.ui).origin });
+  if (options.initScript) await context.addInitScript(options.initScript);
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));

@@ -9,6 +9,7 @@ import {
   covers,
   decide,
   decideThreadList,
+  eventAudience,
   historyIncludes,
   inAudience,
   taskTreeBlockers,
@@ -262,6 +263,17 @@ describe('who decides what waits for a person (DESIGN §11.9)', () => {
       place: places['an agent conversation the peer started'],
     };
     expect(decide(mia, target, 'decide')).toEqual({ allowed: false, code: 'forbidden', needs: 'an owner' });
+  });
+});
+
+describe('a peer’s pause or revoke', () => {
+  it('is news for exactly those who may act on connections: the owners', () => {
+    const installation: Target = { kind: 'installation' };
+    for (const [who, viewer] of Object.entries(viewers))
+      expect(inAudience(viewer, eventAudience.connectionNotice()), who).toBe(
+        decide(viewer, installation, 'manage').allowed,
+      );
+    expect(inAudience(mia, eventAudience.connectionNotice())).toBe(false);
   });
 });
 

@@ -161,6 +161,11 @@ export const eventAudience = {
   task: (task: TaskFacts): Audience => audienceOf({ kind: 'task', task }),
   /** A person, a role or a connection changed. */
   installation: (): Audience => audienceOf({ kind: 'installation' }),
+  /**
+   * A peer paused or revoked a connection: news for those who may act on it (unpause,
+   * revoke, remove), the owners. Everyone still reads the connection itself.
+   */
+  connectionNotice: (): Audience => 'owners',
 };
 
 // ---- acting -----------------------------------------------------------------------

@@ -164,6 +164,8 @@ function snapshot(): Record<string, unknown[]> {
     invitations: q('SELECT * FROM invitations ORDER BY id'),
     threads: q('SELECT id, status, close_reason, root_gone FROM threads ORDER BY id'),
     approvals: q('SELECT id, state, decided_by FROM approvals ORDER BY id'),
+    readMarks: q('SELECT person_id, object_kind, object_id, content_id, event_id FROM read_marks ORDER BY 1, 2, 3'),
+    readFloors: q('SELECT * FROM read_floors ORDER BY person_id'),
   };
 }
 
@@ -1361,6 +1363,152 @@ const rows: AnyRow[] = [
       expect(installation.db.prepare('SELECT state FROM approvals WHERE id = ?').pluck().get(f.approval.id)).toBe(
         'pending',
       ),
+  }),
+
+  row({
+    method: 'attention.list',
+    expect: everyone,
+    setup: async () => {
+      const fixture = await memberConversation('hello');
+      await waitFor('the role’s answer', async () =>
+        (await call(people.member, 'conversations.get', { id: fixture.conversation.id })).messages.some(
+          (m) => m.author.kind === 'role',
+        ),
+      );
+      return fixture;
+    },
+    fixtures: 'shared',
+    params: () => ({}),
+    // What waits on each is only of what they read: the member's answer is news to the member alone.
+    effect: (f, result, caller) => {
+      const answer = result.items.find((i) => i.kind === 'answer' && i.object.id === f.conversation.id);
+      expect(Boolean(answer)).toBe(caller.id === people.member.id);
+      expect(result.marks.some((m) => m.object.kind === 'conversation' && m.object.id === f.conversation.id)).toBe(
+        caller.id === people.member.id,
+      );
+      for (const item of result.items)
+        if (item.object.kind === 'conversation')
+          expect(
+            count('SELECT count(*) AS n FROM conversations WHERE id = ? AND person_id = ?', item.object.id, caller.id),
+          ).toBe(1);
+    },
+  }),
+  row({
+    method: 'attention.markRead',
+    about: 'a person’s conversation',
+    expect: itsPersonOnly,
+    setup: async () => {
+      const fixture = await memberConversation('hello');
+      await waitFor('the answer to wait on the member', async () =>
+        (await call(people.member, 'attention.list', {})).items.some((i) => i.object.id === fixture.conversation.id),
+      );
+      return fixture;
+    },
+    params: (f) => ({ kind: 'conversation', id: f.conversation.id }),
+    effect: async (f) => {
+      const after = await call(people.member, 'attention.list', {});
+      expect(after.items.some((i) => i.object.kind === 'conversation' && i.object.id === f.conversation.id)).toBe(
+        false,
+      );
+    },
+  }),
+  row({
+    method: 'attention.markRead',
+    about: 'a task',
+    expect: everyone,
+    setup: async () => {
+      const fixture = await memberTask();
+      await waitFor('the task’s news', async () =>
+        (await call(people.other, 'attention.list', {})).items.some(
+          (i) => i.object.kind === 'task' && i.object.id === fixture.task.id,
+        ),
+      );
+      return fixture;
+    },
+    params: (f) => ({ kind: 'task', id: f.task.id }),
+    // Read by the caller, and by nobody else on their behalf.
+    effect: async (f, _result, caller) => {
+      const has = async (person: Person) =>
+        (await call(person, 'attention.list', {})).items.some(
+          (i) => i.object.kind === 'task' && i.object.id === f.task.id,
+        );
+      expect(await has(caller)).toBe(false);
+      if (caller.id !== people.other.id) expect(await has(people.other)).toBe(true);
+    },
+  }),
+  row({
+    method: 'attention.markRead',
+    about: 'an agent conversation rooted in a person’s conversation',
+    expect: itsPersonOnly,
+    setup: () => conversationThread(),
+    fixtures: 'shared',
+    params: (f) => ({ kind: 'thread', id: f.thread.id }),
+    effect: async (f) => {
+      const after = await call(people.member, 'attention.list', {});
+      expect(after.marks.some((m) => m.object.kind === 'thread' && m.object.id === f.thread.id)).toBe(false);
+    },
+  }),
+  row({
+    method: 'attention.markRead',
+    about: 'an agent conversation the peer started',
+    expect: everyone,
+    setup: () => peerStartedThread(),
+    fixtures: 'shared',
+    params: (f) => ({ kind: 'thread', id: f.thread.id }),
+    effect: async (f, _result, caller) => {
+      const after = await call(caller, 'attention.list', {});
+      expect(after.items.some((i) => i.object.kind === 'thread' && i.object.id === f.thread.id)).toBe(false);
+    },
+  }),
+  row({
+    method: 'attention.markRead',
+    about: 'an agent conversation whose root was deleted',
+    expect: ownersRead,
+    setup: orphanedThread,
+    fixtures: 'shared',
+    params: (f) => ({ kind: 'thread', id: f.thread.id }),
+    effect: async (f) => {
+      const after = await call(people.owner, 'attention.list', {});
+      expect(after.marks.some((m) => m.object.kind === 'thread' && m.object.id === f.thread.id)).toBe(false);
+    },
+  }),
+  row({
+    method: 'attention.markRead',
+    about: 'what a peer did to a connection',
+    expect: ownersOnly,
+    setup: () => null,
+    params: () => ({ kind: 'connection', id: peerConnectionId }),
+    effect: async () => {
+      const after = await call(people.owner, 'attention.list', {});
+      expect(after.items.some((i) => i.object.kind === 'connection' && i.object.id === peerConnectionId)).toBe(false);
+    },
+  }),
+  row({
+    method: 'attention.markRead',
+    about: 'every agent conversation peers started',
+    expect: everyone,
+    setup: () => peerStartedThread(),
+    fixtures: 'shared',
+    params: () => ({ kind: 'peerStarted' }),
+    effect: async (_f, _result, caller) => {
+      const after = await call(caller, 'attention.list', {});
+      expect(after.marks.filter((m) => m.peerStarted)).toEqual([]);
+    },
+  }),
+  row({
+    method: 'attention.markRead',
+    about: 'everything',
+    expect: everyone,
+    setup: () => null,
+    params: () => ({ kind: 'all' }),
+    effect: (_f, _result, caller) => {
+      expect(count('SELECT count(*) AS n FROM read_marks WHERE person_id = ?', caller.id)).toBe(0);
+      const floor = installation.db
+        .prepare('SELECT message_id FROM read_floors WHERE person_id = ?')
+        .pluck()
+        .get(caller.id);
+      expect(floor).toBeGreaterThan(0);
+    },
   }),
 
   row({

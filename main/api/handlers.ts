@@ -15,6 +15,7 @@ import {
 } from '../../shared/api-contract';
 import type { ContextRef, Conversation, Person, Task } from '../../shared/domain';
 import { eventAudience } from '../access/rules';
+import type { Attention } from '../attention/attention';
 import type { ConnectionEngine } from '../engine/engine';
 import type { EventHub } from '../events';
 import type { PeerNetwork } from '../network/peer-network';
@@ -85,6 +86,7 @@ import {
   requireReader,
 } from './authorize';
 import { approvalHandlers } from './approvals-handlers';
+import { attentionHandlers } from './attention-handlers';
 import { engineCall } from './engine-errors';
 import { firstRunHandlers } from './first-run-handlers';
 import { networkHandlers, requireInvitable } from './network-handlers';
@@ -99,6 +101,7 @@ export interface ApiServices {
   engine: ConnectionEngine;
   network: PeerNetwork;
   sessions: SessionRegistry;
+  attention: Attention;
   installation: { id: string; name: string };
 }
 
@@ -450,6 +453,7 @@ const handlers: HandlerTable = {
   ...searchHandlers,
   ...firstRunHandlers,
   ...approvalHandlers,
+  ...attentionHandlers,
 };
 
 function connectionView(services: ApiServices, id: number) {

@@ -9,6 +9,7 @@
 //   --name=NAME  the installation's display name when it is first created (or PARLEY_NAME)
 import { app, dialog, session, type BrowserWindow } from 'electron';
 import { existsSync } from 'node:fs';
+import type { AttentionObject } from '../../shared/attention';
 import path from 'node:path';
 import { openInstallation, type Installation } from '../installation';
 import { log } from '../log';
@@ -16,10 +17,10 @@ import { showCount } from './badge';
 import { sendToRenderer, wireIpc } from './ipc';
 import { InvitationLinks } from './links';
 import { installMenu } from './menu';
-import { showNotices } from './notifications';
+import { showNotifications } from './notifications';
 import { PAGE_URL } from './page-protocol';
 import { keychainSecretBox } from './secret-box';
-import { UnseenAnswers } from './unread-count';
+import { AttentionCount } from './unread-count';
 import { createMainWindow, hardenSession, registerPageScheme, titleWithCount, type WindowPaths } from './window';
 
 // Before ready, as Electron requires.
@@ -53,7 +54,7 @@ function electronSqlite(): string | undefined {
 let installation: Installation | null = null;
 let win: BrowserWindow | null = null;
 let unwire: (() => void) | null = null;
-let unseen: UnseenAnswers | null = null;
+let waiting: AttentionCount | null = null;
 const stops: Array<() => void> = [];
 let closing = false;
 /** A parley:// link that arrived before the installation was open. */
@@ -70,12 +71,11 @@ function showWindow(): BrowserWindow | null {
   }
   const current = createMainWindow(paths);
   win = current;
-  current.setTitle(titleWithCount(unseen?.count ?? 0));
+  current.setTitle(titleWithCount(waiting?.count ?? 0));
   links.attach(current);
   unwire = wireIpc(installation, current, PAGE_URL, {
     onRendererListening: () => links.rendererListening(),
   });
-  current.on('focus', () => unseen?.seen());
   current.on('closed', () => {
     unwire?.();
     unwire = null;
@@ -97,6 +97,12 @@ function handleLink(link: string): void {
 function openSettings(): void {
   const current = showWindow();
   if (current) sendToRenderer(current, { type: 'show', view: 'settings' });
+}
+
+/** A notification was clicked: the window comes forward and its page opens what it was about. */
+function openObject(object: AttentionObject): void {
+  const current = showWindow();
+  if (current) sendToRenderer(current, { type: 'open', object });
 }
 
 async function start(): Promise<void> {
@@ -124,11 +130,10 @@ async function start(): Promise<void> {
     name: installation.name,
     peers: installation.network.status().listening,
   });
-  const front = () => Boolean(win && !win.isDestroyed() && win.isFocused());
-  unseen = new UnseenAnswers(installation, installation.owner(), front);
+  waiting = new AttentionCount(installation, installation.owner());
   stops.push(
-    showNotices(installation, () => win),
-    showCount(unseen, () => win),
+    showNotifications(installation, () => win, openObject),
+    showCount(waiting, () => win),
   );
   showWindow();
   const link = pendingLink ?? process.argv.find((arg) => arg.startsWith('parley://'));
@@ -165,7 +170,7 @@ if (!app.requestSingleInstanceLock()) {
     closing = true;
     const current = installation;
     for (const stop of stops.splice(0)) stop();
-    unseen?.close();
+    waiting?.close();
     current
       .close()
       .catch((error: unknown) => log.error('closing the installation failed', { error: String(error) }))

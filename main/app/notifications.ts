@@ -1,23 +1,34 @@
-// System notifications for the owner's notices (main/notices.ts: a role answered in one
-// of their conversations) while the window is not in front; a click brings it forward.
+// System notifications of what waits on the owner (main/attention/) while the window is
+// not in front: each new item, or one that gained something, once. A notification names
+// the peer and the roles only (shared/attention.ts says what it says), never a text. A
+// click brings the window forward and asks its page to open what it was about.
 import { Notification, type BrowserWindow } from 'electron';
+import { freshItems, notificationFor, type AttentionObject } from '../../shared/attention';
 import type { Installation } from '../installation';
 
+/** At most this many notifications for one change; the list has the rest. */
+const AT_ONCE = 3;
+
 /** Starts showing; returns a function that stops it. */
-export function showNotices(installation: Installation, window: () => BrowserWindow | null): () => void {
+export function showNotifications(
+  installation: Installation,
+  window: () => BrowserWindow | null,
+  open: (object: AttentionObject) => void,
+): () => void {
   if (!Notification.isSupported()) return () => undefined;
-  return installation.subscribe({ person: installation.owner() }, (event) => {
-    if (event.type !== 'notice') return;
+  const owner = installation.owner();
+  const notified = new Map<string, string>();
+  // What waits already at start is not news.
+  freshItems(notified, installation.attention.list(owner, 500).items);
+  return installation.subscribe({ person: owner }, (event) => {
+    if (event.type !== 'changed' || event.kind !== 'attention') return;
+    const fresh = freshItems(notified, installation.attention.list(owner, 500).items);
     const win = window();
-    if (win && !win.isDestroyed() && win.isFocused()) return;
-    const notification = new Notification({ title: event.notice.title, body: event.notice.body });
-    notification.on('click', () => {
-      const current = window();
-      if (current && !current.isDestroyed()) {
-        if (current.isMinimized()) current.restore();
-        current.focus();
-      }
-    });
-    notification.show();
+    if (fresh.length === 0 || (win && !win.isDestroyed() && win.isFocused())) return;
+    for (const item of fresh.slice(0, AT_ONCE)) {
+      const notification = new Notification(notificationFor(item));
+      notification.on('click', () => open(item.object));
+      notification.show();
+    }
   });
 }

@@ -1,7 +1,6 @@
-// The number the dock or launcher badge and the window title show. Today it counts the
-// answers that came while the window was behind, until it comes to the front. When
-// unread marks exist, a source that counts what attention.list holds for the owner
-// takes this one's place: the badge and the title follow whatever CountSource they get.
+// The number the dock or launcher badge and the window title show: how many items wait
+// on the owner in attention.list (main/attention/), read again whenever their list may
+// have changed. It falls as they read what waits, in this window or any other.
 import type { Person } from '../../shared/domain';
 import type { Installation } from '../installation';
 
@@ -13,24 +12,21 @@ export interface CountSource {
   close(): void;
 }
 
-export class UnseenAnswers implements CountSource {
-  private value = 0;
+export class AttentionCount implements CountSource {
+  private value: number;
   private readonly listeners = new Set<(count: number) => void>();
   private readonly stop: () => void;
 
-  constructor(installation: Installation, person: Person, inFront: () => boolean) {
+  constructor(installation: Installation, person: Person) {
+    const read = () => installation.attention.count(person);
+    this.value = read();
     this.stop = installation.subscribe({ person }, (event) => {
-      if (event.type === 'notice' && !inFront()) this.set(this.value + 1);
+      if (event.type === 'changed' && event.kind === 'attention') this.set(read());
     });
   }
 
   get count(): number {
     return this.value;
-  }
-
-  /** The person looked: the window came to the front. */
-  seen(): void {
-    this.set(0);
   }
 
   subscribe(listener: (count: number) => void): () => void {

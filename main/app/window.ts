@@ -2,6 +2,7 @@
 // renderer that shows only our page from app://parley/ (./page-protocol.ts), cannot
 // navigate or open windows, and is granted no permission but writing to the clipboard.
 import { BrowserWindow, nativeTheme, protocol, shell, type Session } from 'electron';
+import { titleWithCount, WINDOW_TITLE } from '../../shared/attention';
 import { PAGE_SCHEME, PAGE_URL, pageHandler } from './page-protocol';
 
 export interface WindowPaths {
@@ -42,12 +43,7 @@ export function hardenSession(session: Session, paths: WindowPaths): void {
   session.protocol.handle(PAGE_SCHEME, pageHandler(paths.rendererDir));
 }
 
-export const WINDOW_TITLE = 'Parley';
-
-/** The window's title with what waits unread, as messaging apps show it. */
-export function titleWithCount(count: number): string {
-  return count > 0 ? `${WINDOW_TITLE} (${count})` : WINDOW_TITLE;
-}
+export { titleWithCount, WINDOW_TITLE };
 
 export function createMainWindow(paths: WindowPaths): BrowserWindow {
   const win = new BrowserWindow({

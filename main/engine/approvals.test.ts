@@ -96,6 +96,18 @@ describe('outgoing texts that ask first (DESIGN §11.9)', () => {
       thread: { id: thread.id, peer: 'bob/researcher' },
       text: { seq: 1, preview: 'the budget?' },
     });
+    // It waits on alice in "Waiting on you" too, named for the peer and roles, until she decides.
+    const waiting = (await alice.owner('attention.list', {})).items.filter((item) => item.section === 'waiting');
+    expect(waiting).toMatchObject([
+      {
+        kind: 'held',
+        object: { kind: 'thread', id: thread.id },
+        peer: 'bob',
+        peerRole: 'researcher',
+        role: 'assistant',
+        root: { kind: 'conversation', id: conversation.id, gone: false },
+      },
+    ]);
 
     const decided = await alice.owner('approvals.decide', { id: approval!.id, approve: true });
     expect(decided).toMatchObject({ state: 'approved', decidedBy: 'alice', canDecide: false });
@@ -104,6 +116,7 @@ describe('outgoing texts that ask first (DESIGN §11.9)', () => {
     );
     expect((await texts(alice, thread.id, 'out')).map((t) => t.state)).toEqual(['acked']);
     expect(await alice.owner('approvals.list', {})).toEqual([]);
+    expect((await alice.owner('attention.list', {})).items.filter((item) => item.kind === 'held')).toEqual([]);
     // Deciding twice is refused, saying who did.
     await expect(alice.owner('approvals.decide', { id: approval!.id, approve: false })).rejects.toMatchObject({
       code: 'conflict',
@@ -261,6 +274,9 @@ describe('incoming texts that ask first (DESIGN §11.9)', () => {
     const [approval] = await pending(bob, 1);
     expect(approval).toMatchObject({ kind: 'incoming', canDecide: true, text: { seq: 1, preview: 'may I come in?' } });
     const [atBob] = await bob.owner('threads.list', { peerStarted: true });
+    expect((await bob.owner('attention.list', {})).items.filter((item) => item.kind === 'held_in')).toMatchObject([
+      { object: { kind: 'thread', id: atBob!.id }, peer: 'alice', peerRole: 'assistant', role: 'researcher' },
+    ]);
     expect((await texts(bob, atBob!.id, 'in')).map((t) => t.state)).toEqual(['held']);
     expect(atBob!.run).toMatchObject({ state: 'idle', lastTurn: null });
 

@@ -9,6 +9,7 @@ import { getRun, pendingInputs, runnableRuns, runSummary } from './queries/runs'
 import { pageThreads } from './queries/thread-lists';
 import { lastSeq, threadByWireId } from './queries/threads';
 import { indexAllWaitingRows } from '../search/index-catch-up';
+import { incomingTexts, readFloor, unreadEvents, unreadMessages, unreadTaskLog } from './queries/attention';
 
 const dirs: string[] = [];
 function tempFile(): string {
@@ -218,8 +219,28 @@ const seeds: Record<number, (db: Db) => void> = {
       `INSERT INTO approvals (kind, context_kind, context_id, run_id, turn_id, title, detail) VALUES ('permission', 'conversation', 1, 1, 1, 'Run ls', '{"options":[]}')`,
     ).run();
   },
-  // 17 stands for the attention branch's migration until it is here.
-  17: () => undefined,
+  17: (db) => {
+    // From version 17 a failed text, a failed turn and a peer's revoke are recorded as
+    // they happen, and what people have read is kept.
+    const t11 = db.prepare("SELECT id FROM threads WHERE wire_id = 'T11'").pluck().get() as number;
+    db.prepare("INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (2, 'in', 5, 'e', 'handled')").run();
+    db.prepare(
+      "UPDATE texts SET state = 'failed', reason = 'role' WHERE thread_id = ? AND direction = 'out' AND seq = 1",
+    ).run(t11);
+    db.prepare("UPDATE turns SET status = 'failed', reason = 'the agent crashed' WHERE id = 1").run();
+    db.prepare(
+      "INSERT INTO task_log (task_id, kind, author_kind, author_id, author_name, body) VALUES (1, 'output', 'role', 1, 'assistant', 'a draft')",
+    ).run();
+    // dave revokes again, this time recorded as it happens.
+    db.prepare("UPDATE connections SET status = 'active' WHERE id = 2").run();
+    db.prepare("UPDATE connections SET status = 'revoked', revoked_by = 'peer' WHERE id = 2").run();
+    db.prepare("INSERT INTO people (name, kind) VALUES ('frank', 'member')").run();
+    const gina = Number(db.prepare("INSERT INTO people (name, kind) VALUES ('gina', 'member')").run().lastInsertRowid);
+    db.prepare(
+      "INSERT INTO read_marks (person_id, object_kind, object_id, content_id) VALUES (?, 'conversation', 1, 1)",
+    ).run(gina);
+    db.prepare('DELETE FROM people WHERE id = ?').run(gina);
+  },
   18: (db) => {
     // The peer's word on its turn, who failed a text, a deleted root's title.
     db.prepare(
@@ -451,7 +472,38 @@ const checks: Record<number, (db: Db) => void> = {
       .join(', ')} FROM threads ORDER BY id`;
     expect(db.prepare(kept).all()).toEqual(db.prepare(derived).all());
   },
-  17: () => undefined,
+  17: (db) => {
+    // Everyone who was here before has read what was there: only what came after is new to bob.
+    const bob = readFloor(db, 2);
+    const hello = db.prepare("SELECT id FROM messages WHERE body = 'hello'").pluck().get() as number;
+    expect(bob.message_id).toBeGreaterThanOrEqual(hello);
+    expect(unreadMessages(db, 2, bob)).toEqual([]);
+    const t11 = db.prepare("SELECT id FROM threads WHERE wire_id = 'T11'").pluck().get() as number;
+    expect(unreadTaskLog(db, 2, bob).map((r) => [r.object_id, r.n])).toEqual([[1, 1]]);
+    // The text that came in is news of its agent conversation's root (here, one the peer started).
+    expect(incomingTexts(db, bob).map((t) => [t.thread_id, t.root_kind, t.root_id])).toEqual([[2, 'thread', 2]]);
+    expect(unreadEvents(db, 2, bob).map((e) => [e.kind, e.object_kind, e.object_id, e.reason])).toEqual([
+      ['text_failed', 'thread', t11, 'role'],
+      ['turn_failed', 'conversation', 1, 'the agent crashed'],
+      ['peer_revoked', 'connection', 2, null],
+    ]);
+    // Someone added later starts with all of it read.
+    const frank = db.prepare("SELECT id FROM people WHERE name = 'frank'").pluck().get() as number;
+    const floor = readFloor(db, frank);
+    expect(unreadTaskLog(db, frank, floor)).toEqual([]);
+    expect(unreadEvents(db, frank, floor)).toEqual([]);
+    // A person's marks and floor go with them.
+    expect(
+      db.prepare('SELECT count(*) FROM read_marks WHERE person_id NOT IN (SELECT id FROM people)').pluck().get(),
+    ).toBe(0);
+    expect(
+      db.prepare('SELECT count(*) FROM read_floors WHERE person_id NOT IN (SELECT id FROM people)').pluck().get(),
+    ).toBe(0);
+    // Event ids are never handed out again (DESIGN §11.1): marks compare against them.
+    expect(
+      db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'attention_events'").pluck().get(),
+    ).toMatch(/\bid INTEGER PRIMARY KEY AUTOINCREMENT\b/);
+  },
   18: (db) => {
     // Who made a text fail, where only one side could have: the peer's rejections and
     // its revoke are its doing, a closed thread here ours; a pause is not known.

@@ -155,3 +155,10 @@ export const CircleIcon = (p: P) => (
     <circle cx="12" cy="12" r="8.5" />
   </Icon>
 );
+
+export const BellIcon = (p: P) => (
+  <Icon {...p}>
+    <path d="M6 8a6 6 0 1 1 12 0c0 7 3 8 3 8H3s3-1 3-8" />
+    <path d="M10.3 20a1.9 1.9 0 0 0 3.4 0" />
+  </Icon>
+);

@@ -1,14 +1,16 @@
 // The left column: the person's conversations, the other places, and Settings.
 import { useState, type ReactNode } from 'react';
+import { sidebarCounts } from '../attention-facts';
 import { oneLine } from '../format';
+import { selectAttention, selectWaitingCount, useAttention } from '../store/attention';
 import { selectConversations, useConversations } from '../store/conversations';
 import { selectInstallation, selectIsOwner, selectPerson, useSession } from '../store/session';
 import { selectTasks, useTasks } from '../store/tasks';
 import { useSwitcher } from '../store/switcher';
 import { selectView, useUi, type View } from '../store/ui';
-import { ArchiveIcon, GearIcon, InboxIcon, PlusIcon, SearchIcon, TasksIcon } from './icons';
+import { ArchiveIcon, BellIcon, GearIcon, InboxIcon, PlusIcon, SearchIcon, TasksIcon } from './icons';
 import { NewConversationDialog } from './new-conversation';
-import { Avatar } from './ui';
+import { Avatar, UnreadBadge } from './ui';
 
 export function Sidebar() {
   const installation = useSession(selectInstallation);
@@ -21,6 +23,10 @@ export function Sidebar() {
   const [picking, setPicking] = useState(false);
   const openTasks = tasks?.filter((t) => t.status === 'open').length ?? 0;
   const workingTasks = tasks?.filter((t) => t.run.state !== 'idle').length ?? 0;
+  const waiting = useAttention(selectWaitingCount);
+  const attention = useAttention(selectAttention);
+  const marks = useAttention((s) => s.marks);
+  const unread = sidebarCounts(attention?.marks ?? []);
 
   const navItem = (target: View, label: string, icon: ReactNode, extra?: ReactNode) => {
     const current = view.kind === target.kind;
@@ -104,6 +110,7 @@ export function Sidebar() {
                         : 'No messages yet'}
                     </span>
                   </span>
+                  <UnreadBadge count={marks.get(`conversation:${conversation.id}`) ?? 0} />
                 </button>
               </li>
             );
@@ -119,15 +126,21 @@ export function Sidebar() {
       </div>
 
       <ul className="nav-list">
+        {navItem({ kind: 'attention' }, 'Waiting on you', <BellIcon />, <UnreadBadge count={waiting} />)}
         {navItem(
           { kind: 'tasks', id: null },
           'Tasks',
           <TasksIcon />,
-          openTasks > 0 ? (
-            <span className={`count${workingTasks > 0 ? ' count-live' : ''}`}>{openTasks}</span>
-          ) : undefined,
+          <>
+            <UnreadBadge count={unread.tasks} />
+            {openTasks > 0 && (
+              <span className={`count${workingTasks > 0 ? ' count-live' : ''}`} title={`${openTasks} open`}>
+                {openTasks}
+              </span>
+            )}
+          </>,
         )}
-        {navItem({ kind: 'peer' }, 'Started by peers', <InboxIcon />)}
+        {navItem({ kind: 'peer' }, 'Started by peers', <InboxIcon />, <UnreadBadge count={unread.peerStarted} />)}
         {isOwner && navItem({ kind: 'orphaned' }, 'Orphaned', <ArchiveIcon />)}
       </ul>
 

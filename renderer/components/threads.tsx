@@ -14,6 +14,7 @@ import {
   watchThread,
   type ThreadListKey,
 } from '../store/threads';
+import { selectUnread, useAttention } from '../store/attention';
 import { selectExpandedThreads, useUi } from '../store/ui';
 import { selectConnection, useConnections } from '../store/connections';
 import {
@@ -34,6 +35,7 @@ import { approvalOfText, approvalsOfThread, selectApprovals, useApprovals } from
 import { ApprovalActions, WaitingForApproval } from './approvals';
 import { ArrowInIcon, ArrowOutIcon, ChevronIcon } from './icons';
 import { Markdown } from './markdown';
+import { useMarkSeen } from './seen';
 import { TextWithCode } from './text-with-code';
 import { VirtualRows } from './virtual-rows';
 import {
@@ -46,6 +48,7 @@ import {
   RunStateBadge,
   StopButton,
   TextStateBadge,
+  UnreadBadge,
 } from './ui';
 
 type Item = { kind: 'header'; key: string; label: string; since: string } | { kind: 'thread'; key: string; id: number };
@@ -224,6 +227,7 @@ export const ThreadCard = memo(function ThreadCard({
     () => approvalsOfThread(approvals, id).filter((a) => !expanded || a.kind === 'permission'),
     [approvals, id, expanded],
   );
+  const unread = useAttention(selectUnread({ kind: 'thread', id }));
   const detailId = useId();
   if (!thread) return null;
   const peer = peerKey(thread);
@@ -263,6 +267,7 @@ export const ThreadCard = memo(function ThreadCard({
           </span>
         </button>
         <div className="thread-state">
+          <UnreadBadge count={unread} />
           <RunStateBadge run={thread.run} hideIdle />
           {shownState && (
             <Badge
@@ -329,6 +334,8 @@ function ThreadDetailView({ id }: { id: number }) {
   const loadDetail = useThreads((s) => s.loadDetail);
 
   useEffect(() => watchThread(id), [id]);
+  // Open is read: what came in, and what was not delivered.
+  useMarkSeen({ kind: 'thread', id });
   useEffect(() => {
     void loadDetail(id);
   }, [id, loadDetail]);

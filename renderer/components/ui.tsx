@@ -39,6 +39,17 @@ export function Badge({ tone = 'neutral', children, title }: { tone?: Tone; chil
 }
 
 /** A text's state badge, in the words `textLabel` chose (thread-facts.ts). */
+/** How much is new in something: a count people see, read out as "3 unread". */
+export function UnreadBadge({ count }: { count: number }) {
+  if (count <= 0) return null;
+  return (
+    <span className="unread-badge" title={`${count.toLocaleString()} unread`}>
+      {count > 99 ? '99+' : count.toLocaleString()}
+      <span className="visually-hidden"> unread</span>
+    </span>
+  );
+}
+
 export function TextStateBadge({ label, reason }: { label: TextLabel; reason?: string | null }) {
   return (
     <Badge tone={label.tone} title={label.help}>

@@ -3,6 +3,7 @@
 // refetch per object, not one per event.
 import type { AppEvent, ChangedKind } from '../../shared/api-contract';
 import { useApprovals } from './approvals';
+import { openObject, useAttention } from './attention';
 import { apiClient } from './client';
 import { useConnections } from './connections';
 import { useConversations } from './conversations';
@@ -33,6 +34,8 @@ function refresh(kind: ChangedKind, id: number): Promise<unknown> | void {
       return reloadInvitations();
     case 'network':
       return useNetwork.getState().load();
+    case 'attention':
+      return useAttention.getState().load();
     case 'role':
       return Promise.all([useRoles.getState().load(), useConversations.getState().load()]);
     case 'person':
@@ -50,7 +53,15 @@ function reloadInvitations(): Promise<void> | void {
 }
 
 /** Lists that hold one entry per kind: one refetch covers every id. */
-const wholeKinds = new Set<ChangedKind>(['connection', 'invitation', 'network', 'role', 'person', 'approval']);
+const wholeKinds = new Set<ChangedKind>([
+  'connection',
+  'invitation',
+  'network',
+  'role',
+  'person',
+  'approval',
+  'attention',
+]);
 
 /** Subscribes to the API's events; returns the unsubscribe function. */
 export function startLiveUpdates(): () => void {
@@ -73,6 +84,11 @@ export function startLiveUpdates(): () => void {
     }
     if (event.type === 'show') {
       useUi.getState().navigate({ kind: 'settings', tab: 'connections' });
+      return;
+    }
+    if (event.type === 'open') {
+      // A desktop notification was clicked.
+      void openObject(event.object);
       return;
     }
     if (event.type === 'sessionEnded') {
@@ -121,6 +137,7 @@ export function refreshAll(): void {
   void useRoles.getState().load();
   void usePeople.getState().load();
   void useApprovals.getState().load();
+  void useAttention.getState().load();
   const conversations = useConversations.getState();
   for (const id of shownIds(conversations.details, conversations.detailErrors)) void conversations.loadDetail(id);
   const tasks = useTasks.getState();

@@ -175,6 +175,7 @@ describe('the view in the address', () => {
       { kind: 'tasks', id: 9 },
       { kind: 'peer' },
       { kind: 'orphaned' },
+      { kind: 'attention' },
       { kind: 'settings', tab: 'roles' },
     ];
     for (const view of views) expect(viewFromFragment(viewToFragment(view))).toEqual(view);

@@ -10,6 +10,7 @@ export type View =
   | { kind: 'tasks'; id: number | null }
   | { kind: 'peer' }
   | { kind: 'orphaned' }
+  | { kind: 'attention' }
   | { kind: 'settings'; tab: SettingsTab };
 
 export interface Toast {
@@ -26,6 +27,8 @@ interface UiState {
   /** Agent conversations opened (expanded) by the person; they stay open across views. */
   expandedThreads: ReadonlySet<number>;
   toggleThread: (id: number) => void;
+  /** Opens these agent conversations (to show what an item of "Waiting on you" is about). */
+  openThreads: (ids: number[]) => void;
   navigate: (view: View) => void;
   toast: (text: string, tone?: Toast['tone']) => void;
   dismiss: (id: number) => void;
@@ -54,7 +57,7 @@ export function viewFromFragment(fragment: string | null): View {
   match = /^settings-(connections|people|roles)$/.exec(value);
   if (match) return { kind: 'settings', tab: match[1] as SettingsTab };
   if (value === 'tasks') return { kind: 'tasks', id: null };
-  if (value === 'peer' || value === 'orphaned') return { kind: value };
+  if (value === 'peer' || value === 'orphaned' || value === 'attention') return { kind: value };
   return { kind: 'home' };
 }
 
@@ -84,6 +87,11 @@ export const useUi = create<UiState>()((set, get) => ({
     const next = new Set(get().expandedThreads);
     if (next.has(id)) next.delete(id);
     else next.add(id);
+    set({ expandedThreads: next });
+  },
+  openThreads(ids) {
+    const next = new Set(get().expandedThreads);
+    for (const id of ids) next.add(id);
     set({ expandedThreads: next });
   },
   navigate(view) {

@@ -8,6 +8,7 @@ import { WaitingForApproval } from '../components/approvals';
 import { AskLine, useAskLinks } from '../components/ask-state';
 import { WithThreads } from '../components/layout';
 import { Markdown } from '../components/markdown';
+import { useMarkSeen } from '../components/seen';
 import { SendIcon, TrashIcon, AlertIcon } from '../components/icons';
 import { TextWithCode } from '../components/text-with-code';
 import { ThreadList } from '../components/threads';
@@ -51,6 +52,8 @@ export function ConversationView({ id }: { id: number }) {
   useEffect(() => {
     void loadDetail(id);
   }, [id, loadDetail]);
+  // Shown is read: the role's answers, and an agent that failed here.
+  useMarkSeen(conversation && !gone ? { kind: 'conversation', id } : null);
 
   const active = conversation ? isActive(conversation.run) : false;
   // Esc stops the agent, wherever the focus is (dialogs take Esc for themselves).

@@ -16,6 +16,7 @@ import { BackIcon, PlusIcon, TasksIcon } from '../components/icons';
 import { WaitingForApproval } from '../components/approvals';
 import { WithThreads } from '../components/layout';
 import { Markdown } from '../components/markdown';
+import { useMarkSeen } from '../components/seen';
 import { TextWithCode } from '../components/text-with-code';
 import { ThreadList } from '../components/threads';
 import {
@@ -30,12 +31,14 @@ import {
   Loading,
   RunStateBadge,
   StopButton,
+  UnreadBadge,
   useAction,
   useMediaQuery,
   useSendText,
 } from '../components/ui';
 import { fullTime, shortTime } from '../format';
 import { approvalsForRoot, selectApprovals, useApprovals } from '../store/approvals';
+import { useAttention } from '../store/attention';
 import { messageOf } from '../store/client';
 import { selectPersonName, usePeople } from '../store/people';
 import { selectRoles, useRoles } from '../store/roles';
@@ -51,6 +54,7 @@ export function TasksView({ id }: { id: number | null }) {
   const roomy = useMediaQuery('(min-width: 1000px)');
   const [creating, setCreating] = useState(false);
   const tree = useMemo(() => (tasks ? taskTree(tasks) : []), [tasks]);
+  const marks = useAttention((s) => s.marks);
   const headingId = useId();
 
   useEffect(() => {
@@ -101,6 +105,7 @@ export function TasksView({ id }: { id: number | null }) {
                       </span>
                     </span>
                     {task.run.state !== 'idle' && <span className={`live-dot run-${task.run.state}`} title="Working" />}
+                    <UnreadBadge count={marks.get(`task:${task.id}`) ?? 0} />
                   </button>
                 </li>
               );
@@ -143,6 +148,8 @@ function TaskDetailView({ id, showBack }: { id: number; showBack: boolean }) {
   useEffect(() => {
     void loadDetail(id);
   }, [id, loadDetail]);
+  // Shown is read: the agent's output and reports, others' comments, a failure.
+  useMarkSeen(task ? { kind: 'task', id } : null);
 
   if (!task || (!detail && error))
     return (

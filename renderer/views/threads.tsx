@@ -1,11 +1,14 @@
 // Agent conversations that peers started (each its own root, with the relays made on
 // its behalf inside), and — for owners — those whose conversation or task was deleted.
+import { sidebarCounts } from '../attention-facts';
 import { ArchiveIcon, InboxIcon } from '../components/icons';
 import { ThreadList } from '../components/threads';
 import { EmptyState } from '../components/ui';
+import { selectAttention, useAttention } from '../store/attention';
 import { selectIsOwner, useSession } from '../store/session';
 
 export function PeerThreadsView() {
+  const unread = sidebarCounts(useAttention(selectAttention)?.marks ?? []).peerStarted;
   return (
     <div className="view list-view">
       <header className="view-header">
@@ -19,6 +22,17 @@ export function PeerThreadsView() {
             others on its behalf shows inside it.
           </p>
         </div>
+        {unread > 0 && (
+          <div className="view-actions">
+            <button
+              type="button"
+              className="btn btn-ghost btn-sm"
+              onClick={() => void useAttention.getState().markRead({ kind: 'peerStarted' })}
+            >
+              Mark all read
+            </button>
+          </div>
+        )}
       </header>
       <div className="list-body">
         <ThreadList

@@ -15,7 +15,7 @@ import { recordConnectionProvenance } from './0013-connection-provenance';
 import { createSearchAndSettings } from './0014-search-and-settings';
 import { summariseThreadLists } from './0015-thread-list-summaries';
 import { addApprovals } from './0016-approvals';
-import { placeholder17 } from './0017-placeholder';
+import { createAttention } from './0017-attention';
 import { keepAskState } from './0018-ask-state';
 
 export interface Migration {
@@ -44,6 +44,6 @@ export const migrations: readonly Migration[] = [
   { version: 14, name: 'search-and-settings', up: createSearchAndSettings },
   { version: 15, name: 'thread-list-summaries', up: summariseThreadLists },
   { version: 16, name: 'approvals', up: addApprovals, foreignKeys: 'off' },
-  { version: 17, name: 'placeholder', up: placeholder17 },
+  { version: 17, name: 'attention', up: createAttention },
   { version: 18, name: 'ask-state', up: keepAskState },
 ];

@@ -31,7 +31,7 @@ export type ControlReply = { id: number; ok: true; result: unknown } | { id: num
 export type ControlPush =
   | { push: 'window-loaded'; windowId: number; url: string }
   | { push: 'renderer'; windowId: number; channel: string; args: unknown[] }
-  | { push: 'notification'; index: number; title: string; body: string }
+  | { push: 'notification'; index: number; title: string; body: string; options: Record<string, unknown> }
   | { push: 'badge'; count: number }
   | { push: 'title'; windowId: number; title: string }
   | { push: 'error-box'; title: string; content: string };
@@ -67,7 +67,14 @@ export interface StandInSnapshot {
   handledSchemes: string[];
   menu: MenuItemSnapshot[] | null;
   badgeCount: number;
-  notifications: Array<{ title: string; body: string; shown: boolean }>;
+  notifications: Array<{
+    title: string;
+    body: string;
+    options: Record<string, unknown>;
+    shown: boolean;
+    clicked: boolean;
+    closed: boolean;
+  }>;
   errorBoxes: Array<{ title: string; content: string }>;
   openedExternally: string[];
   defaultProtocolClients: string[];

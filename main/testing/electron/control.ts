@@ -152,7 +152,7 @@ async function handle(request: ControlRequest): Promise<unknown> {
     case 'click-notification': {
       const notification = shownNotifications.get(request.index);
       if (!notification) throw new Error(`no notification ${request.index}`);
-      notification.emit('click', preventable());
+      notification.click();
       return null;
     }
     case 'menu-click': {

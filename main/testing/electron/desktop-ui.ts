@@ -2,7 +2,7 @@
 // is drawn or opened — menus are kept as built, notifications and error boxes are
 // recorded and reported to the test, and shell.openExternal only notes the URL.
 import { EventEmitter } from 'node:events';
-import { push, records } from './state';
+import { preventable, push, records } from './state';
 
 export interface MenuItemOptions {
   role?: string;
@@ -28,25 +28,42 @@ export class Menu {
   constructor(readonly items: MenuItemOptions[] = []) {}
 }
 
+/**
+ * Kept as made: every option the app gave (so a test can see it says no more than it
+ * should), whether it was shown, clicked or closed.
+ */
 export class Notification extends EventEmitter {
   static isSupported(): boolean {
     return true;
   }
   private readonly index: number;
-  constructor(readonly options: { title?: string; body?: string } = {}) {
+  constructor(readonly options: { title?: string; body?: string; [option: string]: unknown } = {}) {
     super();
     this.index = records.notifications.length;
-    records.notifications.push({ title: options.title ?? '', body: options.body ?? '', shown: false });
+    records.notifications.push({
+      title: options.title ?? '',
+      body: options.body ?? '',
+      options: JSON.parse(JSON.stringify(options)) as Record<string, unknown>,
+      shown: false,
+      clicked: false,
+      closed: false,
+    });
     shownNotifications.set(this.index, this);
   }
   show(): void {
     const record = records.notifications[this.index]!;
     record.shown = true;
     this.emit('show');
-    push({ push: 'notification', index: this.index, title: record.title, body: record.body });
+    push({ push: 'notification', index: this.index, title: record.title, body: record.body, options: record.options });
+  }
+  /** What a click on it does: Electron emits 'click' on the notification. */
+  click(): void {
+    records.notifications[this.index]!.clicked = true;
+    this.emit('click', preventable());
   }
   close(): void {
-    this.emit('close');
+    records.notifications[this.index]!.closed = true;
+    this.emit('close', preventable());
   }
 }
 

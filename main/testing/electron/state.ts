@@ -4,7 +4,14 @@ import type { ControlPush } from './control-protocol';
 
 export const records = {
   badgeCount: 0,
-  notifications: [] as Array<{ title: string; body: string; shown: boolean }>,
+  notifications: [] as Array<{
+    title: string;
+    body: string;
+    options: Record<string, unknown>;
+    shown: boolean;
+    clicked: boolean;
+    closed: boolean;
+  }>,
   errorBoxes: [] as Array<{ title: string; content: string }>,
   openedExternally: [] as string[],
   defaultProtocolClients: [] as string[],

@@ -1,0 +1,385 @@
+// What waits on each person (DESIGN §11.10), and what they have read.
+//
+// The list is made of sources. This one reads what is new above the person's floor and
+// marks — role messages in conversations, task log entries, texts from peers, and the
+// attention events the store records for failed texts, failed turns and a peer's pause
+// or revoke — and keeps, of each object, only what the access rules let the person read.
+// Other sources add their items beside these: what waits for a decision comes from
+// approvals-source.ts.
+//
+// Who hears that their list may have changed follows who heard of the change: every
+// conversation, task, agent conversation or connection event is followed, a moment
+// later, by an `attention` event to the same audience, so open pages read the list again.
+import {
+  attentionKey,
+  sectionOf,
+  type AttentionItem,
+  type AttentionKind,
+  type AttentionList,
+  type AttentionObject,
+  type UnreadMark,
+} from '../../shared/attention';
+import type { AppEvent, ChangedKind } from '../../shared/api-contract';
+import type { Person } from '../../shared/domain';
+import { rootFacts } from '../access/lookup';
+import { decide, eventAudience, inAudience, type Audience, type RootFacts, type Target } from '../access/rules';
+import type { EventHub } from '../events';
+import { transaction, type Db } from '../store/database';
+import {
+  dropMarks,
+  dropMarksBelow,
+  markObjectRead,
+  newestIds,
+  peerStartedThreadIds,
+  raiseFloor,
+  incomingTexts,
+  readFloor,
+  textMark,
+  unreadEvents,
+  unreadMessages,
+  unreadTaskLog,
+  TEXT_SCAN_LIMIT,
+  type MarkedKind,
+  type UnreadRow,
+} from '../store/queries/attention';
+import { getConnectionRow } from '../store/queries/connections';
+import { getConversationRow } from '../store/queries/conversations';
+import { getTaskRow } from '../store/queries/tasks';
+import { getThread } from '../store/queries/threads';
+import { contentItemKind, groupEvents, newsOf, nextFloor, orderItems, type FirstUnread } from './rules';
+
+/** A source of items: only of what the viewer may read, decided through main/access/. */
+export interface AttentionSource {
+  items(viewer: Person): AttentionItem[];
+}
+
+export type MarkReadTarget =
+  | { kind: MarkedKind; id: number }
+  /** Every agent conversation peers started, and those asked on their behalf. */
+  | { kind: 'peerStarted' }
+  | { kind: 'all' };
+
+/** What the item of an object says about it, whatever the kind of item. */
+type ItemBase = Pick<AttentionItem, 'peer' | 'peerRole' | 'role' | 'root' | 'title'>;
+
+interface ObjectFacts {
+  base: ItemBase;
+  /** An agent conversation the peer started (its own root). */
+  startedByPeer: boolean;
+  /** Shown under "Started by peers": one the peer started, or one asked on its behalf. */
+  underPeers: boolean;
+}
+
+type NewsObject = { kind: 'conversation' | 'task' | 'thread'; id: number };
+type Answer = { peer: string; peerRole: string };
+
+/** What is new in one object. */
+interface News {
+  object: NewsObject;
+  known: ObjectFacts;
+  n: number;
+  /** The newest id of each kind of row in it: changes when anything joins. */
+  stamp: string[];
+  at: string;
+  /** The newest answer from a peer among it. */
+  answer: Answer | undefined;
+  /** Whether a role of ours (or a person) wrote among it. */
+  spoke: boolean;
+}
+
+interface Unread {
+  items: AttentionItem[];
+  marks: UnreadMark[];
+  first: FirstUnread;
+}
+
+/** What one list has looked up: each object's facts (null: not the viewer's to read), and roots. */
+type FactsCache = Map<string, ObjectFacts | null> & { roots: Map<string, RootFacts> };
+const newFactsCache = (): FactsCache => Object.assign(new Map<string, ObjectFacts | null>(), { roots: new Map() });
+
+/** The changes after which a list may differ. */
+const followed = new Set<ChangedKind>(['conversation', 'task', 'thread', 'connection', 'approval']);
+
+const attentionChanged: AppEvent = { type: 'changed', kind: 'attention', id: 0 };
+
+export class Attention {
+  private readonly sources: AttentionSource[];
+  private readonly stopFollowing: () => void;
+  private pending: Audience[] = [];
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly options: {
+      db: Db;
+      events: EventHub;
+      sources?: AttentionSource[];
+      /** Changes within this long are told as one (a busy agent conversation sends many). */
+      coalesceMs?: number;
+    },
+  ) {
+    this.sources = options.sources ?? [];
+    this.stopFollowing = options.events.observe((event, audience) => {
+      if (event.type !== 'changed' || !followed.has(event.kind)) return;
+      this.pending.push(audience);
+      this.timer ??= setTimeout(() => this.flush(), options.coalesceMs ?? 250);
+    });
+  }
+
+  /** Adds a source (held texts, permission requests): its items join every list from now on. */
+  addSource(source: AttentionSource): void {
+    this.sources.push(source);
+  }
+
+  list(viewer: Person, limit = 100): AttentionList {
+    const unread = this.unread(viewer);
+    const items = orderItems([...unread.items, ...this.sources.flatMap((source) => source.items(viewer))]);
+    return { items: items.slice(0, limit), total: items.length, marks: unread.marks };
+  }
+
+  /** How many items wait on the viewer: the number in the window's title. */
+  count(viewer: Person): number {
+    return this.list(viewer, 1).total;
+  }
+
+  /**
+   * The viewer has read the object as it is now. The caller has checked that they may
+   * read it. Their floor then rises past everything read, and their other pages hear of it.
+   */
+  markRead(viewer: Person, target: MarkReadTarget): void {
+    const { db } = this.options;
+    transaction(db, () => {
+      if (target.kind === 'all') {
+        raiseFloor(db, viewer.id, newestIds(db));
+        dropMarks(db, viewer.id);
+        return;
+      }
+      if (target.kind === 'peerStarted') {
+        const facts = newFactsCache();
+        for (const id of peerStartedThreadIds(db))
+          if (this.facts(viewer, { kind: 'thread', id }, facts)) markObjectRead(db, viewer.id, 'thread', id);
+      } else markObjectRead(db, viewer.id, target.kind, target.id);
+      const floor = readFloor(db, viewer.id);
+      const next = nextFloor(floor, newestIds(db), this.unread(viewer).first);
+      raiseFloor(db, viewer.id, next);
+      dropMarksBelow(db, viewer.id, next);
+    });
+    this.options.events.emit(attentionChanged, { personId: viewer.id });
+  }
+
+  close(): void {
+    this.stopFollowing();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = [];
+  }
+
+  /** Tells each audience that heard of a change since the last flush, once. */
+  private flush(): void {
+    this.timer = null;
+    const audiences = this.pending;
+    this.pending = [];
+    if (audiences.includes('everyone')) {
+      this.options.events.emit(attentionChanged, 'everyone');
+      return;
+    }
+    if (audiences.includes('owners')) this.options.events.emit(attentionChanged, 'owners');
+    const people = new Set<number>();
+    for (const audience of audiences) if (typeof audience === 'object') people.add(audience.personId);
+    for (const personId of people) this.options.events.emit(attentionChanged, { personId });
+  }
+
+  /** What is new to the viewer, of what they may read. */
+  private unread(viewer: Person): Unread {
+    const { db } = this.options;
+    const floor = readFloor(db, viewer.id);
+    const facts = newFactsCache();
+    const first: FirstUnread = {};
+    const lower = (key: keyof FirstUnread, id: number) => {
+      first[key] = Math.min(first[key] ?? id, id);
+    };
+    /** New content per object: messages or entries, and answers that came back to it. */
+    const news = new Map<string, News>();
+    const addNews = (object: NewsObject, known: ObjectFacts, n: number, last: string, at: string, answer?: Answer) => {
+      const key = `${object.kind}:${object.id}`;
+      const entry = news.get(key) ?? { object, known, n: 0, stamp: [], at, answer: undefined, spoke: false };
+      entry.n += n;
+      entry.stamp.push(last);
+      if (at > entry.at) entry.at = at;
+      if (answer) entry.answer = answer;
+      else entry.spoke = true;
+      news.set(key, entry);
+    };
+
+    const content = (kind: 'conversation' | 'task', rows: UnreadRow[], space: keyof FirstUnread, tag: string) => {
+      for (const row of rows) {
+        const object = { kind, id: row.object_id };
+        const known = this.facts(viewer, object, facts);
+        if (!known) continue;
+        lower(space, row.first);
+        addNews(object, known, row.n, `${tag}${row.last}`, row.at);
+      }
+    };
+    content('conversation', unreadMessages(db, viewer.id, floor), 'message_id', 'm');
+    content('task', unreadTaskLog(db, viewer.id, floor), 'task_log_id', 'l');
+
+    // Texts from peers are news of their root; its mark says up to which one it was read.
+    const textMarks = new Map<string, number>();
+    const answers = new Map<
+      string,
+      { object: NewsObject; known: ObjectFacts; n: number; last: number; at: string; answer: Answer }
+    >();
+    const texts = incomingTexts(db, floor);
+    // Beyond what one scan reads nothing is known: the floor may not rise past it.
+    if (texts.length === TEXT_SCAN_LIMIT) lower('text_id', texts.at(-1)!.id + 1);
+    for (const text of texts) {
+      const object = newsOf(text);
+      if (!object) continue;
+      const key = `${object.kind}:${object.id}`;
+      const known = this.facts(viewer, object, facts);
+      if (!known) continue;
+      let seen = textMarks.get(key);
+      if (seen === undefined) {
+        seen = textMark(db, viewer.id, object.kind, object.id);
+        textMarks.set(key, seen);
+      }
+      if (text.id <= seen) continue;
+      lower('text_id', text.id);
+      const answer = { peer: this.connectionName(text.connection_id), peerRole: text.peer_role };
+      const entry = answers.get(key);
+      if (entry) {
+        entry.n++;
+        entry.last = text.id;
+        entry.at = text.created_at;
+        entry.answer = answer;
+      } else answers.set(key, { object, known, n: 1, last: text.id, at: text.created_at, answer });
+    }
+    for (const entry of answers.values())
+      addNews(entry.object, entry.known, entry.n, `t${entry.last}`, entry.at, entry.answer);
+
+    const items: AttentionItem[] = [];
+    const marks = new Map<string, UnreadMark>();
+    const mark = (object: UnreadMark['object'], n: number, known: ObjectFacts) => {
+      const key = `${object.kind}:${object.id}`;
+      const existing = marks.get(key);
+      if (existing) existing.count += n;
+      else marks.set(key, { object, count: n, peerStarted: known.underPeers });
+    };
+    const item = (
+      kind: AttentionKind,
+      object: AttentionObject,
+      base: ItemBase,
+      found: { count: number; stamp: string; at: string; reason: string | null },
+    ) => items.push({ key: attentionKey(kind, object), kind, section: sectionOf[kind], object, ...base, ...found });
+
+    for (const entry of news.values()) {
+      mark(entry.object, entry.n, entry.known);
+      const object = entry.object;
+      const kind = contentItemKind(
+        object.kind === 'thread' ? { kind: 'thread', startedByPeer: entry.known.startedByPeer } : { kind: object.kind },
+      );
+      if (!kind) continue;
+      // An answer that came back names its peer when no role of ours spoke since (it did not report it).
+      const base =
+        entry.answer && !entry.spoke && entry.object.kind !== 'thread'
+          ? { ...entry.known.base, peer: entry.answer.peer, peerRole: entry.answer.peerRole }
+          : entry.known.base;
+      item(kind, entry.object, base, { count: entry.n, stamp: entry.stamp.join(':'), at: entry.at, reason: null });
+    }
+
+    const readableEvents = unreadEvents(db, viewer.id, floor).filter((event) =>
+      this.facts(viewer, { kind: event.object_kind, id: event.object_id }, facts),
+    );
+    for (const event of readableEvents) lower('event_id', event.id);
+    for (const group of groupEvents(readableEvents)) {
+      const known = this.facts(viewer, group.object, facts)!;
+      if (group.object.kind !== 'connection')
+        mark({ kind: group.object.kind, id: group.object.id }, group.count, known);
+      item(group.kind, group.object, known.base, {
+        count: group.count,
+        stamp: `e${group.last}`,
+        at: group.at,
+        reason: group.reason,
+      });
+    }
+    return { items, marks: [...marks.values()], first };
+  }
+
+  private readonly connectionNames = new Map<number, string>();
+
+  /** A connection's name (PEER), kept: it does not change while the connection lasts. */
+  private connectionName(id: number): string {
+    let name = this.connectionNames.get(id);
+    if (name === undefined) {
+      name = getConnectionRow(this.options.db, id)?.name ?? 'a peer';
+      this.connectionNames.set(id, name);
+    }
+    return name;
+  }
+
+  /** What the item of an object says, or null when the viewer may not read it (or it is gone). */
+  private facts(viewer: Person, object: AttentionObject, cache: FactsCache): ObjectFacts | null {
+    const key = `${object.kind}:${object.id}`;
+    const cached = cache.get(key);
+    if (cached !== undefined) return cached;
+    const found = this.lookUp(viewer, object, cache);
+    cache.set(key, found);
+    return found;
+  }
+
+  private lookUp(viewer: Person, object: AttentionObject, cache: FactsCache): ObjectFacts | null {
+    const { db } = this.options;
+    const reads = (target: Target) => decide(viewer, target, 'read').allowed;
+    const plain = (base: ItemBase): ObjectFacts => ({ base, startedByPeer: false, underPeers: false });
+    switch (object.kind) {
+      case 'conversation': {
+        const conversation = getConversationRow(db, object.id);
+        if (!conversation || !reads({ kind: 'conversation', conversation })) return null;
+        const role = conversation.role_name;
+        return plain({ peer: null, peerRole: null, role, root: null, title: role });
+      }
+      case 'task': {
+        const task = getTaskRow(db, object.id);
+        if (!task || !reads({ kind: 'task', task })) return null;
+        return plain({ peer: null, peerRole: null, role: task.role_name, root: null, title: task.title });
+      }
+      case 'thread': {
+        const thread = getThread(db, object.id);
+        if (!thread) return null;
+        // Many agent conversations share a root: it is read once per list.
+        const ownRoot = thread.root_kind === 'thread' && thread.root_id === thread.id;
+        const rootKey = `${thread.root_kind}:${thread.root_id}`;
+        let root = ownRoot ? undefined : cache.roots.get(rootKey);
+        if (!root) {
+          root = rootFacts(db, thread);
+          if (!ownRoot) cache.roots.set(rootKey, root);
+        }
+        const target: Target = { kind: 'thread', thread, root };
+        if (!reads(target)) return null;
+        const peer = this.connectionName(thread.connection_id);
+        const startedByPeer = ownRoot && thread.started_by === 'peer';
+        const rootThread = root.kind === 'thread' ? root.thread : undefined;
+        const onBehalf =
+          !ownRoot &&
+          rootThread !== undefined &&
+          rootThread.started_by === 'peer' &&
+          rootThread.root_id === rootThread.id;
+        return {
+          base: {
+            peer,
+            peerRole: thread.peer_role,
+            role: thread.local_role,
+            root: { kind: thread.root_kind, id: thread.root_id, gone: thread.root_gone === 1 },
+            title: `${thread.local_role} with ${peer}/${thread.peer_role}`,
+          },
+          startedByPeer,
+          underPeers: startedByPeer || onBehalf,
+        };
+      }
+      case 'connection': {
+        const connection = getConnectionRow(db, object.id);
+        if (!connection || !inAudience(viewer, eventAudience.connectionNotice())) return null;
+        return plain({ peer: connection.name, peerRole: null, role: null, root: null, title: connection.name });
+      }
+    }
+  }
+}
