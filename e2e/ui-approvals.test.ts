@@ -135,6 +135,21 @@ describe('approvals where people work', () => {
       // Nothing reached bob yet.
       expect(await nodes().bob.api.call('threads.list', { peerStarted: true })).toEqual([]);
 
+      // It waits in "Waiting on you" as well; opening it shows the agent conversation, where the choice is.
+      await page
+        .getByRole('navigation', { name: 'Parley' })
+        .getByRole('button', { name: /^Waiting on you\b/ })
+        .click();
+      const item = page
+        .getByRole('region', { name: 'Needs you' })
+        .getByRole('button', { name: /assistant wants to send to bob\/researcher/ });
+      await visible(item, 30_000);
+      expect(await item.innerText()).not.toContain('what does the budget say?');
+      await scan(page, 'waiting-on-you');
+      await item.click();
+      await visible(page.getByRole('heading', { name: 'assistant', level: 1 }));
+      await visible(thread.getByText('Held', { exact: true }));
+
       await line.getByRole('button', { name: 'Approve text #1 to bob/researcher' }).click();
       await visible(line.getByText('Answered', { exact: true }), 30_000);
       await visible(
@@ -144,6 +159,8 @@ describe('approvals where people work', () => {
       );
       await until(async () => (await thread.getByText('assistant wants to send').count()) === 0, 'the card to clear');
       expect(await alice.api.call('approvals.list', {})).toEqual([]);
+      // Decided, it waits on nobody.
+      expect((await alice.api.call('attention.list', {})).items.filter((i) => i.kind === 'held')).toEqual([]);
       expect(problems).toEqual([]);
     },
   );
