@@ -145,6 +145,12 @@ describe('approvals where people work', () => {
         .getByRole('button', { name: /assistant wants to send to bob\/researcher/ });
       await visible(item, 30_000);
       expect(await item.innerText()).not.toContain('what does the budget say?');
+      // The decision can be made from the list too; here it is made where the ask is.
+      await visible(
+        page
+          .getByRole('region', { name: 'Needs you' })
+          .getByRole('button', { name: 'Approve text #1 to bob/researcher' }),
+      );
       await scan(page, 'waiting-on-you');
       await item.click();
       await visible(page.getByRole('heading', { name: 'assistant', level: 1 }));
@@ -286,6 +292,40 @@ describe('approvals where people work', () => {
         30_000,
       );
       await until(async () => (await waiting.count()) === 0, 'the request to leave');
+      expect(problems).toEqual([]);
+    },
+  );
+  it(
+    'a decision is made from “Waiting on you” too: a tool request approved there reaches the agent and leaves the list',
+    { timeout: 90_000 },
+    async () => {
+      const { alice } = nodes();
+      const { page, problems } = await open(alice);
+      await openConversationWith(page, 'builder');
+      await say(page, 'npm run build');
+      await page
+        .getByRole('navigation', { name: 'Parley' })
+        .getByRole('button', { name: /^Waiting on you\b/ })
+        .click();
+      const needs = page.getByRole('region', { name: 'Needs you' });
+      await visible(needs.getByRole('button', { name: /builder asks for permission/ }), 30_000);
+      await scan(page, 'waiting-on-you-permission');
+      await needs.getByRole('button', { name: 'Approve builder using npm run build' }).click();
+      await until(
+        async () => (await needs.getByRole('button', { name: /builder asks for permission/ }).count()) === 0,
+        'the request to leave the list',
+      );
+      await alice.api.waitFor(
+        async () => {
+          const conversations = await alice.api.call('conversations.list', {});
+          const builder = conversations.find((c) => c.roleName === 'builder')!;
+          return (await alice.api.call('conversations.get', { id: builder.id })).messages.some(
+            (m) => m.body === 'approved by alice',
+          );
+        },
+        30_000,
+        'the agent to hear it',
+      );
       expect(problems).toEqual([]);
     },
   );

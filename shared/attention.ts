@@ -80,6 +80,8 @@ export interface AttentionItem {
   title: string;
   /** Why, in a few words: a failure's reason (paused, role, …) or the agent's error. */
   reason: string | null;
+  /** For a decision (held, held_in, permission): the approval, which the list offers to decide in place. */
+  approvalId?: number;
 }
 
 /** The unread count of one object the person reads. */

@@ -38,6 +38,7 @@ describe('what waits for a decision, as items of the attention list', () => {
         root: { kind: 'conversation', id: 1, gone: false },
         title: 'bob/researcher',
         count: 1,
+        approvalId: 7,
       },
     ],
     [

@@ -43,6 +43,7 @@ export function approvalItem(view: ApprovalView, rootGone: boolean): AttentionIt
     root: view.thread ? { kind: view.root.kind, id: view.root.id, gone: rootGone } : null,
     title: view.kind === 'permission' ? view.title : (view.thread?.peer ?? ''),
     reason: null,
+    approvalId: view.id,
   };
 }
 

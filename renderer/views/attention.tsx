@@ -1,12 +1,15 @@
 // "Waiting on you": what needs the person (decisions, what was not delivered, agents that
 // failed, a peer's pause or revoke), kept apart from the answers that came and the work
-// that is done. Each item opens where its object is shown, which marks it read.
+// that is done. Each item opens where its object is shown, which marks it read; a
+// decision also has its Approve and Deny here.
 import { useId, type ReactNode } from 'react';
 import { attentionSections, type AttentionItem, type AttentionSection } from '../../shared/attention';
 import { describeItem } from '../attention-facts';
+import { ApprovalActions } from '../components/approvals';
 import { AlertIcon, BellIcon, ChatIcon, InboxIcon, PauseIcon, PlugIcon, TasksIcon } from '../components/icons';
 import { EmptyState, ErrorNote, Loading } from '../components/ui';
 import { fullTime, shortTime } from '../format';
+import { useApprovals } from '../store/approvals';
 import { openItem, selectAttention, useAttention } from '../store/attention';
 
 const sectionHeading: Record<AttentionSection, string> = {
@@ -123,7 +126,7 @@ function AttentionRow({ item }: { item: AttentionItem }) {
     // Settings shows a connection, not what the peer did to it: the click is the reading.
     if (item.object.kind === 'connection') void useAttention.getState().markRead(item.object);
   };
-  return (
+  const row = (
     <button type="button" className={`attention-item kind-${item.kind} section-${item.section}`} onClick={open}>
       <span className="attention-icon" aria-hidden="true">
         {kindIcon[item.kind]}
@@ -137,4 +140,17 @@ function AttentionRow({ item }: { item: AttentionItem }) {
       </time>
     </button>
   );
+  if (item.approvalId === undefined) return row;
+  // A decision can be made here too, with the same buttons as where the person works.
+  return (
+    <div className="attention-decision">
+      {row}
+      <DecisionActions approvalId={item.approvalId} />
+    </div>
+  );
+}
+
+function DecisionActions({ approvalId }: { approvalId: number }) {
+  const approval = useApprovals((s) => s.list?.find((a) => a.id === approvalId));
+  return approval ? <ApprovalActions approval={approval} /> : null;
 }
