@@ -26,9 +26,14 @@ export async function runProcessPair<T>(
     });
     let out = '';
     measuring.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    const code = await new Promise<number | null>((resolve) => measuring.once('exit', resolve));
+    // 'close', not 'exit': the process may end before its last output is read.
+    const code = await new Promise<number | null>((resolve) => measuring.once('close', resolve));
     if (code !== 0) throw new Error(`the ${label} client failed (${code})`);
-    return JSON.parse(out) as T;
+    try {
+      return JSON.parse(out) as T;
+    } catch {
+      throw new Error(`the ${label} client printed no figures: ${JSON.stringify(out.slice(0, 200))}`);
+    }
   } finally {
     serving.kill('SIGKILL');
     rmSync(scratch, { recursive: true, force: true });

@@ -269,7 +269,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       await roleApi.close();
       throw error;
     }
-    const searchIndexer = new SearchIndexer(db, events);
+    const searchIndexer = new SearchIndexer(db, events, (write) => engine.untracked(write));
     const attention = new Attention({ db, events, sources: [approvalsSource(db)] });
     await runs.start();
     engine.start();

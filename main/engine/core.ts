@@ -106,9 +106,22 @@ export class EngineCore {
   threadChangedAfter(thread: ThreadRow, tx: Tx): void {
     let audience: Audience = 'everyone';
     const event = { type: 'changed', kind: 'thread', id: thread.id } as const;
-    if (tx.afterOnce(`thread ${thread.id}`, () => this.options.events.emit(event, audience)))
-      audience = this.audienceOf(thread);
+    if (tx.afterOnce(`thread ${thread.id}`, () => this.options.events.emit(event, audience))) {
+      let known = this.audiences.get(thread);
+      if (known === undefined) {
+        known = this.audienceOf(thread);
+        this.audiences.set(thread, known);
+      }
+      audience = known;
+    }
   }
+
+  /**
+   * Audiences by the row object the thread cache holds: who reads an agent conversation
+   * follows from its root, which a row keeps until it is replaced (a root deleted, the
+   * cache dropped), and a busy one changes with every commit.
+   */
+  private readonly audiences = new WeakMap<ThreadRow, Audience>();
 
   /** What waits for a person changed (held, decided, cancelled): its readers hear of it. */
   approvalChanged(approval: Pick<ApprovalRow, 'id' | 'kind' | 'context_kind' | 'context_id'>): void {

@@ -113,6 +113,11 @@ export class ConnectionEngine implements PeerGateway {
     this.links.start();
   }
 
+  /** Writes to tables the engine keeps nothing of (the search index): its caches stay. */
+  untracked<T>(write: () => T): T {
+    return this.core.batch.untracked(write);
+  }
+
   async close(): Promise<void> {
     const closing = this.links.close();
     this.core.batch.close();

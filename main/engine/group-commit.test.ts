@@ -24,6 +24,31 @@ function setup(afterCommit?: () => void) {
 }
 
 describe('GroupCommit', () => {
+  it('takes other code’s writes for writes from elsewhere, but not untracked ones (the search index’s)', async () => {
+    const { db, batch } = setup();
+    const stale: string[] = [];
+    batch.onStale((why) => stale.push(why));
+    const piece = (body: string) =>
+      batch.run((_after, tx) => {
+        tx.writing();
+        db.prepare('INSERT INTO notes (body) VALUES (?)').run(body);
+      });
+    await piece('a');
+    stale.length = 0;
+    batch.untracked(() => db.prepare("INSERT INTO notes (body) VALUES ('indexed')").run());
+    await piece('b');
+    expect(stale).toEqual([]);
+    db.prepare("INSERT INTO notes (body) VALUES ('elsewhere')").run();
+    await piece('c');
+    expect(stale).toEqual(['outside']);
+    // An untracked write after one from elsewhere does not hide it.
+    stale.length = 0;
+    db.prepare("INSERT INTO notes (body) VALUES ('elsewhere again')").run();
+    batch.untracked(() => db.prepare("INSERT INTO notes (body) VALUES ('indexed again')").run());
+    await piece('d');
+    expect(stale).toEqual(['outside']);
+  });
+
   it('commits the pieces queued in one tick together and runs an afterOnce action once per commit', async () => {
     const { db, batch } = setup();
     const events: string[] = [];

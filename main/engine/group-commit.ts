@@ -147,6 +147,19 @@ export class GroupCommit {
     this.staleListeners.push(listener);
   }
 
+  /**
+   * Runs writes that touch no row a caller keeps in memory (the search index's tables),
+   * outside any group commit: they are not taken for writes from elsewhere, which would
+   * drop the engine's caches at the next commit. Writes from elsewhere before it still are.
+   */
+  untracked<T>(write: () => T): T {
+    const seen = this.lastSeen;
+    const clean = seen !== null && seen.changes === this.totalChanges.get() && seen.version === this.dataVersion.get();
+    const result = write();
+    if (clean) this.lastSeen = { changes: this.totalChanges.get(), version: this.dataVersion.get() };
+    return result;
+  }
+
   private stale(why: 'rollback' | 'outside'): void {
     for (const listener of this.staleListeners) listener(why);
   }

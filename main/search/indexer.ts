@@ -26,6 +26,8 @@ export class SearchIndexer {
   constructor(
     private readonly db: Db,
     events: EventHub,
+    /** Runs the index's writes so the engine does not take them for changes to the rows it keeps in memory. */
+    private readonly untracked: <T>(write: () => T) => T = (write) => write(),
   ) {
     this.off = events.observe((event) => {
       if (event.type === 'changed') this.schedule(SETTLE_MS);
@@ -46,7 +48,7 @@ export class SearchIndexer {
     if (this.closed || !this.db.open) return;
     try {
       const started = performance.now();
-      if (indexWaitingRows(this.db, BATCH) > 0)
+      if (this.untracked(() => indexWaitingRows(this.db, BATCH)) > 0)
         this.schedule(Math.max(MIN_REST_MS, (performance.now() - started) * REST));
     } catch (error) {
       // A full disk or a busy database: the rows wait for the next change or search.
