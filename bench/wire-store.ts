@@ -151,7 +151,11 @@ export async function storeSender(dir: string, port: number, threads: number, du
   // text id, without an fsync of their own; each agent conversation sends its next text
   // once its ack is committed.
   let acks: number[] | null = null;
-  const done = new Promise<void>((resolve) => {
+  const done = new Promise<void>((resolve, reject) => {
+    // Without it, a closed connection would leave nothing to wait on: the process would end, silently.
+    ws.once('close', (code, reason) =>
+      reject(new Error(`the store baseline's receiver closed the connection (${code} ${reason.toString()})`)),
+    );
     ws.on('message', (data: Buffer) => {
       const i = index.get((JSON.parse(data.toString()) as { thread: string }).thread)!;
       if (acks) {
@@ -193,6 +197,7 @@ export async function storeSender(dir: string, port: number, threads: number, du
   stopping = true;
   await done;
   const cpu = process.cpuUsage(cpu0);
+  ws.removeAllListeners('close');
   ws.close();
   batch.close();
   await checkpointer.close();

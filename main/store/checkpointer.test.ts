@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -18,6 +19,29 @@ function openFile() {
 }
 
 describe('Checkpointer', () => {
+  it('keeps a process that waits for its close alive until it is closed, with nothing else left to wait on', () => {
+    const { file, db } = openFile();
+    db.close();
+    // A process of its own: in this one, vitest keeps the event loop busy anyway.
+    const script = `
+      import { Checkpointer } from ${JSON.stringify(path.join(import.meta.dirname, 'checkpointer.ts'))};
+      import { openDatabase } from ${JSON.stringify(path.join(import.meta.dirname, 'database.ts'))};
+      const db = openDatabase(${JSON.stringify(file)});
+      const checkpointer = new Checkpointer(db);
+      await checkpointer.close();
+      db.close();
+      process.stdout.write('closed');
+    `;
+    const entry = path.join(path.dirname(file), 'close.mts');
+    writeFileSync(entry, script);
+    const child = spawnSync(process.execPath, ['--import', 'tsx', entry], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(child.stderr).toBe('');
+    expect(child.stdout).toBe('closed');
+  });
+
   it('copies the log into the database file from its worker thread, leaving the main connection free', async () => {
     const { file, db } = openFile();
     const checkpointer = new Checkpointer(db);

@@ -113,6 +113,9 @@ export class Checkpointer {
 
   /** Waits for a running checkpoint, then closes the worker's connection and ends it. */
   async close(): Promise<void> {
+    // Whoever waits for the close is kept alive until it is done: with nothing else
+    // left, an unref'd worker would let the process end in the middle of the await.
+    if (!this.ended) this.worker.ref();
     await this.running?.catch(() => undefined);
     if (!this.ended) this.worker.postMessage('close');
     await this.exited;
