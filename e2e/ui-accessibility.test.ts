@@ -5,8 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertReady,
-  axeViolations,
-  describeViolations,
+  axeInBothSchemes,
   launchChromium,
   openConversationWith,
   openSettings,
@@ -14,7 +13,6 @@ import {
   pair,
   say,
   scriptedRole,
-  shoot,
   SMALL,
   startNode,
   stopNodes,
@@ -43,13 +41,8 @@ async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Pro
 
 /** Scans what the page shows in light and in dark; returns the violations found, by screen. */
 async function scan(page: Page, name: string, found: Record<string, string>): Promise<void> {
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
-    await shoot(page, `a11y-${name}-${scheme}`);
-    const violations = await axeViolations(page);
-    if (violations.length > 0) found[`${name} (${scheme})`] = describeViolations(violations);
-  }
-  await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'reduce' });
+  for (const [scheme, violations] of Object.entries(await axeInBothSchemes(page, `a11y-${name}`)))
+    found[`${name} (${scheme})`] = violations;
 }
 
 async function openCard(page: Page, peer: string, role: string): Promise<void> {

@@ -9,8 +9,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertReady,
-  axeViolations,
-  describeViolations,
+  axeInBothSchemes,
   launchChromium,
   openConversationWith,
   openSettings,
@@ -48,15 +47,7 @@ async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Pro
 
 /** Scans the page in light and in dark, saving each as e2e/screenshots/approvals-NAME-SCHEME.png. */
 async function scan(page: Page, name: string): Promise<void> {
-  const found: string[] = [];
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
-    await shoot(page, `approvals-${name}-${scheme}`);
-    const violations = await axeViolations(page);
-    if (violations.length > 0) found.push(`${scheme}:\n${describeViolations(violations)}`);
-  }
-  await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'reduce' });
-  expect(found.join('\n'), `axe on ${name}`).toBe('');
+  expect(await axeInBothSchemes(page, `approvals-${name}`), `axe on ${name}`).toEqual({});
 }
 
 /**

@@ -8,8 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertReady,
-  axeViolations,
-  describeViolations,
+  axeInBothSchemes,
   launchChromium,
   openConversationWith,
   openUi,
@@ -58,15 +57,7 @@ const section = (page: Page, name: 'Needs you' | 'Answered' | 'Done') => page.ge
 
 /** Scans what the page shows in light and in dark, saving a screenshot of each. */
 async function scan(page: Page, name: string): Promise<void> {
-  const found: string[] = [];
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
-    await shoot(page, `attention-${name}-${scheme}`);
-    const violations = await axeViolations(page);
-    if (violations.length > 0) found.push(`${scheme}:\n${describeViolations(violations)}`);
-  }
-  await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'reduce' });
-  expect(found.join('\n')).toBe('');
+  expect(await axeInBothSchemes(page, `attention-${name}`), `axe on ${name}`).toEqual({});
 }
 
 /**

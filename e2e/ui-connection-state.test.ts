@@ -10,8 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../main/testing/api-client';
 import {
   assertReady,
-  axeViolations,
-  describeViolations,
+  axeInBothSchemes,
   launchChromium,
   openConversationWith,
   openUi,
@@ -51,15 +50,7 @@ async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Pro
 
 /** An axe scan of what the page shows, in light and dark (each also saved as a screenshot). */
 async function scan(page: Page, name: string): Promise<void> {
-  const found: Record<string, string> = {};
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
-    await shoot(page, `${name}-${scheme}`);
-    const violations = await axeViolations(page);
-    if (violations.length > 0) found[scheme] = describeViolations(violations);
-  }
-  await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'reduce' });
-  expect(found, name).toEqual({});
+  expect(await axeInBothSchemes(page, name), name).toEqual({});
 }
 
 /** The role's chat line that says `asked PEER/ROLE`, the n-th one (from 0). */

@@ -275,6 +275,22 @@ export function describeViolations(violations: AxeViolation[]): string {
     .join('\n');
 }
 
+/**
+ * Shoots and scans what the page shows in light and in dark (e2e/screenshots/SHOT-light.png
+ * and -dark.png), then goes back to light: the axe violations found, by scheme.
+ */
+export async function axeInBothSchemes(page: Page, shot: string): Promise<Partial<Record<'light' | 'dark', string>>> {
+  const found: Partial<Record<'light' | 'dark', string>> = {};
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
+    await shoot(page, `${shot}-${scheme}`);
+    const violations = await axeViolations(page);
+    if (violations.length > 0) found[scheme] = describeViolations(violations);
+  }
+  await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'reduce' });
+  return found;
+}
+
 /** Stops the installation (SIGTERM, or SIGKILL with `crash`) and starts it again on the same data folder. */
 export async function restartNode(
   node: Node,
