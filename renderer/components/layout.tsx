@@ -47,7 +47,7 @@ export function WithThreads({
   const [pane, setPane] = useState<Pane>('main');
   const tabProps = useTabs(panes, pane, setPane);
   const id = useId();
-  const count = useThreads(selectThreadList(listKey))?.ids?.length;
+  const count = useThreads(selectThreadList(listKey))?.total;
   // Only the narrow layout's tab shows them.
   const states = useListConnectionStates(listKey, !wide);
   // Narrow windows show the list behind a tab; load it anyway for the tab's count.

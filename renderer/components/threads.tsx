@@ -1,8 +1,8 @@
 // Agent conversations: the region that lists them under a root (virtualized: a root may
 // have thousands), one card per agent conversation, and its detail when opened — the
 // texts with their states, the agent's run, its live output and its notes.
-import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useCallback, useEffect, useId, useMemo, useRef, type ReactNode } from 'react';
+import { useVirtualizer, type Virtualizer } from '@tanstack/react-virtual';
+import { memo, useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { TextView, ThreadSummary } from '../../shared/domain';
 import { failureReason, fullTime, oneLine, plural, shortTime } from '../format';
 import {
@@ -37,7 +37,8 @@ import { ArrowInIcon, ArrowOutIcon, ChevronIcon } from './icons';
 import { Markdown } from './markdown';
 import { useMarkSeen } from './seen';
 import { TextWithCode } from './text-with-code';
-import { VirtualRows } from './virtual-rows';
+import { cardShape, CardHeights } from './card-heights';
+import { measureOnResize, VirtualRows } from './virtual-rows';
 import {
   Avatar,
   Badge,
@@ -51,7 +52,29 @@ import {
   UnreadBadge,
 } from './ui';
 
-type Item = { kind: 'header'; key: string; label: string; since: string } | { kind: 'thread'; key: string; id: number };
+/** A row not read yet (`.thread-placeholder`, 80 px and its 8 px gap). */
+const PLACEHOLDER_HEIGHT = 88;
+
+type Item =
+  | { kind: 'header'; key: string; label: string; since: string }
+  | { kind: 'thread'; key: string; id: number }
+  /** A row not read yet: read when it comes into view. */
+  | { kind: 'pending'; key: string };
+
+/**
+ * The rows of a list for the virtualizer. `keys` changes when rows may have moved (keys
+ * and sizes are read again then): for a list read in part, only its length; a page read
+ * fills its holes in place.
+ */
+interface RowSource {
+  count: number;
+  at: (index: number) => Item | undefined;
+  /** The row's key, without building its item: the virtualizer asks for every row's. */
+  key: (index: number) => string | number;
+  /** A thread row's id; 0 for a row not read yet, -1 for a group's header. */
+  threadId: (index: number) => number;
+  keys: unknown;
+}
 
 /**
  * The region "Agent conversations" of one list. It owns its scroll box, so thousands of
@@ -81,15 +104,32 @@ export function ThreadList({
   const toggle = useUi((s) => s.toggleThread);
 
   useEffect(() => {
-    if (!useThreads.getState().lists[listKey]?.ids) void loadList(listKey);
-  }, [listKey, loadList]);
+    // Groups need every row; a flat list reads its pages as they come into view.
+    if (!useThreads.getState().lists[listKey]?.ids) void loadList(listKey, { whole: groupByRoot });
+  }, [listKey, loadList, groupByRoot]);
 
   const ids = list?.ids;
+  const rows = list?.rows;
   // Group labels come from the summaries: only grouped lists follow every summary change.
   const groupVersion = groupByRoot ? version : 0;
-  const items = useMemo<Item[]>(() => {
-    if (!ids) return [];
-    if (!groupByRoot) return ids.map((id) => ({ kind: 'thread', key: `t${id}`, id }));
+  const source = useMemo<RowSource>(() => {
+    if (!ids || !rows) return { count: 0, at: () => undefined, key: (index) => index, threadId: () => 0, keys: 0 };
+    if (!groupByRoot) {
+      const at = (index: number): Item | undefined => {
+        if (index >= rows.length) return undefined;
+        const id = rows[index];
+        return !id ? { kind: 'pending', key: `p${index}` } : { kind: 'thread', key: `t${id}`, id };
+      };
+      return {
+        count: rows.length,
+        at,
+        // A thread's id; a row not read yet, minus its place.
+        key: (index) => rows[index] || -1 - index,
+        threadId: (index) => rows[index] ?? 0,
+        // A page read gives its rows keys and sizes: one recompute of the list, not one per row measured.
+        keys: rows,
+      };
+    }
     const { summaries } = useThreads.getState();
     const groups = new Map<string, ThreadSummary[]>();
     for (const id of ids) {
@@ -100,17 +140,31 @@ export function ThreadList({
       group.push(thread);
       groups.set(key, group);
     }
-    const out: Item[] = [];
+    const items: Item[] = [];
     for (const [key, group] of groups) {
       const { title, since } = orphanedGroupTitle(group);
-      out.push({ kind: 'header', key: `h${key}`, label: title, since });
-      for (const thread of group) out.push({ kind: 'thread', key: `t${thread.id}`, id: thread.id });
+      items.push({ kind: 'header', key: `h${key}`, label: title, since });
+      for (const thread of group) items.push({ kind: 'thread', key: `t${thread.id}`, id: thread.id });
     }
-    return out;
-  }, [ids, groupByRoot, groupVersion]);
+    return {
+      count: items.length,
+      at: (index) => items[index],
+      key: (index) => items[index]?.key ?? index,
+      threadId: (index) => {
+        const item = items[index];
+        return item?.kind === 'thread' ? item.id : item?.kind === 'header' ? -1 : 0;
+      },
+      keys: items,
+    };
+  }, [ids, rows, groupByRoot, groupVersion]);
+  const loadRange = useThreads((s) => s.loadRange);
+  const onRange = useCallback(
+    (start: number, end: number) => void loadRange(listKey, start, end),
+    [loadRange, listKey],
+  );
 
   const Heading = headingLevel === 2 ? 'h2' : 'h3';
-  const count = ids?.length ?? 0;
+  const count = list?.total ?? 0;
   const running = ids ? countWorking(ids) : 0;
 
   return (
@@ -125,8 +179,10 @@ export function ThreadList({
       </header>
       {list?.error && !ids && <ErrorNote onRetry={() => void loadList(listKey)}>{list.error}</ErrorNote>}
       {!ids && !list?.error && <Loading label="Loading agent conversations…" />}
-      {ids && ids.length === 0 && <div className="threads-empty">{empty}</div>}
-      {ids && ids.length > 0 && <VirtualThreads items={items} expanded={expanded} onToggle={toggle} fill={fill} />}
+      {ids && count === 0 && <div className="threads-empty">{empty}</div>}
+      {ids && count > 0 && (
+        <VirtualThreads source={source} expanded={expanded} onToggle={toggle} fill={fill} onRange={onRange} />
+      )}
     </section>
   );
 }
@@ -140,50 +196,113 @@ function countWorking(ids: number[]): number {
 }
 
 function VirtualThreads({
-  items,
+  source,
   expanded,
   onToggle,
   fill,
+  onRange,
 }: {
-  items: Item[];
+  source: RowSource;
   expanded: ReadonlySet<number>;
   onToggle: (id: number) => void;
   fill: boolean;
+  /** The rows in view (and a few either side) changed: those not read yet are read. */
+  onRange: (start: number, end: number) => void;
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
-  // Stable callbacks: a new getItemKey makes the virtualizer re-measure all 10,000 rows.
-  const getItemKey = useCallback((index: number) => items[index]?.key ?? index, [items]);
-  // Close to the measured heights (a card is 88 px, plus a line for a close reason or for counts),
-  // so the scrollbar hardly moves as rows are measured.
+  const heights = useRef<CardHeights>(null);
+  heights.current ??= new CardHeights();
+  // Bumped when a measured card taught a height: the rows not measured are estimated anew.
+  const [learned, setLearned] = useState(0);
+  // Stable callbacks: a new getItemKey makes the virtualizer lay out every row again, so
+  // they read the rows through a ref and change only when `keys` does or a height was learned.
+  const sourceRef = useRef(source);
+  sourceRef.current = source;
+  const { keys } = source;
+  const getItemKey = useCallback((index: number) => sourceRef.current.key(index), [keys, learned]);
   const estimateSize = useCallback(
     (index: number) => {
-      const item = items[index];
-      if (!item || item.kind === 'header') return 34;
-      const thread = useThreads.getState().summaries.get(item.id);
-      if (!thread) return 88;
+      const id = sourceRef.current.threadId(index);
+      if (id === -1) return 34;
+      if (id === 0) return PLACEHOLDER_HEIGHT;
+      const thread = useThreads.getState().summaries.get(id);
+      if (!thread) return PLACEHOLDER_HEIGHT;
+      const linkState = connectionState(selectConnection(thread.connection.id)(useConnections.getState()));
+      const known = heights.current!.height(cardShape(thread, linkState));
+      if (known !== undefined) return known;
+      // Until a card like it is measured: a card, plus a line for a close reason or for counts.
       const counts = thread.counts.failed > 0 || waitingForAgent(thread) > 0;
       return 88 + (thread.status === 'closed' && thread.closeReason ? 21 : 0) + (counts ? 27 : 0);
     },
-    [items],
+    [keys, learned],
+  );
+  const measureElement = useCallback(
+    (element: Element, entry: ResizeObserverEntry | undefined, instance: Virtualizer<HTMLDivElement, Element>) => {
+      const size = measureOnResize(element, entry, instance);
+      const shape = element.firstElementChild?.getAttribute('data-shape');
+      if (entry && shape && heights.current!.learn(shape, entry.contentRect.width, size)) setLearned((n) => n + 1);
+      return size;
+    },
+    [],
   );
   const getScrollElement = useCallback(() => scrollRef.current, []);
+  // A page read, or a height learned, lays the rows out again from their estimates: the row
+  // at the top of the view stays where it was (as the virtualizer does for a row measured).
+  const laidOut = useRef<{ keys: unknown; learned: number; instance: Virtualizer<HTMLDivElement, Element> | null }>({
+    keys,
+    learned,
+    instance: null,
+  });
+  const anchor = useRef<{ index: number; key: string | number; offset: number } | null>(null);
+  if (laidOut.current.instance && (laidOut.current.keys !== keys || laidOut.current.learned !== learned)) {
+    // Read before the virtualizer takes the new options: these are the rows as painted.
+    const previous = laidOut.current.instance;
+    const top = previous.scrollOffset ?? 0;
+    const row = previous.getVirtualItemForOffset(top);
+    anchor.current = row ? { index: row.index, key: row.key as string | number, offset: top - row.start } : null;
+  }
   const virtualizer = useVirtualizer({
-    count: items.length,
+    count: source.count,
     getScrollElement,
     estimateSize,
     getItemKey,
     overscan: 6,
     // Row measurements are batched into one render instead of one synchronous render each.
     useFlushSync: false,
+    measureElement,
   });
+  laidOut.current = { keys, learned, instance: virtualizer };
+  useLayoutEffect(() => {
+    const held = anchor.current;
+    const box = scrollRef.current;
+    anchor.current = null;
+    if (!held || !box) return;
+    // The same row: where it was, or where it moved to by a row or two (a thread added or gone).
+    let index = held.index;
+    for (const near of [held.index, held.index + 1, held.index - 1, held.index + 2, held.index - 2])
+      if (near >= 0 && near < source.count && getItemKey(near) === held.key) index = near;
+    const start = virtualizer.measurementsCache[index]?.start;
+    if (start === undefined) return;
+    const target = start + held.offset;
+    if (Math.abs(box.scrollTop - target) >= 1) box.scrollTop = target;
+  });
+  const shown = virtualizer.getVirtualItems();
+  const first = shown[0]?.index ?? 0;
+  const last = shown.at(-1)?.index ?? 0;
+  const pending = shown.some((row) => source.at(row.index)?.kind === 'pending');
+  useEffect(() => {
+    if (pending) onRange(first, last + 1);
+  }, [pending, first, last, onRange]);
   return (
     <div ref={scrollRef} className={`thread-scroll${fill ? '' : ' thread-scroll-bounded'}`} data-testid="thread-scroll">
-      <VirtualRows virtualizer={virtualizer} items={items}>
+      <VirtualRows virtualizer={virtualizer} itemAt={source.at}>
         {(item) =>
           item.kind === 'header' ? (
             <h3 className="thread-group">
               {item.label} <span className="thread-group-since">· {item.since}</span>
             </h3>
+          ) : item.kind === 'pending' ? (
+            <div className="thread-placeholder" aria-hidden="true" />
           ) : (
             <ThreadCard id={item.id} expanded={expanded.has(item.id)} onToggle={onToggle} />
           )
@@ -238,8 +357,11 @@ export const ThreadCard = memo(function ThreadCard({
   const linkState = connectionState(connection);
   // Offline and paused matter while the conversation is open; a revoke, always.
   const shownState = linkState === 'revoked' || thread.status === 'open' ? linkState : null;
+  // Cards of one shape have one height; an unread mark or an approval may add to it.
+  const shape = !expanded && waiting.length === 0 && unread === 0 ? cardShape(thread, linkState) : undefined;
   return (
     <article
+      data-shape={shape}
       className={`thread-card thread-${thread.status} run-${thread.run.state}${nested ? ' thread-nested' : ''}${expanded ? ' is-expanded' : ''}`}
       aria-label={`Agent conversation with ${peer}`}
     >
@@ -289,7 +411,7 @@ export const ThreadCard = memo(function ThreadCard({
         </div>
       </div>
       {thread.status === 'closed' && thread.closeReason && (
-        <p className="thread-close-reason">
+        <p className="thread-close-reason" title={thread.closeReason}>
           Closed: <TextWithCode text={thread.closeReason} />
         </p>
       )}

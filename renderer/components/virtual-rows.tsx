@@ -1,31 +1,53 @@
 // The rows of a virtualized list whose rows measure themselves: only the rows in view
 // (and a few either side) are in the DOM, each placed where the virtualizer says.
-import type { Virtualizer } from '@tanstack/react-virtual';
+import { measureElement as measureByLayout, type Virtualizer } from '@tanstack/react-virtual';
 import type { ReactNode } from 'react';
+
+/**
+ * Sizes rows from the ResizeObserver's entries only. Measuring a row as it mounts forces a
+ * layout per row, and each size that differs from the estimate recomputes every row after
+ * it: on a list of 100,000 that is a long frame per page of rows. The observer reports all
+ * the rows mounted in a frame in one batch, before it paints.
+ */
+export function measureOnResize(
+  element: Element,
+  entry: ResizeObserverEntry | undefined,
+  virtualizer: Virtualizer<HTMLDivElement, Element>,
+): number {
+  if (entry) return measureByLayout(element, entry, virtualizer);
+  const index = virtualizer.indexFromElement(element);
+  return (
+    virtualizer.itemSizeCache.get(virtualizer.options.getItemKey(index)) ?? virtualizer.options.estimateSize(index)
+  );
+}
 
 export function VirtualRows<T>({
   virtualizer,
-  items,
+  itemAt,
   children,
 }: {
   virtualizer: Virtualizer<HTMLDivElement, Element>;
-  items: readonly T[];
+  /** The item of a row: a list long enough to be read in pages is not one array. */
+  itemAt: (index: number) => T | undefined;
   /** Renders the row of one item. */
   children: (item: T) => ReactNode;
 }) {
   return (
     <div className="virtual-space" style={{ height: virtualizer.getTotalSize() }}>
-      {virtualizer.getVirtualItems().map((row) => (
-        <div
-          key={row.key}
-          ref={virtualizer.measureElement}
-          data-index={row.index}
-          className="virtual-row"
-          style={{ transform: `translateY(${row.start}px)` }}
-        >
-          {children(items[row.index]!)}
-        </div>
-      ))}
+      {virtualizer.getVirtualItems().map((row) => {
+        const item = itemAt(row.index);
+        return item === undefined ? null : (
+          <div
+            key={row.key}
+            ref={virtualizer.measureElement}
+            data-index={row.index}
+            className="virtual-row"
+            style={{ transform: `translateY(${row.start}px)` }}
+          >
+            {children(item)}
+          </div>
+        );
+      })}
     </div>
   );
 }

@@ -116,6 +116,66 @@ describe('threads store', () => {
     useThreads.setState({ summaries: new Map(), version: 0, lists: {}, details: {}, detailErrors: {} });
   });
 
+  it('reads a long list a page at a time, as its rows come into view, and keeps what it read as threads come', async () => {
+    // 2,500 agent conversations under the conversation, ids 1000…3499 in the server's order.
+    let all = Array.from({ length: 2500 }, (_, i) => thread(1000 + i));
+    const { client, calls } = fakeClient({
+      'threads.page': (params) => {
+        const { offset = 0, limit } = params as { offset?: number; limit: number };
+        return { total: all.length, threads: all.slice(offset, offset + limit) };
+      },
+      'threads.get': (params) => {
+        const id = (params as { id: number }).id;
+        return { thread: all.find((t) => t.id === id)!, texts: [], turns: [], live: [], runLog: [] };
+      },
+    });
+    setApiClient(client);
+    const store = useThreads.getState();
+    const list = () => useThreads.getState().lists['conversation:1']!;
+    await store.loadList('conversation:1');
+    // The first page only: the list knows its length, and the rest waits to be seen.
+    expect(list().total).toBe(2500);
+    expect(list().rows).toHaveLength(2500);
+    expect(list().ids).toHaveLength(60);
+    expect(calls.filter(([m]) => m === 'threads.page')).toHaveLength(1);
+
+    // Scrolled to the end: the page that holds it, and nothing between.
+    await store.loadRange('conversation:1', 2490, 2500);
+    expect(calls.at(-1)).toEqual(['threads.page', { root: { kind: 'conversation', id: 1 }, offset: 2400, limit: 100 }]);
+    expect(list().rows!.slice(2490)).toEqual(all.slice(2490).map((t) => t.id));
+    expect(list().rows![1500]).toBe(0); // not read
+    expect(list().ids).toHaveLength(160);
+    // What was read is not read again.
+    await store.loadRange('conversation:1', 2490, 2500);
+    expect(calls.filter(([m]) => m === 'threads.page')).toHaveLength(2);
+
+    // A new agent conversation comes first; the rows read so far keep their threads.
+    const added = thread(9000);
+    all = [added, ...all];
+    await store.changed(9000);
+    expect(list().total).toBe(2501);
+    expect(list().rows![0]).toBe(9000);
+    expect(list().rows![2500]).toBe(3499);
+    expect(list().ids).toHaveLength(161);
+  });
+
+  it('reads a short list whole after its first page, so everything that links to it finds its rows', async () => {
+    const all = Array.from({ length: 250 }, (_, i) => thread(1000 + i));
+    const { client, calls } = fakeClient({
+      'threads.page': (params) => {
+        const { offset = 0, limit } = params as { offset?: number; limit: number };
+        return { total: all.length, threads: all.slice(offset, offset + limit) };
+      },
+    });
+    setApiClient(client);
+    await useThreads.getState().loadList('conversation:1');
+    expect(useThreads.getState().lists['conversation:1']?.ids).toEqual(all.map((t) => t.id));
+    expect(calls.filter(([m]) => m === 'threads.page').map(([, p]) => p)).toEqual([
+      { root: { kind: 'conversation', id: 1 }, limit: 60 },
+      { root: { kind: 'conversation', id: 1 }, offset: 60, limit: 500 },
+    ]);
+  });
+
   it('loads a list, then adds, moves and forgets threads as change events come', async () => {
     let current = thread(2);
     let gone = false;

@@ -5,6 +5,13 @@
 // Summaries live in one Map that is updated in place, with `version` bumped on every
 // change: a list of 10,000 threads then costs one Map entry per thread and a change to
 // one thread re-renders only the rows whose summary object changed.
+//
+// A long list is read a page at a time as its rows come into view (`loadRange`): it
+// knows how many rows it has, and holds only the pages someone scrolled to, so a root
+// with 100,000 agent conversations costs what is on screen. A short list (up to
+// SMALL_LIST) and a list grouped by root are read whole, in the background, after their
+// first page: groups need every row, and what links to agent conversations (the ask
+// lines of a conversation) finds all of a short list's.
 import { create } from 'zustand';
 import type { ParamsOf, ThreadDetail } from '../../shared/api-contract';
 import type { ThreadSummary } from '../../shared/domain';
@@ -16,15 +23,24 @@ function afterPaint(): Promise<void> {
   return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 }
 
-/** Summaries in the first page of a list, and in each later one. */
+/** Summaries in the first page of a list; in each page read as rows come into view; in each page of a whole read. */
 const FIRST_PAGE = 60;
+const PAGE = 100;
 const NEXT_PAGES = 500;
+/** Lists up to this long are read whole: a few pages of the background read, kept in order as they change. */
+const SMALL_LIST = 2000;
 
 export type ThreadListKey = `conversation:${number}` | `task:${number}` | `thread:${number}` | 'peer' | 'orphaned';
 
 export interface ThreadList {
-  /** Thread ids in display order; null until the first load. */
+  /** The thread ids read so far, in display order; null until the first load. */
   ids: number[] | null;
+  /** Every row of the list by position, `total` long; 0 is a row not read yet (ids start at 1, and a dense array stays fast). */
+  rows: number[] | null;
+  /** How many agent conversations the list holds, read or not. */
+  total: number;
+  /** Read whole, not a page at a time (a list grouped by root): kept when it is read again. */
+  whole: boolean;
   error: string | null;
   loading: boolean;
 }
@@ -35,7 +51,10 @@ interface ThreadsState {
   lists: Partial<Record<ThreadListKey, ThreadList>>;
   details: Record<number, ThreadDetail | undefined>;
   detailErrors: Record<number, string | undefined>;
-  loadList: (key: ThreadListKey) => Promise<void>;
+  /** Reads the list's first page; `whole` (else as it was read before): then the rest, in the background. */
+  loadList: (key: ThreadListKey, options?: { whole?: boolean }) => Promise<void>;
+  /** Reads the pages that hold rows `start` to `end` (exclusive) not read yet. */
+  loadRange: (key: ThreadListKey, start: number, end: number) => Promise<void>;
   loadDetail: (id: number) => Promise<void>;
   stop: (id: number) => Promise<boolean>;
   /** A `changed thread` event: refetches it and moves it between the lists it belongs to. */
@@ -72,11 +91,52 @@ export function orderThreads(threads: ThreadSummary[]): number[] {
     .map((t) => t.id);
 }
 
+/** A list's dense ids, from its rows. */
+const idsOf = (rows: readonly number[]): number[] => rows.filter((id) => id !== 0);
+
+/** `rows` grown to `total` with rows not read yet. */
+function grown(rows: number[], total: number): number[] {
+  return rows.length >= total ? rows : rows.concat(new Array<number>(total - rows.length).fill(0));
+}
+
+/** Pages of each list asked for and not yet placed; forgotten when the list's rows shift. */
+const requested = new Map<ThreadListKey, Set<number>>();
+
 export const useThreads = create<ThreadsState>()((set, get) => {
   const setList = (key: ThreadListKey, patch: Partial<ThreadList>) =>
     set((s) => ({
-      lists: { ...s.lists, [key]: { ids: null, error: null, loading: false, ...s.lists[key], ...patch } },
+      lists: {
+        ...s.lists,
+        [key]: {
+          ids: null,
+          rows: null,
+          total: 0,
+          whole: false,
+          error: null,
+          loading: false,
+          ...s.lists[key],
+          ...patch,
+        },
+      },
     }));
+
+  /** Puts a page's threads at their positions; a thread already elsewhere in the list moves. */
+  const place = (key: ThreadListKey, offset: number, threads: ThreadSummary[], total: number) => {
+    const { summaries } = get();
+    const list = get().lists[key];
+    if (!list?.rows) return;
+    const rows = grown(list.rows.slice(), total);
+    // What was read before: a thread of the page may be there, at a place it has left.
+    const known = new Set(list.ids);
+    threads.forEach((thread, i) => {
+      summaries.set(thread.id, thread);
+      if (rows[offset + i] === thread.id) return;
+      if (known.has(thread.id)) rows[rows.indexOf(thread.id)] = 0;
+      rows[offset + i] = thread.id;
+    });
+    set((s) => ({ version: s.version + 1 }));
+    setList(key, { rows, ids: idsOf(rows), total: rows.length });
+  };
 
   const reorder = (ids: number[]) => {
     const { summaries } = get();
@@ -90,41 +150,74 @@ export const useThreads = create<ThreadsState>()((set, get) => {
     details: {},
     detailErrors: {},
 
-    async loadList(key) {
-      setList(key, { loading: true });
+    async loadList(key, options = {}) {
+      const whole = options.whole ?? get().lists[key]?.whole ?? false;
+      setList(key, { loading: true, whole });
+      requested.delete(key);
       try {
-        // A first page paints at once; the rest follows in the background, in the
-        // server's order (working, open, closed; latest activity first).
+        // The server's order: working, open, closed; latest activity first.
         performance.mark('parley:threads-requested', { detail: { key } });
         const first = await call('threads.page', { ...listParams(key), limit: FIRST_PAGE });
         // For the UI benchmark: when the list arrived, apart from when it painted.
         performance.mark('parley:threads-arrived', { detail: { key, count: first.threads.length } });
         const { summaries } = get();
         for (const thread of first.threads) summaries.set(thread.id, thread);
-        const ids = first.threads.map((t) => t.id);
+        const rows = grown(
+          first.threads.map((t) => t.id),
+          first.total,
+        );
         set((s) => ({ version: s.version + 1 }));
-        setList(key, { ids: [...ids], error: null, loading: ids.length < first.total });
-        const seen = new Set(ids);
+        setList(key, { rows, ids: idsOf(rows), total: rows.length, error: null, loading: false });
+        if (!whole && first.total > SMALL_LIST) return;
         // Let the first rows paint before parsing the rest takes the main thread.
-        if (seen.size < first.total) await afterPaint();
-        while (seen.size < first.total) {
-          const next = await call('threads.page', { ...listParams(key), offset: seen.size, limit: NEXT_PAGES });
+        if (first.threads.length < first.total) await afterPaint();
+        setList(key, { loading: true });
+        let offset = first.threads.length;
+        for (;;) {
+          const total = get().lists[key]?.total ?? 0;
+          if (offset >= total) break;
+          const next = await call('threads.page', { ...listParams(key), offset, limit: NEXT_PAGES });
           if (next.threads.length === 0) break;
-          for (const thread of next.threads) {
-            summaries.set(thread.id, thread);
-            if (!seen.has(thread.id)) {
-              seen.add(thread.id);
-              ids.push(thread.id);
-            }
-          }
-          set((s) => ({ version: s.version + 1 }));
-          // Threads that arrived by event meanwhile stay in the list.
-          const current = get().lists[key]?.ids ?? [];
-          setList(key, { ids: [...current.filter((id) => !seen.has(id)), ...ids], loading: seen.size < next.total });
+          place(key, offset, next.threads, next.total);
+          offset += next.threads.length;
         }
+        setList(key, { loading: false });
       } catch (error) {
         setList(key, { error: messageOf(error), loading: false });
       }
+    },
+
+    async loadRange(key, start, end) {
+      const list = get().lists[key];
+      if (!list?.rows) return;
+      const asked = requested.get(key) ?? new Set<number>();
+      requested.set(key, asked);
+      const pages: number[] = [];
+      for (let page = Math.floor(Math.max(0, start) / PAGE); page * PAGE < Math.min(end, list.total); page++) {
+        if (asked.has(page)) continue;
+        const from = page * PAGE;
+        const to = Math.min(from + PAGE, list.total);
+        for (let i = from; i < to; i++)
+          if (list.rows[i] === 0) {
+            pages.push(page);
+            break;
+          }
+      }
+      await Promise.all(
+        pages.map(async (page) => {
+          asked.add(page);
+          try {
+            const next = await call('threads.page', { ...listParams(key), offset: page * PAGE, limit: PAGE });
+            // The list was read anew meanwhile: this page belongs to the old one.
+            if (requested.get(key) !== asked) return;
+            place(key, page * PAGE, next.threads, next.total);
+          } catch {
+            // Asked again when its rows are next in view.
+          } finally {
+            asked.delete(page);
+          }
+        }),
+      );
     },
 
     async loadDetail(id) {
@@ -164,6 +257,7 @@ export const useThreads = create<ThreadsState>()((set, get) => {
     },
 
     dropList(key) {
+      requested.delete(key);
       set((s) => ({ lists: { ...s.lists, [key]: undefined } }));
     },
   };
@@ -175,22 +269,25 @@ export const useThreads = create<ThreadsState>()((set, get) => {
     let changed = false;
     const next = { ...lists };
     for (const [key, list] of Object.entries(lists) as [ThreadListKey, ThreadList | undefined][]) {
-      if (!list?.ids) continue;
-      const has = list.ids.includes(thread.id);
-      if (belongs.has(key) && !has) {
-        next[key] = { ...list, ids: reorder([thread.id, ...list.ids]) };
-        changed = true;
-      } else if (!belongs.has(key) && has) {
-        next[key] = { ...list, ids: list.ids.filter((x) => x !== thread.id) };
-        changed = true;
-      } else if (has && list.ids.length <= 2000) {
-        // Keep small lists in order as threads start and stop working.
+      if (!list?.rows || !list.ids) continue;
+      const index = list.rows.indexOf(thread.id);
+      const has = index >= 0;
+      // Read whole and small: kept in order as threads start and stop working.
+      const whole = list.ids.length === list.rows.length && list.rows.length <= SMALL_LIST;
+      let rows: number[] | null = null;
+      if (belongs.has(key) && !has) rows = whole ? reorder([thread.id, ...list.ids]) : [thread.id, ...list.rows];
+      else if (!belongs.has(key) && has) {
+        rows = list.rows.slice();
+        rows.splice(index, 1);
+      } else if (has && whole) {
         const ids = reorder(list.ids);
-        if (ids.some((x, i) => x !== list.ids![i])) {
-          next[key] = { ...list, ids };
-          changed = true;
-        }
+        if (ids.some((x, i) => x !== list.ids![i])) rows = ids;
       }
+      if (!rows) continue;
+      // Positions moved: pages asked for would land in the wrong place.
+      requested.delete(key);
+      next[key] = { ...list, rows, ids: idsOf(rows), total: rows.length };
+      changed = true;
     }
     if (changed) set({ lists: next });
   }
@@ -199,7 +296,12 @@ export const useThreads = create<ThreadsState>()((set, get) => {
     get().summaries.delete(id);
     const lists = { ...get().lists };
     for (const [key, list] of Object.entries(lists) as [ThreadListKey, ThreadList | undefined][]) {
-      if (list?.ids?.includes(id)) lists[key] = { ...list, ids: list.ids.filter((x) => x !== id) };
+      const index = list?.rows?.indexOf(id) ?? -1;
+      if (!list?.rows || index < 0) continue;
+      const rows = list.rows.slice();
+      rows.splice(index, 1);
+      requested.delete(key);
+      lists[key] = { ...list, rows, ids: idsOf(rows), total: rows.length };
     }
     set((s) => ({ version: s.version + 1, lists, details: { ...s.details, [id]: undefined } }));
   }

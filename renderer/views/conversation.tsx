@@ -250,7 +250,7 @@ function MessageList({
         atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 120;
       }}
     >
-      <VirtualRows virtualizer={virtualizer} items={rows}>
+      <VirtualRows virtualizer={virtualizer} itemAt={(index) => rows[index]}>
         {(row) =>
           row.kind === 'message' ? (
             <MessageItem

@@ -1,0 +1,95 @@
+// A card's height is learned once per shape: which cards share one, and when the learned
+// heights are forgotten.
+import { describe, expect, it } from 'vitest';
+import type { RunSummary, ThreadSummary } from '../../shared/domain';
+import { CardHeights, cardShape } from './card-heights';
+
+const idle: RunSummary = { id: 1, state: 'idle', pending: 0, session: null, lastTurn: null };
+const counts = { held: 0, queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 };
+const last = {
+  id: 9,
+  direction: 'in' as const,
+  seq: 1,
+  body: 'The numbers are up.',
+  state: 'handled' as const,
+  reason: null,
+  failedBy: null,
+  createdAt: '2026-12-01T10:00:00.000Z',
+};
+
+function thread(patch: Partial<ThreadSummary> = {}): ThreadSummary {
+  return {
+    id: 1,
+    threadId: 'wire-1',
+    connection: { id: 7, name: 'bob', fingerprint: 'f'.repeat(64) },
+    localRole: 'assistant',
+    peerRole: 'researcher',
+    root: { kind: 'conversation', id: 1, gone: false, title: null },
+    startedBy: 'local',
+    status: 'open',
+    closeReason: null,
+    run: idle,
+    counts,
+    lastText: last,
+    peerTurn: null,
+    createdAt: '2026-12-01T10:00:00.000Z',
+    ...patch,
+  };
+}
+
+describe("a card's shape", () => {
+  const base = cardShape(thread(), null);
+  it.each([
+    ['another thread with the same lines and names', thread({ id: 2, threadId: 'wire-2' }), null, true],
+    ['a different last text, cut to one line', thread({ lastText: { ...last, body: 'x'.repeat(500) } }), null, true],
+    ['a different close reason, cut to one line', thread({ status: 'closed', closeReason: 'a' }), null, false],
+    ['no last text', thread({ lastText: null }), null, false],
+    ['a failed text (a line of counts)', thread({ counts: { ...counts, failed: 1 } }), null, false],
+    ['a text waiting for the agent', thread({ counts: { ...counts, received: 1 } }), null, false],
+    ['working (Stop in its head)', thread({ run: { ...idle, state: 'running' } }), null, false],
+    [
+      'another peer (a longer name may wrap)',
+      thread({ connection: { id: 8, name: 'carol', fingerprint: 'e'.repeat(64) } }),
+      null,
+      false,
+    ],
+    ['another peer role', thread({ peerRole: 'analyst' }), null, false],
+    ['its connection offline (a note)', thread(), 'offline' as const, false],
+    ['its connection paused (another note)', thread(), 'paused' as const, false],
+  ])('%s: the same shape? %s', (_what, other, linkState, same) => {
+    expect(cardShape(other, linkState) === base).toBe(same);
+  });
+
+  it('tells close reasons apart only by whether there is one: the line is one line', () => {
+    const closed = (closeReason: string) => cardShape(thread({ status: 'closed', closeReason }), null);
+    expect(closed('done')).toBe(closed('the peer closed it after a long talk about numbers'));
+  });
+
+  it('ignores the connection state of a closed card unless it was revoked', () => {
+    const closed = thread({ status: 'closed' });
+    expect(cardShape(closed, 'offline')).toBe(cardShape(closed, null));
+    expect(cardShape(closed, 'revoked')).not.toBe(cardShape(closed, null));
+  });
+});
+
+describe('learned heights', () => {
+  it('learns a shape once, and says so only the first time', () => {
+    const heights = new CardHeights();
+    expect(heights.height('a')).toBeUndefined();
+    expect(heights.learn('a', 400, 108)).toBe(true);
+    expect(heights.learn('a', 400, 109)).toBe(false);
+    expect(heights.height('a')).toBe(108);
+  });
+
+  it('forgets every shape when the width changes: lines wrap differently', () => {
+    const heights = new CardHeights();
+    heights.learn('a', 400, 108);
+    heights.learn('b', 400, 125);
+    expect(heights.learn('a', 320.4, 130)).toBe(true);
+    expect(heights.height('a')).toBe(130);
+    expect(heights.height('b')).toBeUndefined();
+    // Sub-pixel differences are the same width.
+    expect(heights.learn('b', 320, 150)).toBe(true);
+    expect(heights.learn('a', 319.6, 1)).toBe(false);
+  });
+});
