@@ -32,20 +32,21 @@ import {
   newestIds,
   peerStartedThreadIds,
   raiseFloor,
-  incomingTexts,
+  attentionThread,
+  attentionThreads,
+  type AttentionThreadRow,
+  incomingNews,
+  scanIncomingTexts,
   readFloor,
-  textMark,
   unreadEvents,
   unreadMessages,
   unreadTaskLog,
-  TEXT_SCAN_LIMIT,
   type MarkedKind,
   type UnreadRow,
 } from '../store/queries/attention';
 import { getConnectionRow } from '../store/queries/connections';
 import { getConversationRow } from '../store/queries/conversations';
 import { getTaskRow } from '../store/queries/tasks';
-import { getThread } from '../store/queries/threads';
 import { contentItemKind, groupEvents, newsOf, nextFloor, orderItems, type FirstUnread } from './rules';
 
 /** A source of items: only of what the viewer may read, decided through main/access/. */
@@ -93,9 +94,16 @@ interface Unread {
   first: FirstUnread;
 }
 
-/** What one list has looked up: each object's facts (null: not the viewer's to read), and roots. */
-type FactsCache = Map<string, ObjectFacts | null> & { roots: Map<string, RootFacts> };
-const newFactsCache = (): FactsCache => Object.assign(new Map<string, ObjectFacts | null>(), { roots: new Map() });
+/**
+ * What one list has looked up: each object's facts (null: not the viewer's to read), roots,
+ * and the agent conversations read together up front.
+ */
+type FactsCache = Map<string, ObjectFacts | null> & {
+  roots: Map<string, RootFacts>;
+  threads: Map<number, AttentionThreadRow>;
+};
+const newFactsCache = (): FactsCache =>
+  Object.assign(new Map<string, ObjectFacts | null>(), { roots: new Map(), threads: new Map() });
 
 /** The changes after which a list may differ. */
 const followed = new Set<ChangedKind>(['conversation', 'task', 'thread', 'connection', 'approval']);
@@ -223,38 +231,18 @@ export class Attention {
     content('task', unreadTaskLog(db, viewer.id, floor), 'task_log_id', 'l');
 
     // Texts from peers are news of their root; its mark says up to which one it was read.
-    const textMarks = new Map<string, number>();
-    const answers = new Map<
-      string,
-      { object: NewsObject; known: ObjectFacts; n: number; last: number; at: string; answer: Answer }
-    >();
-    const texts = incomingTexts(db, floor);
+    const scan = scanIncomingTexts(db, floor);
     // Beyond what one scan reads nothing is known: the floor may not rise past it.
-    if (texts.length === TEXT_SCAN_LIMIT) lower('text_id', texts.at(-1)!.id + 1);
-    for (const text of texts) {
-      const object = newsOf(text);
+    if (scan.full) lower('text_id', scan.lastId + 1);
+    for (const row of incomingNews(db, viewer.id, floor)) {
+      const object = newsOf(row);
       if (!object) continue;
-      const key = `${object.kind}:${object.id}`;
       const known = this.facts(viewer, object, facts);
       if (!known) continue;
-      let seen = textMarks.get(key);
-      if (seen === undefined) {
-        seen = textMark(db, viewer.id, object.kind, object.id);
-        textMarks.set(key, seen);
-      }
-      if (text.id <= seen) continue;
-      lower('text_id', text.id);
-      const answer = { peer: this.connectionName(text.connection_id), peerRole: text.peer_role };
-      const entry = answers.get(key);
-      if (entry) {
-        entry.n++;
-        entry.last = text.id;
-        entry.at = text.created_at;
-        entry.answer = answer;
-      } else answers.set(key, { object, known, n: 1, last: text.id, at: text.created_at, answer });
+      lower('text_id', row.first);
+      const answer = { peer: this.connectionName(row.connection_id), peerRole: row.peer_role };
+      addNews(object, known, row.n, `t${row.last}`, row.at, answer);
     }
-    for (const entry of answers.values())
-      addNews(entry.object, entry.known, entry.n, `t${entry.last}`, entry.at, entry.answer);
 
     const items: AttentionItem[] = [];
     const marks = new Map<string, UnreadMark>();
@@ -286,7 +274,13 @@ export class Attention {
       item(kind, entry.object, base, { count: entry.n, stamp: entry.stamp.join(':'), at: entry.at, reason: null });
     }
 
-    const readableEvents = unreadEvents(db, viewer.id, floor).filter((event) =>
+    const events = unreadEvents(db, viewer.id, floor);
+    // Failed texts name their agent conversations, thousands of them at scale: read in one statement.
+    const threadIds = new Set<number>();
+    for (const event of events)
+      if (event.object_kind === 'thread' && !facts.has(`thread:${event.object_id}`)) threadIds.add(event.object_id);
+    facts.threads = attentionThreads(db, [...threadIds]);
+    const readableEvents = events.filter((event) =>
       this.facts(viewer, { kind: event.object_kind, id: event.object_id }, facts),
     );
     for (const event of readableEvents) lower('event_id', event.id);
@@ -343,7 +337,7 @@ export class Attention {
         return plain({ peer: null, peerRole: null, role: task.role_name, root: null, title: task.title });
       }
       case 'thread': {
-        const thread = getThread(db, object.id);
+        const thread = cache.threads.get(object.id) ?? attentionThread(db, object.id);
         if (!thread) return null;
         // Many agent conversations share a root: it is read once per list.
         const ownRoot = thread.root_kind === 'thread' && thread.root_id === thread.id;

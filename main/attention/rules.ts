@@ -9,7 +9,7 @@ import {
   type AttentionKind,
   type AttentionObject,
 } from '../../shared/attention';
-import type { AttentionEventRow, IncomingTextRow, ReadFloor } from '../store/queries/attention';
+import type { AttentionEventRow, IncomingNewsRow, ReadFloor } from '../store/queries/attention';
 
 /** The item an attention event belongs to. */
 export const eventItemKind: Record<AttentionEventRow['kind'], AttentionKind> = {
@@ -45,7 +45,7 @@ export function contentItemKind(
  * is gone: nobody waits for that answer any more.
  */
 export function newsOf(
-  text: Pick<IncomingTextRow, 'root_kind' | 'root_id' | 'root_gone'>,
+  text: Pick<IncomingNewsRow, 'root_kind' | 'root_id' | 'root_gone'>,
 ): { kind: 'conversation' | 'task' | 'thread'; id: number } | null {
   if (text.root_gone) return null;
   return { kind: text.root_kind, id: text.root_id };

@@ -9,7 +9,7 @@ import { getRun, pendingInputs, runnableRuns, runSummary } from './queries/runs'
 import { pageThreads } from './queries/thread-lists';
 import { lastSeq, threadByWireId } from './queries/threads';
 import { indexAllWaitingRows } from '../search/index-catch-up';
-import { incomingTexts, readFloor, unreadEvents, unreadMessages, unreadTaskLog } from './queries/attention';
+import { incomingNews, readFloor, unreadEvents, unreadMessages, unreadTaskLog } from './queries/attention';
 
 const dirs: string[] = [];
 function tempFile(): string {
@@ -481,7 +481,7 @@ const checks: Record<number, (db: Db) => void> = {
     const t11 = db.prepare("SELECT id FROM threads WHERE wire_id = 'T11'").pluck().get() as number;
     expect(unreadTaskLog(db, 2, bob).map((r) => [r.object_id, r.n])).toEqual([[1, 1]]);
     // The text that came in is news of its agent conversation's root (here, one the peer started).
-    expect(incomingTexts(db, bob).map((t) => [t.thread_id, t.root_kind, t.root_id])).toEqual([[2, 'thread', 2]]);
+    expect(incomingNews(db, 2, bob).map((t) => [t.root_kind, t.root_id, t.n])).toEqual([['thread', 2, 1]]);
     expect(unreadEvents(db, 2, bob).map((e) => [e.kind, e.object_kind, e.object_id, e.reason])).toEqual([
       ['text_failed', 'thread', t11, 'role'],
       ['turn_failed', 'conversation', 1, 'the agent crashed'],

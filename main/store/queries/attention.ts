@@ -28,14 +28,16 @@ export interface UnreadRow {
 }
 
 /** A text that came in, with the facts of its agent conversation that say whose news it is. */
-export interface IncomingTextRow {
-  id: number;
-  thread_id: number;
-  created_at: string;
+/** The texts that came in to one root, not read yet. */
+export interface IncomingNewsRow {
   root_kind: 'conversation' | 'task' | 'thread';
   root_id: number;
   root_gone: number;
-  started_by: 'local' | 'peer';
+  n: number;
+  first: number;
+  last: number;
+  /** When the last came, and from whom. */
+  at: string;
   connection_id: number;
   peer_role: string;
 }
@@ -142,36 +144,86 @@ export function unreadTaskLog(db: Db, personId: number, floor: ReadFloor): Unrea
   );
 }
 
-/**
- * Texts that came in from peers above the person's floor, oldest first, with their agent
- * conversation's root: whose news each is (./attention's rules), and so which mark covers it,
- * is decided from that.
- */
+/** How many texts that came in one list reads at most, above the person's floor. */
 export const TEXT_SCAN_LIMIT = 50_000;
 
-export function incomingTexts(db: Db, floor: ReadFloor, limit = TEXT_SCAN_LIMIT): IncomingTextRow[] {
-  return all<IncomingTextRow>(
+/** What the scan of texts that came in read: beyond `lastId` nothing is known when it was `full`. */
+export interface IncomingScan {
+  full: boolean;
+  lastId: number;
+}
+
+export function scanIncomingTexts(db: Db, floor: ReadFloor, limit = TEXT_SCAN_LIMIT): IncomingScan {
+  const row = get<{ n: number; last: number | null }>(
     db,
-    `SELECT x.id, x.thread_id, x.created_at, t.root_kind, t.root_id, t.root_gone, t.started_by, t.connection_id, t.peer_role
-     FROM texts x NOT INDEXED JOIN threads t ON t.id = x.thread_id
-     WHERE x.id > ? AND x.direction = 'in'
-     ORDER BY x.id LIMIT ?`,
+    `SELECT count(*) AS n, max(id) AS last FROM
+       (SELECT x.id FROM texts x NOT INDEXED WHERE x.id > ? AND x.direction = 'in' ORDER BY x.id LIMIT ?)`,
     floor.text_id,
     limit,
   );
+  return { full: (row?.n ?? 0) === limit, lastId: row?.last ?? floor.text_id };
 }
 
-/** The newest text the person had when they last read the object (0: never). */
-export function textMark(db: Db, personId: number, kind: MarkedKind, id: number): number {
-  return (
-    get<{ text_id: number }>(
-      db,
-      'SELECT text_id FROM read_marks WHERE person_id = ? AND object_kind = ? AND object_id = ?',
-      personId,
-      kind,
-      id,
-    )?.text_id ?? 0
+/**
+ * The texts that came in from peers above the person's floor and above their mark on the
+ * agent conversation's root, gathered per root (whose news they are: ./attention's rules):
+ * how many, the first and the last, and who sent the last. Gathered in SQL, so a list
+ * costs one row per root and not one per text.
+ */
+export function incomingNews(db: Db, personId: number, floor: ReadFloor, limit = TEXT_SCAN_LIMIT): IncomingNewsRow[] {
+  return all<IncomingNewsRow>(
+    db,
+    `WITH scan AS (
+       SELECT x.id, x.thread_id FROM texts x NOT INDEXED
+       WHERE x.id > ? AND x.direction = 'in' ORDER BY x.id LIMIT ?
+     ), news AS (
+       SELECT t.root_kind, t.root_id, t.root_gone, count(*) AS n, min(s.id) AS first, max(s.id) AS last
+       FROM scan s JOIN threads t ON t.id = s.thread_id
+       LEFT JOIN read_marks m ON m.person_id = ? AND m.object_kind = t.root_kind AND m.object_id = t.root_id
+       WHERE s.id > coalesce(m.text_id, 0)
+       GROUP BY t.root_kind, t.root_id, t.root_gone
+     )
+     SELECT news.root_kind, news.root_id, news.root_gone, news.n, news.first, news.last,
+       x.created_at AS at, t.connection_id, t.peer_role
+     FROM news JOIN texts x ON x.id = news.last JOIN threads t ON t.id = x.thread_id
+     ORDER BY news.first`,
+    floor.text_id,
+    limit,
+    personId,
   );
+}
+
+/** What an item says of an agent conversation, and what the access rules decide on: not the whole row. */
+export interface AttentionThreadRow {
+  id: number;
+  root_kind: 'conversation' | 'task' | 'thread';
+  root_id: number;
+  root_gone: number;
+  started_by: 'local' | 'peer';
+  connection_id: number;
+  peer_role: string;
+  local_role: string;
+}
+
+export function attentionThread(db: Db, id: number): AttentionThreadRow | undefined {
+  return get<AttentionThreadRow>(
+    db,
+    `SELECT id, root_kind, root_id, root_gone, started_by, connection_id, peer_role, local_role
+     FROM threads WHERE id = ?`,
+    id,
+  );
+}
+
+/** `attentionThread` of many at once, in one statement. */
+export function attentionThreads(db: Db, ids: readonly number[]): Map<number, AttentionThreadRow> {
+  if (ids.length === 0) return new Map();
+  const rows = all<AttentionThreadRow>(
+    db,
+    `SELECT id, root_kind, root_id, root_gone, started_by, connection_id, peer_role, local_role
+     FROM threads WHERE id IN (SELECT value FROM json_each(?))`,
+    JSON.stringify(ids),
+  );
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
 /** Attention events above the person's floor and their mark on the object, oldest first. */
