@@ -27,7 +27,7 @@ import { agentEnvironment, RunManager } from './runs/run-manager';
 import { StartupError } from './startup-error';
 import { SearchIndexer } from './search/indexer';
 import { Checkpointer } from './store/checkpointer';
-import { openDatabase, transaction, type Db } from './store/database';
+import { closeDatabase, openDatabase, transaction, type Db } from './store/database';
 import { getInstallation, saveInstallation } from './store/queries/installation';
 import { sealStoredSecrets } from './store/queries/roles';
 import { useSecretBox, type SecretBox } from './store/secret-box';
@@ -332,7 +332,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
         await runs.close(closeOptions.agentGraceMs);
         await roleApi.close();
         await checkpointer.close();
-        db.close();
+        closeDatabase(db);
       },
     };
   } catch (error) {

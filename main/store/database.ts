@@ -4,6 +4,7 @@
 import Database from 'better-sqlite3';
 import { chmodSync, existsSync, statSync } from 'node:fs';
 import { StartupError } from '../startup-error';
+import { needsCheck, recordCleanClose } from './clean-close';
 import { migrate } from './migrate';
 
 export type Db = Database.Database;
@@ -29,6 +30,8 @@ function damaged(file: string, what: string): StartupError {
 
 export function openDatabase(file: string, options: OpenOptions = {}): Db {
   const existed = existsSync(file) && statSync(file).size > 0;
+  // Decided before SQLite touches the file.
+  const check = existed && needsCheck(file);
   let db: Db;
   try {
     db = new Database(file, {
@@ -46,7 +49,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
     // FULL: a commit survives power loss, which the wire protocol's acks promise.
     db.pragma('synchronous = FULL');
     db.pragma('busy_timeout = 5000');
-    if (existed) {
+    if (check) {
       const problems = db.pragma('quick_check(5)', { simple: false }) as Array<{ quick_check: string }>;
       if (problems.length !== 1 || problems[0]!.quick_check !== 'ok')
         throw damaged(
@@ -56,7 +59,11 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
     }
     if (!options.readonly) migrate(db, options.targetVersion);
     // The database holds people's conversations: readable by the user alone.
-    for (const suffix of ['', '-wal', '-shm']) if (existsSync(file + suffix)) chmodSync(file + suffix, 0o600);
+    // Only when it is not so already: a chmod moves the file's change time, which its clean-close stamp holds.
+    for (const suffix of ['', '-wal', '-shm']) {
+      const name = file + suffix;
+      if (existsSync(name) && (statSync(name).mode & 0o777) !== 0o600) chmodSync(name, 0o600);
+    }
   } catch (error) {
     db.close();
     const code = (error as { code?: string }).code;
@@ -64,6 +71,13 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
     throw error;
   }
   return db;
+}
+
+/** Closes the installation's last connection to the file, so that the next open of it need not check it. */
+export function closeDatabase(db: Db): void {
+  const file = db.name;
+  db.close();
+  if (!db.readonly) recordCleanClose(file);
 }
 
 /** Runs fn in an immediate transaction: all of it commits or none of it does. */
