@@ -8,8 +8,8 @@
 //    server; warm: the list is already in the page's store, so it is render cost only);
 //  - scrolling the 10,000-row list: frame times while it scrolls by 600 px a frame, and
 //    how many rows are in the DOM (virtualized: a screenful, not 10,000);
-//  - with --trace FILE, a Chromium trace of the scrolling (FILE-COUNT.json, for the
-//    Performance panel or chrome://tracing);
+//  - with --trace FILE, Chromium traces of both scrolls (FILE-COUNT-loading.json and
+//    FILE-COUNT-scroll.json, for the Performance panel or chrome://tracing);
 //  - an app API call's round trip in browser mode: `session.whoami` over the page's own
 //    /api WebSocket, p50 and p95 of 2,000 calls after 200 warm-up calls.
 //
@@ -32,6 +32,8 @@ export interface UiBenchResult {
   /** The first threads.page for the root, as the page asks for it, measured from Node: the server's share of the cold paint. */
   firstPageMs: number;
   firstPageBytes: number;
+  /** attention.list as the page asks for it at load, from Node: what every page reads again after each change. */
+  attentionListMs: number;
   /** Click → the view (header, chat, the region's frame) painted. */
   viewPaintMs: number;
   /** Click → the first thread rows painted, the list fetched from the server. */
@@ -120,6 +122,10 @@ export async function benchUi(
     const firstPageMs = performance.now() - started;
     const firstPageBytes = JSON.stringify(first).length;
     if (first.total !== count) throw new Error(`threads.page counts ${first.total} threads, ${count} were seeded`);
+    await api.call('attention.list', {});
+    const attentionStarted = performance.now();
+    await api.call('attention.list', {});
+    const attentionListMs = performance.now() - attentionStarted;
     api.close();
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -162,7 +168,23 @@ export async function benchUi(
       await page.locator('.tasks-view').waitFor();
     };
 
+    /** With --trace: a Chromium trace of what follows, until the next stopTracing. */
+    const startTrace = async (phase: string) => {
+      if (!options.trace) return;
+      await browser.startTracing(page, {
+        path: `${options.trace}-${phase}.json`,
+        categories: [
+          'devtools.timeline',
+          'disabled-by-default-devtools.timeline',
+          'v8.execute',
+          'blink',
+          'disabled-by-default-v8.cpu_profiler',
+        ],
+      });
+    };
+
     const cold = await paint();
+    await startTrace('loading');
     // Right after the first page painted, as a person would: scroll, the rows coming into
     // view read a page at a time.
     const whileLoading = await page.evaluate(async () => {
@@ -177,6 +199,7 @@ export async function benchUi(
       }
       return frames;
     });
+    if (options.trace) await browser.stopTracing();
     const loadedRows = Number(
       (await page.locator('.conversation-view .threads-header .count').textContent())?.replace(/\D/g, '') ?? 0,
     );
@@ -188,17 +211,7 @@ export async function benchUi(
     }
     if (options.screenshot) await page.screenshot({ path: options.screenshot });
 
-    if (options.trace)
-      await browser.startTracing(page, {
-        path: options.trace,
-        categories: [
-          'devtools.timeline',
-          'disabled-by-default-devtools.timeline',
-          'v8.execute',
-          'blink',
-          'disabled-by-default-v8.cpu_profiler',
-        ],
-      });
+    await startTrace('scroll');
     const scroll = await page.evaluate(async () => {
       const box = document.querySelector<HTMLElement>('[data-testid="thread-scroll"]')!;
       const frames: number[] = [];
@@ -266,6 +279,7 @@ export async function benchUi(
       threads: count,
       firstPageMs: round(firstPageMs),
       firstPageBytes,
+      attentionListMs: round(attentionListMs),
       viewPaintMs: round(cold.view),
       threadsPaintColdMs: round(cold.rows),
       threadsPaintWarmMs: round(percentile(warmRuns, 50)),
@@ -308,7 +322,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     const browser = await launchChromium();
     try {
       for (const threads of counts) {
-        const trace = values.trace ? `${values.trace}-${threads}.json` : undefined;
+        const trace = values.trace ? `${values.trace}-${threads}` : undefined;
         const result = await benchUi({ threads, browser, trace });
         process.stdout.write(JSON.stringify(result) + '\n');
       }

@@ -31,7 +31,7 @@ import { closeDatabase, openDatabase, transaction, type Db } from './store/datab
 import { getInstallation, saveInstallation } from './store/queries/installation';
 import { sealStoredSecrets } from './store/queries/roles';
 import { useSecretBox, type SecretBox } from './store/secret-box';
-import { deleteSignInTokens, firstOwner, insertPerson, insertSignInToken } from './store/queries/people';
+import { deleteSignInTokens, firstOwner, insertPerson, insertSignInToken, listPeople } from './store/queries/people';
 import { hashToken, newToken } from './tokens';
 
 export interface InstallationOptions {
@@ -273,6 +273,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
     const attention = new Attention({ db, events, sources: [approvalsSource(db)] });
     await runs.start();
     engine.start();
+    attention.warm(listPeople(db).filter((person) => person.kind === 'owner'));
     const sessions = new SessionRegistry();
     const services: ApiServices = {
       db,

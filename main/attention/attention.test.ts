@@ -313,6 +313,32 @@ describe('who hears that their list may have changed', () => {
   });
 });
 
+describe('reading the list', () => {
+  it('reads the database once per change, for every page and count of the person, and anew after any change', async () => {
+    const t = await openTestInstallation();
+    try {
+      const role = await t.owner('roles.create', { name: 'assistant', agent: scripted });
+      const conversation = await t.owner('conversations.open', { roleId: role.id });
+      const first = await t.owner('attention.list', {});
+      // Written behind Parley's back, with no change told: the list read after the last change stands.
+      t.installation.db
+        .prepare(
+          "INSERT INTO attention_events (kind, object_kind, object_id, reason) VALUES ('turn_failed', 'conversation', ?, 'x')",
+        )
+        .run(conversation.id);
+      expect(await t.owner('attention.list', {})).toEqual(first);
+      expect(t.installation.attention.count(t.installation.owner())).toBe(first.total);
+      // Any change is read anew: here, a role made.
+      await t.owner('roles.create', { name: 'writer', agent: scripted });
+      const after = await t.owner('attention.list', {});
+      expect(after.items.map((item) => item.kind)).toContain('agent_failed');
+      expect(after.total).toBe(first.total + 1);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('what a person has read is stored', () => {
   it('survives a restart: read stays read, unread stays unread, and the floor keeps up', async () => {
     const first = await openTestInstallation();

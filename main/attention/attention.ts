@@ -10,6 +10,11 @@
 // Who hears that their list may have changed follows who heard of the change: every
 // conversation, task, agent conversation or connection event is followed, a moment
 // later, by an `attention` event to the same audience, so open pages read the list again.
+//
+// What is new to a person is kept until the next change of any kind: at 100,000 agent
+// conversations reading it costs a few hundred milliseconds of the server, and every page
+// and window of the person, the title's count and the notifications all read it after the
+// same change. The owners' is read once at start, before the first window asks.
 import {
   attentionKey,
   sectionOf,
@@ -115,6 +120,9 @@ export class Attention {
   private readonly stopFollowing: () => void;
   private pending: Audience[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** What is new to each person, as of the last change. */
+  private readonly unreadOf = new Map<number, Unread>();
+  private warmTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly options: {
@@ -127,7 +135,10 @@ export class Attention {
   ) {
     this.sources = options.sources ?? [];
     this.stopFollowing = options.events.observe((event, audience) => {
-      if (event.type !== 'changed' || !followed.has(event.kind)) return;
+      if (event.type !== 'changed') return;
+      // Any change may be news, or change who may read what.
+      if (event.kind !== 'attention') this.unreadOf.clear();
+      if (!followed.has(event.kind)) return;
       this.pending.push(audience);
       this.timer ??= setTimeout(() => this.flush(), options.coalesceMs ?? 250);
     });
@@ -138,8 +149,22 @@ export class Attention {
     this.sources.push(source);
   }
 
+  /** Reads the lists of these people soon, in the background, so that their first windows find them ready. */
+  warm(viewers: readonly Person[]): void {
+    if (this.warmTimer) clearTimeout(this.warmTimer);
+    this.warmTimer = setTimeout(() => {
+      this.warmTimer = null;
+      try {
+        for (const viewer of viewers) this.cachedUnread(viewer);
+      } catch {
+        // A busy or full database: the first list reads it then.
+      }
+    }, 0);
+    this.warmTimer.unref?.();
+  }
+
   list(viewer: Person, limit = 100): AttentionList {
-    const unread = this.unread(viewer);
+    const unread = this.cachedUnread(viewer);
     const items = orderItems([...unread.items, ...this.sources.flatMap((source) => source.items(viewer))]);
     return { items: items.slice(0, limit), total: items.length, marks: unread.marks };
   }
@@ -155,6 +180,7 @@ export class Attention {
    */
   markRead(viewer: Person, target: MarkReadTarget): void {
     const { db } = this.options;
+    this.unreadOf.clear();
     transaction(db, () => {
       if (target.kind === 'all') {
         raiseFloor(db, viewer.id, newestIds(db));
@@ -177,13 +203,18 @@ export class Attention {
   close(): void {
     this.stopFollowing();
     if (this.timer) clearTimeout(this.timer);
+    if (this.warmTimer) clearTimeout(this.warmTimer);
     this.timer = null;
+    this.warmTimer = null;
+    this.unreadOf.clear();
     this.pending = [];
   }
 
   /** Tells each audience that heard of a change since the last flush, once. */
   private flush(): void {
     this.timer = null;
+    // Read anew for the pages that hear this, whatever was read since the change itself.
+    this.unreadOf.clear();
     const audiences = this.pending;
     this.pending = [];
     if (audiences.includes('everyone')) {
@@ -194,6 +225,14 @@ export class Attention {
     const people = new Set<number>();
     for (const audience of audiences) if (typeof audience === 'object') people.add(audience.personId);
     for (const personId of people) this.options.events.emit(attentionChanged, { personId });
+  }
+
+  private cachedUnread(viewer: Person): Unread {
+    const kept = this.unreadOf.get(viewer.id);
+    if (kept) return kept;
+    const unread = this.unread(viewer);
+    this.unreadOf.set(viewer.id, unread);
+    return unread;
   }
 
   /** What is new to the viewer, of what they may read. */

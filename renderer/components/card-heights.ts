@@ -36,7 +36,7 @@ export class CardHeights {
 
   /**
    * Records a measured card. True when it taught something new (a shape not seen at this
-   * width, or any shape after the width changed): the other rows' estimates changed.
+   * width, or any shape after the width changed).
    */
   learn(shape: string, width: number, height: number): boolean {
     const rounded = Math.round(width);

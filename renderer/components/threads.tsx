@@ -1,8 +1,8 @@
 // Agent conversations: the region that lists them under a root (virtualized: a root may
 // have thousands), one card per agent conversation, and its detail when opened — the
 // texts with their states, the agent's run, its live output and its notes.
-import { useVirtualizer, type Virtualizer } from '@tanstack/react-virtual';
-import { memo, useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useVirtualizer, type VirtualItem, type Virtualizer } from '@tanstack/react-virtual';
+import { memo, useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, type ReactNode } from 'react';
 import type { TextView, ThreadSummary } from '../../shared/domain';
 import { failureReason, fullTime, oneLine, plural, shortTime } from '../format';
 import {
@@ -51,6 +51,9 @@ import {
   TextStateBadge,
   UnreadBadge,
 } from './ui';
+
+/** Rows read ahead of those in view, either way: about a page of the store's (renderer/store/threads.ts). */
+const READ_AHEAD = 100;
 
 /** A row not read yet (`.thread-placeholder`, 80 px and its 8 px gap). */
 const PLACEHOLDER_HEIGHT = 88;
@@ -195,6 +198,22 @@ function countWorking(ids: number[]): number {
   return n;
 }
 
+/**
+ * The row at an offset, among the rows as last laid out: asking the virtualizer would lay
+ * them all out again first, when a row was measured since, and a layout of 100,000 rows
+ * is a frame's worth of work.
+ */
+function rowAt(rows: readonly VirtualItem[], offset: number): VirtualItem | undefined {
+  let low = 0;
+  let high = rows.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (rows[middle]!.start <= offset) low = middle;
+    else high = middle - 1;
+  }
+  return rows[low];
+}
+
 function VirtualThreads({
   source,
   expanded,
@@ -211,15 +230,15 @@ function VirtualThreads({
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const heights = useRef<CardHeights>(null);
+  // Heights learned from the cards measured: the estimates of the rows not measured yet,
+  // taken up whenever the virtualizer lays rows out again (a page read, a row measured).
   heights.current ??= new CardHeights();
-  // Bumped when a measured card taught a height: the rows not measured are estimated anew.
-  const [learned, setLearned] = useState(0);
   // Stable callbacks: a new getItemKey makes the virtualizer lay out every row again, so
-  // they read the rows through a ref and change only when `keys` does or a height was learned.
+  // they read the rows through a ref and change only when `keys` does.
   const sourceRef = useRef(source);
   sourceRef.current = source;
   const { keys } = source;
-  const getItemKey = useCallback((index: number) => sourceRef.current.key(index), [keys, learned]);
+  const getItemKey = useCallback((index: number) => sourceRef.current.key(index), [keys]);
   const estimateSize = useCallback(
     (index: number) => {
       const id = sourceRef.current.threadId(index);
@@ -234,31 +253,30 @@ function VirtualThreads({
       const counts = thread.counts.failed > 0 || waitingForAgent(thread) > 0;
       return 88 + (thread.status === 'closed' && thread.closeReason ? 21 : 0) + (counts ? 27 : 0);
     },
-    [keys, learned],
+    [keys],
   );
   const measureElement = useCallback(
     (element: Element, entry: ResizeObserverEntry | undefined, instance: Virtualizer<HTMLDivElement, Element>) => {
       const size = measureOnResize(element, entry, instance);
       const shape = element.firstElementChild?.getAttribute('data-shape');
-      if (entry && shape && heights.current!.learn(shape, entry.contentRect.width, size)) setLearned((n) => n + 1);
+      if (entry && shape) heights.current!.learn(shape, entry.contentRect.width, size);
       return size;
     },
     [],
   );
   const getScrollElement = useCallback(() => scrollRef.current, []);
-  // A page read, or a height learned, lays the rows out again from their estimates: the row
-  // at the top of the view stays where it was (as the virtualizer does for a row measured).
-  const laidOut = useRef<{ keys: unknown; learned: number; instance: Virtualizer<HTMLDivElement, Element> | null }>({
+  // A page read lays the rows out again from their estimates: the row at the top of the
+  // view stays where it was (as the virtualizer does for a row measured).
+  const laidOut = useRef<{ keys: unknown; instance: Virtualizer<HTMLDivElement, Element> | null }>({
     keys,
-    learned,
     instance: null,
   });
   const anchor = useRef<{ index: number; key: string | number; offset: number } | null>(null);
-  if (laidOut.current.instance && (laidOut.current.keys !== keys || laidOut.current.learned !== learned)) {
+  if (laidOut.current.instance && laidOut.current.keys !== keys) {
     // Read before the virtualizer takes the new options: these are the rows as painted.
     const previous = laidOut.current.instance;
     const top = previous.scrollOffset ?? 0;
-    const row = previous.getVirtualItemForOffset(top);
+    const row = rowAt(previous.measurementsCache, top);
     anchor.current = row ? { index: row.index, key: row.key as string | number, offset: top - row.start } : null;
   }
   const virtualizer = useVirtualizer({
@@ -271,7 +289,7 @@ function VirtualThreads({
     useFlushSync: false,
     measureElement,
   });
-  laidOut.current = { keys, learned, instance: virtualizer };
+  laidOut.current = { keys, instance: virtualizer };
   useLayoutEffect(() => {
     const held = anchor.current;
     const box = scrollRef.current;
@@ -284,14 +302,19 @@ function VirtualThreads({
     const start = virtualizer.measurementsCache[index]?.start;
     if (start === undefined) return;
     const target = start + held.offset;
-    if (Math.abs(box.scrollTop - target) >= 1) box.scrollTop = target;
+    // The virtualizer's offset, not the box's: reading that would lay the page out here, in the middle of the frame.
+    if (Math.abs((virtualizer.scrollOffset ?? 0) - target) >= 1) box.scrollTop = target;
   });
   const shown = virtualizer.getVirtualItems();
-  const first = shown[0]?.index ?? 0;
-  const last = shown.at(-1)?.index ?? 0;
-  const pending = shown.some((row) => source.at(row.index)?.kind === 'pending');
+  // The rows in view and a page's worth either side: read before they come into view, a
+  // page lands out of sight and its rows arrive as cards, not as placeholders that change
+  // height (and move the rows below them) in view.
+  const first = Math.max(0, (shown[0]?.index ?? 0) - READ_AHEAD);
+  const last = Math.min(source.count, (shown.at(-1)?.index ?? 0) + 1 + READ_AHEAD);
+  let pending = false;
+  for (let index = first; index < last && !pending; index++) pending = source.threadId(index) === 0;
   useEffect(() => {
-    if (pending) onRange(first, last + 1);
+    if (pending) onRange(first, last);
   }, [pending, first, last, onRange]);
   return (
     <div ref={scrollRef} className={`thread-scroll${fill ? '' : ' thread-scroll-bounded'}`} data-testid="thread-scroll">
