@@ -3,6 +3,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createClient } from './api/client';
 import { App } from './app';
+import { warmMarkdown } from './components/markdown';
 import { setApiClient } from './store/client';
 import './styles.css';
 
@@ -15,3 +16,4 @@ createRoot(container).render(
     <App />
   </StrictMode>,
 );
+warmMarkdown();

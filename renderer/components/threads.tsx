@@ -65,9 +65,9 @@ type Item =
   | { kind: 'pending'; key: string };
 
 /**
- * The rows of a list for the virtualizer. `keys` changes when rows may have moved (keys
- * and sizes are read again then): for a list read in part, only its length; a page read
- * fills its holes in place.
+ * The rows of a list for the virtualizer. `keys` changes whenever a row's key or size may
+ * have: a page read (its rows' placeholders become cards), a thread added, moved or gone.
+ * The virtualizer lays the list out again then, once.
  */
 interface RowSource {
   count: number;
@@ -107,7 +107,7 @@ export function ThreadList({
   const toggle = useUi((s) => s.toggleThread);
 
   useEffect(() => {
-    // Groups need every row; a flat list reads its pages as they come into view.
+    // Groups need every row; a long flat list reads its pages as they come into view.
     if (!useThreads.getState().lists[listKey]?.ids) void loadList(listKey, { whole: groupByRoot });
   }, [listKey, loadList, groupByRoot]);
 
@@ -225,7 +225,7 @@ function VirtualThreads({
   expanded: ReadonlySet<number>;
   onToggle: (id: number) => void;
   fill: boolean;
-  /** The rows in view (and a few either side) changed: those not read yet are read. */
+  /** The rows in view (and a page either side) changed: those not read yet are read. */
   onRange: (start: number, end: number) => void;
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
