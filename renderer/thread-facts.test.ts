@@ -1,6 +1,6 @@
 // What the window says about agent conversations, by tables of the API's data.
 import { describe, expect, it } from 'vitest';
-import type { ConnectionSummary, Message, RunSummary, TextView, ThreadSummary, TurnSummary } from '../shared/domain';
+import type { ConnectionSummary, Message, RunSummary, TextView, TurnSummary } from '../shared/domain';
 import {
   answeredAfter,
   askState,
@@ -16,9 +16,10 @@ import {
   turnThatTook,
   waitingForAgent,
 } from './thread-facts';
+import { idleRun, threadSummary } from './test-summaries';
 
 const at = (second: number) => `2026-12-01T10:00:${String(second).padStart(2, '0')}.000Z`;
-const idle: RunSummary = { id: 1, state: 'idle', pending: 0, session: null, lastTurn: null };
+const idle = idleRun;
 
 function text(
   id: number,
@@ -44,25 +45,7 @@ function turn(id: number, status: TurnSummary['status'], second: number, reason:
   return { id, status, attempt: 0, startedAt: at(second), endedAt: at(second + 1), reason };
 }
 
-function thread(patch: Partial<ThreadSummary> = {}): ThreadSummary {
-  return {
-    id: 1,
-    threadId: 'wire-1',
-    connection: { id: 7, name: 'bob', fingerprint: 'f'.repeat(64) },
-    localRole: 'assistant',
-    peerRole: 'researcher',
-    root: { kind: 'conversation', id: 1, gone: false, title: null },
-    startedBy: 'local',
-    status: 'open',
-    closeReason: null,
-    run: idle,
-    counts: { held: 0, queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 },
-    lastText: null,
-    peerTurn: null,
-    createdAt: at(0),
-    ...patch,
-  };
-}
+const thread = threadSummary;
 
 function connection(patch: Partial<ConnectionSummary> = {}): ConnectionSummary {
   return {

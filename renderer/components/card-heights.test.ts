@@ -1,10 +1,10 @@
 // A card's height is learned once per shape: which cards share one, and when the learned
 // heights are forgotten.
 import { describe, expect, it } from 'vitest';
-import type { RunSummary, ThreadSummary } from '../../shared/domain';
+import type { ThreadSummary } from '../../shared/domain';
+import { idleRun as idle, threadSummary } from '../test-summaries';
 import { CardHeights, cardShape } from './card-heights';
 
-const idle: RunSummary = { id: 1, state: 'idle', pending: 0, session: null, lastTurn: null };
 const counts = { held: 0, queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 };
 const last = {
   id: 9,
@@ -17,25 +17,7 @@ const last = {
   createdAt: '2026-12-01T10:00:00.000Z',
 };
 
-function thread(patch: Partial<ThreadSummary> = {}): ThreadSummary {
-  return {
-    id: 1,
-    threadId: 'wire-1',
-    connection: { id: 7, name: 'bob', fingerprint: 'f'.repeat(64) },
-    localRole: 'assistant',
-    peerRole: 'researcher',
-    root: { kind: 'conversation', id: 1, gone: false, title: null },
-    startedBy: 'local',
-    status: 'open',
-    closeReason: null,
-    run: idle,
-    counts,
-    lastText: last,
-    peerTurn: null,
-    createdAt: '2026-12-01T10:00:00.000Z',
-    ...patch,
-  };
-}
+const thread = (patch: Partial<ThreadSummary> = {}) => threadSummary({ lastText: last, ...patch });
 
 describe("a card's shape", () => {
   const base = cardShape(thread(), null);
@@ -73,11 +55,12 @@ describe("a card's shape", () => {
 });
 
 describe('learned heights', () => {
-  it('learns a shape once, and says so only the first time', () => {
+  it('learns a shape once: the first card measured of it', () => {
     const heights = new CardHeights();
     expect(heights.height('a')).toBeUndefined();
-    expect(heights.learn('a', 400, 108)).toBe(true);
-    expect(heights.learn('a', 400, 109)).toBe(false);
+    heights.learn('a', 400, 108);
+    expect(heights.height('a')).toBe(108);
+    heights.learn('a', 400, 109);
     expect(heights.height('a')).toBe(108);
   });
 
@@ -85,11 +68,13 @@ describe('learned heights', () => {
     const heights = new CardHeights();
     heights.learn('a', 400, 108);
     heights.learn('b', 400, 125);
-    expect(heights.learn('a', 320.4, 130)).toBe(true);
+    heights.learn('a', 320.4, 130);
     expect(heights.height('a')).toBe(130);
     expect(heights.height('b')).toBeUndefined();
     // Sub-pixel differences are the same width.
-    expect(heights.learn('b', 320, 150)).toBe(true);
-    expect(heights.learn('a', 319.6, 1)).toBe(false);
+    heights.learn('b', 320, 150);
+    heights.learn('a', 319.6, 1);
+    expect(heights.height('b')).toBe(150);
+    expect(heights.height('a')).toBe(130);
   });
 });

@@ -34,18 +34,13 @@ export class CardHeights {
     return this.byShape.get(shape);
   }
 
-  /**
-   * Records a measured card. True when it taught something new (a shape not seen at this
-   * width, or any shape after the width changed).
-   */
-  learn(shape: string, width: number, height: number): boolean {
+  /** Records a measured card: the first of its shape at this width (a new width forgets them all). */
+  learn(shape: string, width: number, height: number): void {
     const rounded = Math.round(width);
     if (rounded !== this.width) {
       this.width = rounded;
       this.byShape.clear();
     }
-    if (this.byShape.has(shape)) return false;
-    this.byShape.set(shape, height);
-    return true;
+    if (!this.byShape.has(shape)) this.byShape.set(shape, height);
   }
 }
