@@ -88,6 +88,7 @@ async function main(): Promise<void> {
       role: fullRole,
       session: row.session,
       peers: [],
+      trust: 'own',
       privateDir: path.join(inst.dataDir, 'turns'),
       inputs: inputs.map((input): AgentInput => ({
         kind: input.kind,

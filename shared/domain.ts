@@ -402,6 +402,17 @@ export interface ConnectionPolicy {
 }
 
 /**
+ * How far the owner trusts a peer with the agents that work for it (DESIGN §12.3):
+ * `answer` reads only the role's folder and reaches only the model, `work` may write in
+ * the role's folder with permission requests going to a person, `full` runs as the
+ * role's own settings say.
+ */
+export const TRUST_LEVELS = ['answer', 'work', 'full'] as const;
+export type TrustLevel = (typeof TRUST_LEVELS)[number];
+/** The trust a turn runs under: `own` for a run for the installation's own people, else its peer's level. */
+export type TurnTrust = 'own' | TrustLevel;
+
+/**
  * What waits for a person (DESIGN §11.9): `outgoing`, an agent's text held before it
  * goes to the peer; `incoming`, a peer's text held before the agent takes it;
  * `permission`, an agent asking to use a tool.

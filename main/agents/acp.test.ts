@@ -427,6 +427,7 @@ describe('acp adapter', () => {
         reporting: 'Your final answer is your message to alice.',
       },
       peers: [],
+      trust: 'own',
       env: { PATH: process.env.PATH ?? '' },
       defaultCwd: dir,
       privateDir: dir,

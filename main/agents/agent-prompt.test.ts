@@ -39,6 +39,7 @@ function request(overrides: Partial<TurnRequest> = {}): TurnRequest {
       reporting: 'Your final output is your message to alice. `report` posts a message to alice right away.',
     },
     peers,
+    trust: 'own',
     env: { PATH: '/data/bin:/usr/bin' },
     defaultCwd: '/data/work',
     privateDir: '/data/turns',

@@ -1,6 +1,6 @@
 // What an agent adapter sees of a turn, and what it hands back: one process per
 // turn, whose output the adapter knows how to read.
-import type { ContextKind, Role } from '../../shared/domain';
+import type { ContextKind, Role, TurnTrust } from '../../shared/domain';
 
 export type AgentInputKind = 'message' | 'comment' | 'text' | 'notice';
 
@@ -47,6 +47,12 @@ export interface TurnRequest {
   context: AgentContext;
   /** Whom the role can ask, as `parley peers` lists it when the turn starts. */
   peers: PeerDirectoryEntry[];
+  /**
+   * `own` when the run works for this installation's people; otherwise the trust level of
+   * the connection whose peer the run works for (a peer-started agent conversation and
+   * every run rooted in one). Adapters set their agent's own permission mode from it.
+   */
+  trust: TurnTrust;
   /** PARLEY_TOKEN, PARLEY_API, PATH with `parley` on it. */
   env: Record<string, string>;
   /** Used when the role sets no working folder. */

@@ -424,6 +424,7 @@ export class RunManager {
         ),
         context,
         peers: this.threadHooks?.peers() ?? [],
+        trust: 'own',
         env: { ...this.options.agentEnv, PARLEY_TOKEN: token },
         defaultCwd: this.options.workDir,
         privateDir: this.privateDir,
