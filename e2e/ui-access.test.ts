@@ -3,7 +3,7 @@
 // signs the old one's tabs out, saying why, while an owner who reissues their own stays in.
 import { createHash } from 'node:crypto';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   launchChromium,
@@ -15,6 +15,7 @@ import {
   until,
   visible,
   type Node,
+  describeInBrowser,
 } from './support/ui-harness';
 
 const SECRET = 'sk-ui-4b1d9e7f3a2c';
@@ -23,7 +24,7 @@ const sha = (value: string) => createHash('sha256').update(value).digest('hex');
 /** Prints the hash of what the agent got in API_KEY, never the key. */
 const HASH_KEY = 'printf %s "$API_KEY" | sha256sum | cut -d " " -f 1';
 
-describe('trust boundaries in the window', () => {
+describeInBrowser('trust boundaries in the window', () => {
   let node: Node | undefined;
   let browser: Browser | undefined;
 

@@ -2,7 +2,7 @@
 // and dialog, in light and in dark, against two real `parley serve` installations;
 // each screen is also saved as e2e/screenshots/a11y-NAME-light.png and -dark.png.
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   axeInBothSchemes,
@@ -21,6 +21,7 @@ import {
   visible,
   type Node,
   type OpenedPage,
+  describeInBrowser,
 } from './support/ui-harness';
 
 let alice: Node | undefined;
@@ -52,7 +53,7 @@ async function openCard(page: Page, peer: string, role: string): Promise<void> {
   await visible(card.getByRole('list', { name: `Texts with ${peer}/${role}` }));
 }
 
-describe('accessibility of every screen, light and dark', () => {
+describeInBrowser('accessibility of every screen, light and dark', () => {
   beforeAll(async () => {
     assertReady();
     [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);

@@ -1,7 +1,7 @@
 // Making a role on an ACP agent in the window of a real `parley serve`, in Chromium: the
 // known agents as presets, the settings the acp adapter takes, inline validation.
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   launchChromium,
@@ -12,9 +12,10 @@ import {
   stopNodes,
   visible,
   type Node,
+  describeInBrowser,
 } from './support/ui-harness';
 
-describe('a role on an ACP agent', () => {
+describeInBrowser('a role on an ACP agent', () => {
   let node: Node | undefined;
   let browser: Browser | undefined;
 

@@ -6,7 +6,7 @@
 // axe-core and saved, light and dark.
 import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   axeInBothSchemes,
@@ -27,6 +27,7 @@ import {
   visible,
   type Node,
   type OpenedPage,
+  describeInBrowser,
 } from './support/ui-harness';
 
 let alice: Node | undefined;
@@ -68,7 +69,7 @@ async function connectionId(node: Node, peer: string): Promise<number> {
   return connection.id;
 }
 
-describe('approvals where people work', () => {
+describeInBrowser('approvals where people work', () => {
   beforeAll(async () => {
     assertReady();
     [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);

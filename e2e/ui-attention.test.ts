@@ -5,7 +5,7 @@
 // side, and the browser's notifications (asked for on a click, shown while the tab is
 // hidden, naming peer and role only). Screenshots in light and dark; axe on each.
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   axeInBothSchemes,
@@ -24,6 +24,7 @@ import {
   visible,
   type Node,
   type OpenedPage,
+  describeInBrowser,
 } from './support/ui-harness';
 
 let alice: Node | undefined;
@@ -96,7 +97,7 @@ async function conversationWith(node: Node, roleName: string): Promise<number> {
   return (await node.api.call('conversations.open', { roleId: role.id })).id;
 }
 
-describe('what waits on people, in the window', () => {
+describeInBrowser('what waits on people, in the window', () => {
   beforeAll(async () => {
     assertReady();
     [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);

@@ -6,10 +6,10 @@
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { benchUi } from '../bench/ui';
-import { assertReady, screenshotDir } from './support/ui-harness';
+import { assertReady, noBrowser, screenshotDir } from './support/ui-harness';
 import { mkdirSync } from 'node:fs';
 
-it(
+it.skipIf(noBrowser('the UI benchmark'))(
   '10,000 agent conversations under one root: paged in, virtualized, scrolled to the end',
   { timeout: 180_000 },
   async () => {

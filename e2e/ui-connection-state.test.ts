@@ -6,7 +6,7 @@
 // real `parley serve` installations, one of them killed and started again; each new
 // state of an ask is scanned by axe in light and dark.
 import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ApiClient } from '../main/testing/api-client';
 import {
   assertReady,
@@ -29,6 +29,7 @@ import {
   visible,
   type Node,
   type OpenedPage,
+  describeInBrowser,
 } from './support/ui-harness';
 
 let alice: Node | undefined;
@@ -78,7 +79,7 @@ async function workingPeerThread(api: ApiClient) {
   );
 }
 
-describe('the state of asks and links where people work', () => {
+describeInBrowser('the state of asks and links where people work', () => {
   beforeAll(async () => {
     assertReady();
     [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);

@@ -3,7 +3,7 @@
 // what really happened — the agent answered the Test, a peer connected, an ask went
 // out — and the owner hides it when done.
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startServe } from '../main/testing/serve-process';
 import { axeInBothSchemes } from './support/axe-scan';
 import {
@@ -19,6 +19,7 @@ import {
   visible,
   type Node,
   type OpenedPage,
+  describeInBrowser,
 } from './support/ui-harness';
 
 let alice: Node | undefined;
@@ -40,7 +41,7 @@ async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Pro
 const checklist = (page: Page) => page.getByRole('region', { name: 'Get started' });
 const step = (page: Page, title: string | RegExp) => checklist(page).getByRole('listitem', { name: title });
 
-describe('the first-run checklist', () => {
+describeInBrowser('the first-run checklist', () => {
   beforeAll(async () => {
     assertReady();
     // A fresh installation that makes its default role, finding no agent CLI here.

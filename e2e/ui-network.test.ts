@@ -3,7 +3,7 @@
 // desktop's CSP header, its API calls through the process's IPC handler) where an owner
 // changes the address, and once by `parley serve`, whose flags decide and are only shown.
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startDesktop, type DesktopProcess } from '../main/testing/desktop-process';
 import { removeDataDir } from '../main/testing/serve-process';
 import { openDesktopPage, type DesktopPage } from './support/desktop-page';
@@ -17,6 +17,7 @@ import {
   stopNodes,
   visible,
   type Node,
+  describeInBrowser,
 } from './support/ui-harness';
 
 let browser: Browser | undefined;
@@ -44,7 +45,7 @@ function setup() {
 
 const card = (page: Page) => page.getByRole('article', { name: 'How peers reach you' });
 
-describe('the peer address in the desktop app', () => {
+describeInBrowser('the peer address in the desktop app', () => {
   it(
     'is shown in Settings, changed there by the owner, and carried by the invitation',
     { timeout: 90_000 },
@@ -101,7 +102,7 @@ describe('the peer address in the desktop app', () => {
   );
 });
 
-describe('the peer address of `parley serve`', () => {
+describeInBrowser('the peer address of `parley serve`', () => {
   it('is shown as its flags set it, with a check but no way to change it', { timeout: 60_000 }, async () => {
     const { browser, server } = setup();
     const { page, context, problems } = await openUi(browser, server);

@@ -3,7 +3,7 @@
 // checked in the window and against the app API. Screenshots of each main view go to
 // e2e/screenshots/ (not committed).
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ApiError } from '../shared/api-contract';
 import { agentPids } from '../main/testing/processes';
 import {
@@ -25,6 +25,7 @@ import {
   visible,
   type Node,
   type OpenedPage,
+  describeInBrowser,
 } from './support/ui-harness';
 
 let alice: Node | undefined;
@@ -62,7 +63,7 @@ async function rejection(promise: Promise<unknown>): Promise<ApiError> {
   return error as ApiError;
 }
 
-describe('the UI with three installations', () => {
+describeInBrowser('the UI with three installations', () => {
   beforeAll(async () => {
     assertReady();
     [alice, bob, carol, browser] = await Promise.all([

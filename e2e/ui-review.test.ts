@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   launchChromium,
@@ -26,6 +26,7 @@ import {
   visible,
   type Node,
   type OpenedPage,
+  describeInBrowser,
 } from './support/ui-harness';
 
 let alice: Node | undefined;
@@ -67,7 +68,7 @@ const focusedName = (page: Page) =>
     return el ? (el.getAttribute('aria-label') ?? el.textContent ?? '').trim() : null;
   });
 
-describe('what the newcomer review saw', () => {
+describeInBrowser('what the newcomer review saw', () => {
   beforeAll(async () => {
     assertReady();
     scripts = mkdtempSync(path.join(os.tmpdir(), 'parley-ui-review-'));

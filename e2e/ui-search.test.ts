@@ -3,7 +3,7 @@
 // switcher finds by name and by what was said, works from the keyboard alone, opens
 // what is chosen, and shows a member nothing of what only the owner reads.
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { axeInBothSchemes } from './support/axe-scan';
 import {
   assertReady,
@@ -21,6 +21,7 @@ import {
   visible,
   type Node,
   type OpenedPage,
+  describeInBrowser,
 } from './support/ui-harness';
 
 let alice: Node | undefined;
@@ -68,7 +69,7 @@ async function arrowTo(page: Page, text: string): Promise<void> {
   throw new Error(`no option holding "${text}"; the last was "${await activeOption(page)}"`);
 }
 
-describe('search and the Ctrl+K switcher', () => {
+describeInBrowser('search and the Ctrl+K switcher', () => {
   beforeAll(async () => {
     assertReady();
     [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);

@@ -5,7 +5,7 @@
 // conversations keep their history, and pairing again is refused in words that say
 // which side revoked.
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ApiError } from '../shared/api-contract';
 import { axeInBothSchemes } from './support/axe-scan';
 import {
@@ -26,6 +26,7 @@ import {
   visible,
   type Node,
   type OpenedPage,
+  describeInBrowser,
 } from './support/ui-harness';
 
 let alice: Node | undefined;
@@ -47,7 +48,7 @@ async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Pro
 
 const pending = (page: Page) => page.getByRole('region', { name: 'Invitations waiting to be used' });
 
-describe('Settings: invitations, Pause, Revoke and removing revoked connections', () => {
+describeInBrowser('Settings: invitations, Pause, Revoke and removing revoked connections', () => {
   beforeAll(async () => {
     assertReady();
     [alice, bob, carol, browser] = await Promise.all([

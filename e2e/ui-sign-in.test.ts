@@ -2,7 +2,7 @@
 // fragment (taken out of the address bar, kept for the tab), and the sign-in form for a
 // tab without one.
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   launchChromium,
@@ -12,9 +12,10 @@ import {
   stopNodes,
   visible,
   type Node,
+  describeInBrowser,
 } from './support/ui-harness';
 
-describe('signing in', () => {
+describeInBrowser('signing in', () => {
   let node: Node | undefined;
   let browser: Browser | undefined;
 

@@ -1,5 +1,6 @@
 // What the UI tests share: real `parley serve` installations set up through the app API,
-// Debian's Chromium driven by playwright-core, and screenshots under e2e/screenshots/.
+// a Chromium driven by playwright-core (the one `npm test`'s setup found or installed), and
+// screenshots under e2e/screenshots/.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,11 +9,13 @@ import { expect } from 'vitest';
 import type { Person, RoleView } from '../../shared/domain';
 import type { ApiClient } from '../../main/testing/api-client';
 import { removeDataDir, startServe, type ServeProcess } from '../../main/testing/serve-process';
+import { browserPath } from './system-parts';
+
+export { describeInBrowser, noBrowser } from './system-parts';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 export const screenshotDir = path.join(root, 'e2e', 'screenshots');
 
-const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
   '--no-sandbox',
   '--disable-gpu',
@@ -23,19 +26,17 @@ const CHROMIUM_ARGS = [
   '--disable-quic',
 ];
 
-/** Fails clearly when the browser or the build is missing. */
+/** Fails clearly when the build is missing (a missing browser skips the tests: `describeInBrowser`). */
 export function assertReady(): void {
-  if (!existsSync(CHROMIUM))
-    throw new Error(
-      `${CHROMIUM} is missing: the UI tests need Debian's Chromium (apt-get install -y chromium); .ci/run installs it.`,
-    );
+  if (browserPath === null) throw new Error('no browser: wrap the test in describeInBrowser');
   for (const file of ['dist/renderer/index.html', 'dist/cli.cjs', 'dist/scripted-agent.js'])
     if (!existsSync(path.join(root, file)))
       throw new Error(`${file} is missing: run \`npm run build\` first (\`npm test\` does).`);
 }
 
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  if (browserPath === null) throw new Error('no browser on this machine: `npm test` says why');
+  return chromium.launch({ executablePath: browserPath, args: CHROMIUM_ARGS });
 }
 
 export interface Node {
