@@ -17,7 +17,8 @@
 // server (cold), and no long frame (over 50 ms) while scrolling.
 //
 // `node dist/bench/ui.js [--threads 10000,100000] [--scale S] [--trace FILE]` prints one JSON line named
-// "ui" per count on stdout (`npm run bench` runs it after dist/bench/run.js).
+// "ui" per count on stdout, after one line "ui-open" (bench/ui-open.ts: how fast the window
+// opens); `npm run bench` runs it after dist/bench/run.js.
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Browser } from 'playwright-core';
@@ -25,6 +26,7 @@ import { ApiClient } from '../main/testing/api-client';
 import { seedThreads } from '../main/testing/seed-threads';
 import { removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
 import { launchChromium } from '../e2e/support/ui-harness';
+import { benchUiOpen } from './ui-open';
 
 export interface UiBenchResult {
   name: 'ui';
@@ -321,6 +323,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   (async () => {
     const browser = await launchChromium();
     try {
+      process.stdout.write(JSON.stringify(await benchUiOpen(browser)) + '\n');
       for (const threads of counts) {
         const trace = values.trace ? `${values.trace}-${threads}` : undefined;
         const result = await benchUi({ threads, browser, trace });

@@ -1,10 +1,9 @@
 // The window: sign-in when needed, else the sidebar and the view it picked. Stores
 // load what they show and stay fresh through the API's change events.
-import { useEffect, useState, type FormEvent } from 'react';
+import { lazy, Suspense, useEffect, useState, type FormEvent } from 'react';
 import { titleWithCount } from '../shared/attention';
 import { RolePicker } from './components/new-conversation';
 import { Sidebar } from './components/sidebar';
-import { Switcher } from './components/switcher';
 import { TextWithCode } from './components/text-with-code';
 import { Loading } from './components/ui';
 import { selectWaitingCount, useAttention } from './store/attention';
@@ -30,9 +29,13 @@ import { selectPendingInvitation, selectToasts, selectView, useUi } from './stor
 import { AttentionView } from './views/attention';
 import { ConversationView } from './views/conversation';
 import { FirstRunChecklist } from './views/first-run';
-import { SettingsView } from './views/settings';
 import { TasksView } from './views/tasks';
 import { OrphanedThreadsView, PeerThreadsView } from './views/threads';
+
+// Settings and the switcher (with search) load when first opened: the first view's script
+// carries only what it shows.
+const SettingsView = lazy(() => import('./views/settings').then((module) => ({ default: module.SettingsView })));
+const Switcher = lazy(() => import('./components/switcher').then((module) => ({ default: module.Switcher })));
 
 export function App() {
   const status = useSession(selectStatus);
@@ -134,10 +137,18 @@ function Workspace() {
         {view.kind === 'peer' && <PeerThreadsView />}
         {view.kind === 'orphaned' && <OrphanedThreadsView />}
         {view.kind === 'attention' && <AttentionView />}
-        {view.kind === 'settings' && <SettingsView tab={view.tab} />}
+        {view.kind === 'settings' && (
+          <Suspense fallback={<Loading label="Opening Settings…" />}>
+            <SettingsView tab={view.tab} />
+          </Suspense>
+        )}
       </main>
       <Toasts />
-      {switcherOpen && <Switcher onClose={() => useSwitcher.getState().setOpen(false)} />}
+      {switcherOpen && (
+        <Suspense fallback={null}>
+          <Switcher onClose={() => useSwitcher.getState().setOpen(false)} />
+        </Suspense>
+      )}
     </div>
   );
 }

@@ -1,13 +1,23 @@
 // Agent output as people read it: single newlines are line breaks, code keeps its own,
 // code blocks carry a Copy button, raw HTML is dropped; help texts show code as code.
 import { renderToStaticMarkup } from 'react-dom/server';
-import { describe, expect, it } from 'vitest';
-import { Markdown } from './markdown';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Markdown, markdownReady } from './markdown';
 import { TextWithCode } from './text-with-code';
 
 const html = (text: string) => renderToStaticMarkup(<Markdown text={text} />);
 
+describe('Markdown before its parser has loaded', () => {
+  it('shows the text as written', () => {
+    expect(html('**bold** and\na line')).toBe(
+      '<div class="markdown"><p class="markdown-plain">**bold** and\na line</p></div>',
+    );
+  });
+});
+
 describe('Markdown', () => {
+  beforeAll(() => markdownReady());
+
   it('breaks the line at a single newline, and keeps paragraphs', () => {
     expect(html('first line\nsecond line')).toMatch(/<p>first line<br\/>\s*second line<\/p>/);
     expect(html('one\n\ntwo')).toMatch(/<p>one<\/p>\s*<p>two<\/p>/);

@@ -1,86 +1,49 @@
-// Agent output as Markdown (GitHub flavour, single newlines kept as line breaks). Raw
-// HTML in it is dropped, never rendered; links open outside the app (Electron hands
-// http(s) links to the system browser); code blocks have a Copy button.
-import { memo, type ReactNode } from 'react';
-import { flushSync } from 'react-dom';
-import { createRoot } from 'react-dom/client';
-import ReactMarkdown, { type Components } from 'react-markdown';
-import remarkGfm from 'remark-gfm';
-import { remarkLineBreaks } from './remark-line-breaks';
-import { CopyButton } from './ui';
+// Agent output as Markdown. The parser (markdown-render.tsx) is loaded when the page is
+// first idle, or when the first Markdown is shown if that comes sooner, so the window's
+// first paint does not wait for it; until it is there a text shows as written.
+import { memo, useSyncExternalStore } from 'react';
+import type * as MarkdownRender from './markdown-render';
 
-const remarkPlugins = [remarkGfm, remarkLineBreaks];
+type Renderer = typeof MarkdownRender;
 
-interface HastNode {
-  type: string;
-  value?: string;
-  children?: HastNode[];
+let renderer: Renderer | null = null;
+let loading: Promise<Renderer> | null = null;
+const listeners = new Set<() => void>();
+
+function load(): Promise<Renderer> {
+  loading ??= import('./markdown-render').then((loaded) => {
+    renderer = loaded;
+    for (const listener of listeners) listener();
+    return loaded;
+  });
+  return loading;
 }
 
-/** The text of a rendered element, as it was written. */
-function textOf(node: HastNode | undefined): string {
-  if (!node) return '';
-  if (node.type === 'text') return node.value ?? '';
-  return (node.children ?? []).map(textOf).join('');
+function subscribe(listener: () => void): () => void {
+  listeners.add(listener);
+  if (!renderer) void load();
+  return () => listeners.delete(listener);
 }
 
-function CodeBlock({ code, children }: { code: string; children: ReactNode }) {
-  return (
-    <div className="md-code">
-      <pre>{children}</pre>
-      <div className="md-code-copy">
-        <CopyButton text={code.replace(/\n$/, '')} label="Copy code" />
-      </div>
-    </div>
-  );
-}
-
-const components: Components = {
-  a: ({ href, children }) => (
-    <a href={href} target="_blank" rel="noreferrer noopener">
-      {children}
-    </a>
-  ),
-  // Images would load from anywhere; show their text and address instead.
-  img: ({ alt, src }) => (
-    <span className="md-image">
-      [{alt || 'image'}
-      {typeof src === 'string' ? `: ${src}` : ''}]
-    </span>
-  ),
-  table: ({ children }) => (
-    <div className="md-table">
-      <table>{children}</table>
-    </div>
-  ),
-  pre: ({ node, children }) => <CodeBlock code={textOf(node)}>{children}</CodeBlock>,
-};
+const snapshot = () => renderer;
 
 export const Markdown = memo(function Markdown({ text, className }: { text: string; className?: string }) {
+  const loaded = useSyncExternalStore(subscribe, snapshot, snapshot);
   return (
     <div className={`markdown${className ? ` ${className}` : ''}`}>
-      <ReactMarkdown remarkPlugins={remarkPlugins} components={components} skipHtml>
-        {text}
-      </ReactMarkdown>
+      {loaded ? <loaded.MarkdownBody text={text} /> : <p className="markdown-plain">{text}</p>}
     </div>
   );
 });
 
-/** A little of each construct the parser has. */
-const WARM_UP =
-  '# a\n\n**b** _c_ `d` [e](https://example.com) ~f~\n\n- g\n1. h\n\n> i\n\n| j | k |\n| - | - |\n| l | m |\n\n```\nn\n```';
-
-/**
- * Renders a little Markdown once, off screen, when the page is first idle: the first
- * conversation a person opens then costs its own Markdown, not the parser's first run
- * (20–40 ms here, most of it compiling the parser).
- */
+/** Loads the parser and runs it once when the page is first idle (see markdown-render.tsx). */
 export function warmMarkdown(): void {
-  const run = () => {
-    const root = createRoot(document.createElement('div'));
-    flushSync(() => root.render(<Markdown text={WARM_UP} />));
-    root.unmount();
-  };
+  const run = () => void load().then((loaded) => loaded.warmUp());
   if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 2000 });
   else setTimeout(run, 500);
+}
+
+/** For tests and server rendering: the parser, loaded. */
+export function markdownReady(): Promise<unknown> {
+  return load();
 }
