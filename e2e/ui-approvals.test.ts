@@ -136,13 +136,16 @@ describeInBrowser('approvals where people work', () => {
         .getByRole('region', { name: 'Needs you' })
         .getByRole('button', { name: /assistant wants to send to bob\/researcher/ });
       await visible(item, 30_000);
-      expect(await item.innerText()).not.toContain('what does the budget say?');
-      // The decision can be made from the list too; here it is made where the ask is.
-      await visible(
-        page
-          .getByRole('region', { name: 'Needs you' })
-          .getByRole('button', { name: 'Approve text #1 to bob/researcher' }),
-      );
+      // The decision can be made from the list too, beside the text it lets out, in one box;
+      // here it is made where the ask is.
+      const decision = page
+        .getByRole('region', { name: 'Needs you' })
+        .locator('.attention-decision')
+        .filter({ has: page.getByRole('button', { name: /assistant wants to send to bob\/researcher/ }) });
+      const held = decision.getByRole('figure', { name: 'Text #1 to send' });
+      expect(await (await visible(held)).innerText()).toBe('what does the budget say?');
+      await visible(decision.getByRole('button', { name: 'Approve text #1 to bob/researcher' }));
+      await visible(decision.getByRole('button', { name: 'Deny text #1 to bob/researcher' }));
       await scan(page, 'waiting-on-you');
       await item.click();
       await visible(page.getByRole('heading', { name: 'assistant', level: 1 }));
@@ -301,6 +304,11 @@ describeInBrowser('approvals where people work', () => {
         .click();
       const needs = page.getByRole('region', { name: 'Needs you' });
       await visible(needs.getByRole('button', { name: /builder asks for permission/ }), 30_000);
+      // The tool and what it would be given, read before deciding.
+      const decision = needs.locator('.attention-decision');
+      await visible(decision.getByText('Tool npm run build (execute)'));
+      const args = decision.getByLabel('What npm run build would be given');
+      expect(await (await visible(args)).innerText()).toBe('npm run build (asked by a test agent)');
       await scan(page, 'waiting-on-you-permission');
       await needs.getByRole('button', { name: 'Approve builder using npm run build' }).click();
       await until(

@@ -2,9 +2,8 @@
 // chat line that made an ask (ask-state.tsx), on the agent conversation's card and its
 // held texts, and above the composer of a conversation or task for what has no chat
 // line (a peer's text held before the agent takes it, an agent's request to use a tool).
-import { useId } from 'react';
+import { useId, useState } from 'react';
 import type { ApprovalView } from '../../shared/domain';
-import { oneLine } from '../format';
 import { useApprovals } from '../store/approvals';
 import { ArrowInIcon, ArrowOutIcon, AlertIcon } from './icons';
 import { useAction } from './ui';
@@ -76,10 +75,72 @@ function permissionInput(approval: ApprovalView): string | null {
   return typeof detail?.input === 'string' ? detail.input : null;
 }
 
-/** A held text or a tool request, with its preview and the person's choice. */
+/** A tool's arguments as the agent gave them, laid out when they are JSON. */
+function readableInput(input: string): string {
+  try {
+    return JSON.stringify(JSON.parse(input), null, 2);
+  } catch {
+    return input;
+  }
+}
+
+/** A text taller than this many lines (or longer than this) starts folded, with "Show all". */
+const FOLDED_LINES = 8;
+const FOLDED_CHARS = 600;
+
+/**
+ * What the person is asked to let through, to read before deciding: the held text as it
+ * was written, or the tool and what it would be given.
+ */
+export function ApprovalContent({ approval }: { approval: ApprovalView }) {
+  const [unfolded, setUnfolded] = useState(false);
+  if (approval.kind === 'permission') {
+    const input = permissionInput(approval);
+    const toolKind = (approval.detail as { toolKind?: unknown } | null)?.toolKind;
+    return (
+      <div className="approval-content">
+        <p className="approval-tool">
+          Tool <code>{approval.title}</code>
+          {typeof toolKind === 'string' && ` (${toolKind})`}
+        </p>
+        {input ? (
+          <pre className="approval-args" aria-label={`What ${approval.title} would be given`}>
+            {readableInput(input)}
+          </pre>
+        ) : (
+          <p className="muted small">The agent gave no arguments.</p>
+        )}
+      </div>
+    );
+  }
+  const body = approval.text?.preview;
+  if (!body) return null;
+  const long = body.length > FOLDED_CHARS || body.split('\n').length > FOLDED_LINES;
+  return (
+    <div className="approval-content">
+      <figure
+        className="approval-text-figure"
+        aria-label={`Text #${approval.text?.seq ?? '?'}${approval.kind === 'outgoing' ? ' to send' : ' received'}`}
+      >
+        <blockquote className={`approval-text${long && !unfolded ? ' folded' : ''}`}>{body}</blockquote>
+      </figure>
+      {long && (
+        <button
+          type="button"
+          className="btn btn-ghost btn-sm"
+          aria-expanded={unfolded}
+          onClick={() => setUnfolded(!unfolded)}
+        >
+          {unfolded ? 'Show less' : 'Show all'}
+        </button>
+      )}
+    </div>
+  );
+}
+
+/** A held text or a tool request, with what it says and the person's choice. */
 export function ApprovalItem({ approval, withPreview = true }: { approval: ApprovalView; withPreview?: boolean }) {
   const id = useId();
-  const preview = withPreview ? (approval.text?.preview ?? permissionInput(approval)) : null;
   const Icon = approval.kind === 'outgoing' ? ArrowOutIcon : approval.kind === 'incoming' ? ArrowInIcon : AlertIcon;
   return (
     <li className={`approval-item approval-${approval.kind}`} aria-labelledby={id}>
@@ -90,11 +151,7 @@ export function ApprovalItem({ approval, withPreview = true }: { approval: Appro
         </span>
         <ApprovalActions approval={approval} />
       </div>
-      {preview && (
-        <p className="approval-preview" title={oneLine(preview, 600)}>
-          {oneLine(preview, 240)}
-        </p>
-      )}
+      {withPreview && <ApprovalContent approval={approval} />}
     </li>
   );
 }

@@ -11,6 +11,7 @@ import { selectView, useUi, type View } from '../store/ui';
 import { ArchiveIcon, BellIcon, GearIcon, InboxIcon, PlusIcon, SearchIcon, TasksIcon } from './icons';
 import { NewConversationDialog } from './new-conversation';
 import { Avatar, UnreadBadge } from './ui';
+import './sidebar.css';
 
 export function Sidebar() {
   const installation = useSession(selectInstallation);

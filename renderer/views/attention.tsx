@@ -5,7 +5,7 @@
 import { useId, type ReactNode } from 'react';
 import { attentionSections, type AttentionItem, type AttentionSection } from '../../shared/attention';
 import { describeItem } from '../attention-facts';
-import { ApprovalActions } from '../components/approvals';
+import { ApprovalActions, ApprovalContent } from '../components/approvals';
 import { AlertIcon, BellIcon, ChatIcon, InboxIcon, PauseIcon, PlugIcon, TasksIcon } from '../components/icons';
 import { EmptyState, ErrorNote, Loading } from '../components/ui';
 import { fullTime, shortTime } from '../format';
@@ -141,16 +141,21 @@ function AttentionRow({ item }: { item: AttentionItem }) {
     </button>
   );
   if (item.approvalId === undefined) return row;
-  // A decision can be made here too, with the same buttons as where the person works.
+  return <Decision row={row} approvalId={item.approvalId} />;
+}
+
+/** A decision, made here as where the person works: what it lets through, read before Approve and Deny. */
+function Decision({ row, approvalId }: { row: ReactNode; approvalId: number }) {
+  const approval = useApprovals((s) => s.list?.find((a) => a.id === approvalId));
   return (
     <div className="attention-decision">
       {row}
-      <DecisionActions approvalId={item.approvalId} />
+      {approval && (
+        <div className="attention-decision-body">
+          <ApprovalContent approval={approval} />
+          <ApprovalActions approval={approval} />
+        </div>
+      )}
     </div>
   );
-}
-
-function DecisionActions({ approvalId }: { approvalId: number }) {
-  const approval = useApprovals((s) => s.list?.find((a) => a.id === approvalId));
-  return approval ? <ApprovalActions approval={approval} /> : null;
 }
