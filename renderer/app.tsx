@@ -6,7 +6,9 @@ import { RolePicker } from './components/new-conversation';
 import { Sidebar } from './components/sidebar';
 import { TextWithCode } from './components/text-with-code';
 import { Loading } from './components/ui';
-import { selectWaitingCount, useAttention } from './store/attention';
+import { describeItem } from './attention-facts';
+import { oneLine } from './format';
+import { openItem, selectAttention, selectWaitingCount, useAttention } from './store/attention';
 import { useConnections } from './store/connections';
 import { selectConversations, useConversations } from './store/conversations';
 import { checklistWanted, selectFirstRun, useFirstRun } from './store/first-run';
@@ -204,10 +206,74 @@ function Home() {
           Talk with the roles of {installation?.name ?? 'this installation'}. They can ask the roles of your connections
           for help, and you can follow every exchange.
         </p>
+        <HomeWaiting />
+        <HomeRecent />
         <h2 className="section-title">Start a conversation</h2>
         <RolePicker />
       </div>
     </div>
+  );
+}
+
+/** The first few things that need the person, and the way to the rest. */
+function HomeWaiting() {
+  const list = useAttention(selectAttention);
+  const navigate = useUi((s) => s.navigate);
+  const waiting = list?.items.filter((item) => item.section === 'waiting') ?? [];
+  if (waiting.length === 0) return null;
+  return (
+    <section className="home-section" aria-labelledby="home-waiting">
+      <h2 id="home-waiting" className="section-title">
+        Needs you <span className="count">{waiting.length.toLocaleString()}</span>
+      </h2>
+      <ul className="home-list">
+        {waiting.slice(0, 3).map((item) => {
+          const { headline, detail } = describeItem(item);
+          return (
+            <li key={item.key}>
+              <button type="button" className="home-item" onClick={() => openItem(item)}>
+                <span className="home-item-title">{headline}</span>
+                <span className="home-item-detail">{detail}</span>
+              </button>
+            </li>
+          );
+        })}
+      </ul>
+      {waiting.length > 3 && (
+        <button type="button" className="btn btn-ghost btn-sm" onClick={() => navigate({ kind: 'attention' })}>
+          All that waits on you
+        </button>
+      )}
+    </section>
+  );
+}
+
+/** The conversations with something new, newest first. */
+function HomeRecent() {
+  const conversations = useConversations(selectConversations);
+  const navigate = useUi((s) => s.navigate);
+  const recent = (conversations ?? []).filter((conversation) => conversation.lastMessage).slice(0, 5);
+  if (recent.length === 0) return null;
+  return (
+    <section className="home-section" aria-labelledby="home-recent">
+      <h2 id="home-recent" className="section-title">
+        Recent
+      </h2>
+      <ul className="home-list">
+        {recent.map((conversation) => (
+          <li key={conversation.id}>
+            <button
+              type="button"
+              className="home-item"
+              onClick={() => navigate({ kind: 'conversation', id: conversation.id })}
+            >
+              <span className="home-item-title">{conversation.roleName}</span>
+              <span className="home-item-detail">{oneLine(conversation.lastMessage?.body ?? '', 90)}</span>
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }
 

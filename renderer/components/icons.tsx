@@ -162,3 +162,15 @@ export const BellIcon = (p: P) => (
     <path d="M10.3 20a1.9 1.9 0 0 0 3.4 0" />
   </Icon>
 );
+
+export const HomeIcon = (p: P) => (
+  <Icon {...p}>
+    <path d="M3 11.5 12 4l9 7.5" />
+    <path d="M5.5 9.5V20h13V9.5" />
+  </Icon>
+);
+export const MenuIcon = (p: P) => (
+  <Icon {...p}>
+    <path d="M4 6h16M4 12h16M4 18h16" />
+  </Icon>
+);
