@@ -23,6 +23,7 @@ import {
   type TaskLogEntry,
   type TurnSummary,
 } from './domain';
+import type { Ledger } from './ledger';
 
 interface MethodSpec<P extends z.ZodType, R> {
   params: P;
@@ -345,6 +346,20 @@ export const methods = {
       limit: z.number().int().min(1).max(100).optional(),
     }),
     'Search',
+  ),
+
+  /**
+   * What the roles of a conversation or a task said to other installations and heard from
+   * them, on its people's behalf (DESIGN §12.8): every agent conversation rooted there, each
+   * text with its state, who approved or declined it, and how the turn that took it ended.
+   * `format: 'markdown'` also returns it as a Markdown document to keep.
+   */
+  'ledger.get': method<{ ledger: Ledger; markdown: string | null }>()(
+    z.strictObject({
+      root: z.strictObject({ kind: z.enum(['conversation', 'task']), id }),
+      format: z.enum(['json', 'markdown']).optional(),
+    }),
+    'Read what agents said on your behalf',
   ),
 
   /** The first-run checklist for the home page: which steps are done, and whether the person hid it. */

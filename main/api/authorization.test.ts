@@ -885,6 +885,37 @@ const rows: AnyRow[] = [
   }),
 
   row({
+    method: 'ledger.get',
+    about: 'of a person’s conversation',
+    expect: itsPersonOnly,
+    setup: () => conversationThread(),
+    fixtures: 'shared',
+    params: (f) => ({ root: { kind: 'conversation', id: f.conversation.id }, format: 'markdown' }),
+    effect: (f, result) => {
+      expect(result.ledger.entries.map((e) => [e.threadId, e.peer, e.peerRole])).toEqual([
+        [f.thread.id, 'peer', 'researcher'],
+      ]);
+      expect(result.ledger.entries[0]!.texts.map((t) => [t.direction, t.body, t.state])).toEqual([
+        ['out', f.question, 'acked'],
+        ['in', `answer: ${f.question}`, 'handled'],
+      ]);
+      expect(result.markdown).toContain(`> ${f.question}`);
+    },
+  }),
+  row({
+    method: 'ledger.get',
+    about: 'of a task',
+    expect: everyone,
+    setup: () => taskThread(),
+    fixtures: 'shared',
+    params: (f) => ({ root: { kind: 'task', id: f.task.id } }),
+    effect: (f, result) => {
+      expect(result.ledger.root).toMatchObject({ kind: 'task', id: f.task.id });
+      expect(result.ledger.entries.map((e) => e.threadId)).toEqual([f.thread.id]);
+      expect(result.markdown).toBeNull();
+    },
+  }),
+  row({
     method: 'threads.list',
     about: 'rooted in a task',
     expect: everyone,

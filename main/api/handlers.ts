@@ -89,6 +89,7 @@ import { approvalHandlers } from './approvals-handlers';
 import { attentionHandlers } from './attention-handlers';
 import { engineCall } from './engine-errors';
 import { firstRunHandlers } from './first-run-handlers';
+import { ledgerHandlers } from './ledger-handlers';
 import { networkHandlers, requireInvitable } from './network-handlers';
 import { pairingHandlers } from './pairing-handlers';
 import { searchHandlers } from './search-handlers';
@@ -452,6 +453,7 @@ const handlers: HandlerTable = {
   ...pairingHandlers,
   ...searchHandlers,
   ...firstRunHandlers,
+  ...ledgerHandlers,
   ...approvalHandlers,
   ...attentionHandlers,
 };

@@ -39,6 +39,7 @@ import {
 import { selectRole, useRoles } from '../store/roles';
 import { selectPerson, useSession } from '../store/session';
 import { useUi } from '../store/ui';
+import { LedgerButton } from '../components/ledger-button';
 
 export function ConversationView({ id }: { id: number }) {
   const conversation = useConversations(selectConversation(id));
@@ -93,6 +94,7 @@ export function ConversationView({ id }: { id: number }) {
           <p className="muted">{role?.description || `Your conversation with ${roleName}`}</p>
         </div>
         <div className="view-actions">
+          <LedgerButton root={{ kind: 'conversation', id }} />
           <RunStateBadge run={conversation.run} />
           {active && <StopButton onStop={() => stop(id)} disabled={conversation.run.state === 'stopping'} />}
           <button

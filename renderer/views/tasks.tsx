@@ -45,6 +45,7 @@ import { selectRoles, useRoles } from '../store/roles';
 import { selectPerson, useSession } from '../store/session';
 import { selectTask, selectTaskDetail, selectTaskError, selectTasks, taskTree, useTasks } from '../store/tasks';
 import { useUi } from '../store/ui';
+import { LedgerButton } from '../components/ledger-button';
 
 export function TasksView({ id }: { id: number | null }) {
   const tasks = useTasks(selectTasks);
@@ -200,6 +201,7 @@ function TaskDetailView({ id, showBack }: { id: number; showBack: boolean }) {
           <Badge tone={task.status === 'open' ? 'good' : 'neutral'}>
             {task.status === 'open' ? 'Open' : 'Finished'}
           </Badge>
+          <LedgerButton root={{ kind: 'task', id }} />
           <RunStateBadge run={task.run} />
           {isActive(task.run) && <StopButton onStop={() => stop(id)} disabled={task.run.state === 'stopping'} />}
         </div>
