@@ -2,8 +2,9 @@
 // to use a tool. A pending approval and its held text change together, in one
 // transaction: the text is `held` exactly while its approval is `pending`.
 import type { ApprovalKind, ApprovalState, ApprovalView, ContextKind, ContextRef } from '../../../shared/domain';
+import { APPROVAL_AUDIENCE, APPROVAL_PLACE_JOINS, audiencesOf } from '../../access/approval-readers';
 import { approvalTarget } from '../../access/lookup';
-import { approvalDeciders, decide, inAudience, type Viewer } from '../../access/rules';
+import { approvalDeciders, inAudience, type Viewer } from '../../access/rules';
 import type { Db } from '../database';
 import { all, get, insert, run } from '../sql';
 
@@ -127,9 +128,37 @@ export function cancelAllPermissionRequests(db: Db, reason: string): ApprovalRow
   );
 }
 
-/** Every approval still waiting, oldest first (through the partial index on pending ones). */
-export function pendingApprovalRows(db: Db, limit = 1000): ApprovalRow[] {
-  return all<ApprovalRow>(db, "SELECT * FROM approvals WHERE state = 'pending' ORDER BY id LIMIT ?", limit);
+/**
+ * The approvals still waiting that `viewer` may read, oldest first, at most `limit`: who
+ * reads each is decided in the statement (../../access/approval-readers), before the
+ * limit, so what others may not read never takes a reader's places in the list. It is
+ * decided once per place where approvals wait rather than per row: a flood waits in few
+ * places, so the cost follows those, and a row then costs one lookup in the readable set.
+ */
+export function pendingApprovalRows(db: Db, viewer: Viewer, limit = 1000): ApprovalRow[] {
+  return all<ApprovalRow>(db, PENDING_FOR_VIEWER, ...audiencesOf(viewer), limit);
+}
+
+/** Its statement (its plan is pinned in access/approval-readers.test.ts). */
+export const PENDING_FOR_VIEWER = `WITH readable AS (
+    SELECT a.context_kind, a.context_id
+    FROM (SELECT DISTINCT context_kind, context_id FROM approvals WHERE state = 'pending') a ${APPROVAL_PLACE_JOINS}
+    WHERE ${APPROVAL_AUDIENCE} IN (?, ?, ?))
+  SELECT a.* FROM approvals a
+  WHERE a.state = 'pending' AND (a.context_kind, a.context_id) IN readable
+  ORDER BY a.id LIMIT ?`;
+
+/** How many permission requests wait for a person in this turn, and in every running turn of its run. */
+export function pendingPermissionCounts(db: Db, turnId: number, runId: number): { turn: number; run: number } {
+  return get<{ turn: number; run: number }>(
+    db,
+    `SELECT
+       (SELECT count(*) FROM approvals WHERE turn_id = ? AND state = 'pending' AND kind = 'permission') AS turn,
+       (SELECT count(*) FROM approvals WHERE turn_id IN (SELECT id FROM turns WHERE run_id = ? AND status = 'running')
+          AND state = 'pending' AND kind = 'permission') AS run`,
+    turnId,
+    runId,
+  )!;
 }
 
 interface TextFacts {
@@ -218,7 +247,5 @@ export function approvalView(db: Db, row: ApprovalRow, viewer: Viewer): Approval
  * The attention list reads this.
  */
 export function pendingApprovalsFor(db: Db, viewer: Viewer): ApprovalView[] {
-  return pendingApprovalRows(db)
-    .filter((row) => decide(viewer, approvalTarget(db, row), 'read').allowed)
-    .map((row) => approvalView(db, row, viewer));
+  return pendingApprovalRows(db, viewer).map((row) => approvalView(db, row, viewer));
 }

@@ -281,7 +281,8 @@ describe('query plans of the hot paths', () => {
         runId: run.id,
       });
       insertApproval(db, { kind: 'incoming', context: { kind: 'thread', id: peer.id }, textId: into, runId: run.id });
-      pendingApprovalRows(db);
+      pendingApprovalRows(db, { id: 1, kind: 'owner' });
+      pendingApprovalRows(db, { id: 2, kind: 'member' });
       getApproval(db, id);
       settleApproval(db, id, 'approved', { id: null, name: 'alice' });
       heldIncoming(db, connection.id);
