@@ -11,6 +11,7 @@ import {
   cancelTurnApprovals,
   getApproval,
   insertApproval,
+  pendingPermissionCounts,
   settleApproval,
   type ApprovalRow,
 } from '../store/queries/approvals';
@@ -27,6 +28,27 @@ export interface PermissionRequest {
 }
 
 const waitWords = (ms: number) => (ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.ceil(ms / 1000)} s`);
+
+/**
+ * How many requests may wait for a person at once, in one turn and in one run. An agent
+ * that asks faster than people answer gets no more rows in everyone's list: its next
+ * request is answered at once, in words it can act on.
+ */
+export const PERMISSION_BOUND = { turn: 8, run: 16 } as const;
+
+/** Whether one more request may wait, given how many already do: null, or why not (for the agent). */
+export function permissionBoundReason(
+  pending: { turn: number; run: number },
+  bound: { turn: number; run: number } = PERMISSION_BOUND,
+): string | null {
+  const over = pending.turn >= bound.turn ? 'turn' : pending.run >= bound.run ? 'run' : null;
+  if (over === null) return null;
+  const count = over === 'turn' ? pending.turn : pending.run;
+  return (
+    `nobody was asked: ${count} of your permission requests already wait for a person in this ${over}, ` +
+    `the most that may wait at once. Wait for those answers before you ask for more, or do without this tool.`
+  );
+}
 
 /** How long a request waits for a person before it is cancelled. */
 export const PERMISSION_TIMEOUT_MS = 10 * 60_000;
@@ -51,16 +73,19 @@ export class PermissionRequests {
 
   /** The running turn `turnId` of `run` asks; resolves with a person's word, or cancelled. */
   ask(run: RunRow, turnId: number, request: PermissionRequest): Promise<PermissionOutcome> {
-    const id = transaction(this.db, () =>
-      insertApproval(this.db, {
+    const id = transaction(this.db, () => {
+      const refused = permissionBoundReason(pendingPermissionCounts(this.db, turnId, run.id));
+      if (refused !== null) return refused;
+      return insertApproval(this.db, {
         kind: 'permission',
         context: { kind: run.context_kind, id: run.context_id },
         runId: run.id,
         turnId,
         title: request.title,
         detail: request.detail,
-      }),
-    );
+      });
+    });
+    if (typeof id === 'string') return Promise.resolve({ outcome: 'cancelled', reason: id });
     const outcome = new Promise<PermissionOutcome>((resolve) => {
       const timer = setTimeout(
         () => this.cancel(id, `nobody answered within ${waitWords(this.timeoutMs)}`),
