@@ -144,5 +144,6 @@ describe('who reads a pending approval, in SQL (DESIGN §11.9, §7)', () => {
     expect(joins).toHaveLength(6);
     for (const line of joins) expect(line).toMatch(/ USING INTEGER PRIMARY KEY \(rowid=\?\) LEFT-JOIN$/);
     expect(plan.filter((line) => /^SCAN approvals\b/.test(line))).toEqual([]);
+    expect(plan).toContain('SEARCH approvals USING COVERING INDEX approvals_pending_place (state=?)');
   });
 });
