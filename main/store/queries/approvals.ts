@@ -249,3 +249,58 @@ export function approvalView(db: Db, row: ApprovalRow, viewer: Viewer): Approval
 export function pendingApprovalsFor(db: Db, viewer: Viewer): ApprovalView[] {
   return pendingApprovalRows(db, viewer).map((row) => approvalView(db, row, viewer));
 }
+
+/**
+ * Inside a transaction, as a connection is revoked: a peer's texts that were let in (or
+ * never held) but that no turn has taken never reach an agent now. They count as handled
+ * with `reason`, their waiting input rows with them, and an approval that let one in is
+ * recorded as cancelled, saying why (`approvalReason`): the person's word is kept, but it
+ * did not bring the text to the agent. Returns those approvals, for their change events.
+ */
+export function dropUntakenIncoming(
+  db: Db,
+  connectionId: number,
+  reason: string,
+  approvalReason: string,
+): ApprovalRow[] {
+  const ids = JSON.stringify(
+    all<{ id: number }>(
+      db,
+      `SELECT texts.id FROM texts JOIN threads ON threads.id = texts.thread_id
+       WHERE texts.state IN ('held', 'queued', 'sent', 'received') AND texts.state = 'received'
+         AND texts.direction = 'in' AND threads.connection_id = ?
+         AND NOT EXISTS (SELECT 1 FROM inputs WHERE inputs.text_id = texts.id AND inputs.state != 'pending')`,
+      connectionId,
+    ).map((row) => row.id),
+  );
+  if (ids === '[]') return [];
+  run(db, "UPDATE inputs SET state = 'handled' WHERE text_id IN (SELECT value FROM json_each(?))", ids);
+  run(
+    db,
+    `UPDATE texts SET state = 'handled', reason = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+     WHERE id IN (SELECT value FROM json_each(?))`,
+    reason,
+    ids,
+  );
+  return all<ApprovalRow>(
+    db,
+    `UPDATE approvals SET state = 'cancelled', reason = ?
+     WHERE text_id IN (SELECT value FROM json_each(?)) AND state = 'approved' RETURNING *`,
+    approvalReason,
+    ids,
+  );
+}
+
+/** The connection a held text's approval belongs to (its name, status and who revoked it). */
+export function approvalConnection(
+  db: Db,
+  approvalId: number,
+): { name: string; status: string; revoked_by: 'us' | 'peer' | null } | undefined {
+  return get(
+    db,
+    `SELECT connections.name, connections.status, connections.revoked_by FROM approvals
+     JOIN texts ON texts.id = approvals.text_id JOIN threads ON threads.id = texts.thread_id
+     JOIN connections ON connections.id = threads.connection_id WHERE approvals.id = ?`,
+    approvalId,
+  );
+}
