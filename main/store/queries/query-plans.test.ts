@@ -18,6 +18,7 @@ import {
   getApproval,
   insertApproval,
   pendingApprovalRows,
+  pendingPermissionCounts,
   settleApproval,
 } from './approvals';
 import { insertConnection } from './connections';
@@ -308,6 +309,7 @@ describe('query plans of the hot paths', () => {
       heldIncomingOfThread(db, peer.id);
       cancelTextApprovals(db, [into], 'revoke');
       cancelTurnApprovals(db, 1, 'stopped');
+      pendingPermissionCounts(db, 1, run.id);
       cancelContextApprovals(db, { kind: 'conversation', id: 1 }, 'deleted');
     });
     expect(captured.length).toBeGreaterThan(8);
