@@ -63,7 +63,7 @@ describe('permission requests cannot starve the approvals list (DESIGN §11.9)',
       return messages.find((m) => m.body.startsWith('answered at once'))?.body;
     }, 'the agent to hear that its requests are answered at once');
     expect(report).toBe(
-      `answered at once:\n1002 × cancelled: nobody was asked: 8 of your permission requests already wait for a person in this turn, the most that may wait at once. Wait for those answers before you ask for more, or do without this tool.`,
+      `answered at once:\n1002 × denied by Parley: nobody was asked: 8 of your permission requests already wait for a person in this turn, the most that may wait at once. Wait for those answers before you ask for more, or do without this tool.`,
     );
     expect(await waiting(alice, dave, 8)).toHaveLength(8);
 
@@ -92,6 +92,6 @@ describe('permission requests cannot starve the approvals list (DESIGN §11.9)',
       const { messages } = await asDave('conversations.get', { id: daves.id });
       return messages.find((m) => m.body.includes('approved by dave'))?.body;
     }, 'the agent’s last word');
-    expect(final).toMatch(/^1002 × cancelled: nobody was asked: .*\n8 × approved by dave$/);
+    expect(final).toMatch(/^1002 × denied by Parley: nobody was asked: .*\n8 × approved by dave$/);
   });
 });

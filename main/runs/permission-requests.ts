@@ -18,7 +18,10 @@ import {
 import type { RunRow } from '../store/queries/runs';
 
 export type PermissionOutcome =
-  { outcome: 'approved'; by: string } | { outcome: 'denied'; by: string } | { outcome: 'cancelled'; reason: string };
+  | { outcome: 'approved'; by: string }
+  /** `reason`: Parley denied it without asking anyone, and why. */
+  | { outcome: 'denied'; by: string; reason?: string }
+  | { outcome: 'cancelled'; reason: string };
 
 export interface PermissionRequest {
   /** The tool as the agent named it. */
@@ -32,7 +35,7 @@ const waitWords = (ms: number) => (ms >= 60_000 ? `${Math.round(ms / 60_000)} mi
 /**
  * How many requests may wait for a person at once, in one turn and in one run. An agent
  * that asks faster than people answer gets no more rows in everyone's list: its next
- * request is answered at once, in words it can act on.
+ * request is denied at once, by Parley, in words it can act on.
  */
 export const PERMISSION_BOUND = { turn: 8, run: 16 } as const;
 
@@ -85,7 +88,8 @@ export class PermissionRequests {
         detail: request.detail,
       });
     });
-    if (typeof id === 'string') return Promise.resolve({ outcome: 'cancelled', reason: id });
+    // Denied rather than cancelled: the agent's turn goes on without the tool.
+    if (typeof id === 'string') return Promise.resolve({ outcome: 'denied', by: 'Parley', reason: id });
     const outcome = new Promise<PermissionOutcome>((resolve) => {
       const timer = setTimeout(
         () => this.cancel(id, `nobody answered within ${waitWords(this.timeoutMs)}`),

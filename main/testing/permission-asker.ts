@@ -1,8 +1,8 @@
 // A command agent for tests that asks for a tool the way the acp worker does on its
 // agent's behalf: through the role API's `permission` call, with its turn's token, and
 // waits for the answer. It reads the turn's inputs on stdin; the last line is the tool's
-// title. It prints what it was told: "approved by NAME", "denied by NAME" or
-// "cancelled: REASON".
+// title. It prints what it was told: "approved by NAME", "denied by NAME" (with ": REASON"
+// when Parley denied it without asking) or "cancelled: REASON".
 //
 // "N times, K wait: TITLE" asks N times, 50 at once. Once all but K are answered it reports
 // (`parley report`) how those were answered, then waits for the K and prints theirs.
@@ -11,7 +11,9 @@ import { callRoleApi } from '../role-api/client';
 type Answer = { outcome: string; by?: string; reason?: string };
 
 const said = (answer: Answer) =>
-  answer.outcome === 'cancelled' ? `cancelled: ${answer.reason}` : `${answer.outcome} by ${answer.by}`;
+  answer.outcome === 'cancelled'
+    ? `cancelled: ${answer.reason}`
+    : `${answer.outcome} by ${answer.by}${answer.reason ? `: ${answer.reason}` : ''}`;
 
 /** "3 × said", one line per distinct answer, most frequent first. */
 function tally(answers: readonly Answer[]): string {
