@@ -17,10 +17,13 @@
 //                 texts, against the bare SQL; opening the busiest one; RSS (bench/thread-page.ts)
 //  wire           texts between two installations, against raw wss, the store alone and
 //                 the A2A JS SDK (bench/wire.ts)
+//  approvals      approvals.list with 100,000 pending, most of them others', against the
+//                 unfiltered 1,000 oldest (bench/approvals.ts)
 //
 // The UI line runs on its own (dist/bench/ui.js, Chromium).
 import { parseArgs } from 'node:util';
 import { log } from '../main/log';
+import { approvalsBench } from './approvals';
 import { askBench } from './ask';
 import { cliStartBench } from './cli-start';
 import { emit, progress } from './stats';
@@ -30,7 +33,7 @@ import { a2aClient, a2aServer } from './wire-a2a';
 import { baselineClient, baselineServer, wireBench } from './wire';
 import { storeReceiver, storeSender } from './wire-store';
 
-const LINES = ['turn-overhead', 'stop-latency', 'cli-start', 'ask', 'thread-page', 'wire'] as const;
+const LINES = ['turn-overhead', 'stop-latency', 'cli-start', 'ask', 'thread-page', 'wire', 'approvals'] as const;
 type Line = (typeof LINES)[number];
 
 /** The baselines' processes are this script in another mode. */
@@ -90,6 +93,7 @@ async function main(): Promise<void> {
   if (selected.has('ask')) await askBench(emit, progress, { scale });
   if (selected.has('thread-page')) await threadPageBench(emit, progress, { scale });
   if (selected.has('wire')) await wireBench(emit, progress, { threads, profileDir: values.profile, scale });
+  if (selected.has('approvals')) await approvalsBench(emit, progress, { scale });
   progress(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 

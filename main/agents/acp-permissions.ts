@@ -79,7 +79,8 @@ export interface PermissionQuestion {
 }
 
 /** How Parley answered: a person's word, or why there was none. */
-export type PersonsAnswer = { outcome: 'approved' | 'denied'; by: string } | { outcome: 'cancelled'; reason: string };
+export type PersonsAnswer =
+  { outcome: 'approved' | 'denied'; by: string; reason?: string } | { outcome: 'cancelled'; reason: string };
 
 const INPUT_CHARS = 4_000;
 
@@ -124,6 +125,6 @@ export function answerFromPerson(
     };
   return {
     outcome: { outcome: 'selected', optionId: chosen.optionId },
-    says: `${answer.by} ${allow ? 'allowed' : 'rejected'} ${question.title}`,
+    says: `${answer.by} ${allow ? 'allowed' : 'rejected'} ${question.title}${answer.reason ? `: ${answer.reason}` : ''}`,
   };
 }

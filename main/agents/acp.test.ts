@@ -98,6 +98,12 @@ describe('a person’s word on a tool (the role’s permissions “ask”)', () 
       'dave rejected Write notes.txt',
     ],
     [
+      { outcome: 'denied', by: 'Parley', reason: 'nobody was asked: 8 already wait' },
+      options,
+      { outcome: 'selected', optionId: 'no' },
+      'Parley rejected Write notes.txt: nobody was asked: 8 already wait',
+    ],
+    [
       { outcome: 'cancelled', reason: 'Stopped by dave' },
       options,
       { outcome: 'cancelled' },

@@ -3,7 +3,7 @@
 // address, set the queue limit. Each writes its whole decision in one transaction,
 // then signals the agents it stopped and tells the UI.
 import type { ConnectionPolicy, ContextRef } from '../../shared/domain';
-import { cancelContextApprovals, type ApprovalRow } from '../store/queries/approvals';
+import { cancelContextApprovals, dropUntakenIncoming, type ApprovalRow } from '../store/queries/approvals';
 import { transaction, type Db } from '../store/database';
 import {
   exposedRoles,
@@ -103,7 +103,7 @@ export class Control {
   async revoke(connectionId: number, by: string): Promise<void> {
     const connection = this.core.requireConnection(connectionId);
     if (connection.status === 'revoked') return;
-    const ended = this.commitRevocation(connectionId, 'us', `revoked by ${by}`);
+    const ended = this.commitRevocation(connectionId, 'us', `revoked by ${by}`, by);
     const open = this.links.detach(connectionId);
     open?.link.send({ type: 'revoke' });
     open?.link.close(CloseCode.revoked, 'this connection was revoked');
@@ -113,7 +113,7 @@ export class Control {
   async revokedByPeer(open: OpenLink): Promise<void> {
     const connection = this.core.requireConnection(open.connectionId);
     if (connection.status !== 'revoked') {
-      const ended = this.commitRevocation(open.connectionId, 'peer', `revoked by ${connection.name}`);
+      const ended = this.commitRevocation(open.connectionId, 'peer', `revoked by ${connection.name}`, connection.name);
       this.links.detach(open.connectionId);
       open.link.close(CloseCode.revoked, 'revoked');
       await this.afterRevocation(open.connectionId, ended);
@@ -127,7 +127,7 @@ export class Control {
    * conversation closes, the stop of its agents is committed. Nothing changes in memory
    * when the write fails.
    */
-  private commitRevocation(connectionId: number, by: 'us' | 'peer', reason: string): Revocation {
+  private commitRevocation(connectionId: number, by: 'us' | 'peer', reason: string, who: string): Revocation {
     const { db } = this.core;
     const threads = threadsOfConnection(db, connectionId);
     this.revoked(connectionId);
@@ -138,6 +138,10 @@ export class Control {
       const waiting = waitingOutgoing(db, connectionId);
       for (const text of waiting) failText(db, text.id, 'revoke', by);
       cancelled = endHeld(db, heldIncoming(db, connectionId), heldIds(waiting), 'revoke');
+      // Before the stop, which would keep them for a next turn that never comes.
+      cancelled.push(
+        ...dropUntakenIncoming(db, connectionId, 'revoke', `${who} revoked the connection before the agent took it`),
+      );
       return this.core.options.runs.stopInTransaction(threadContexts(threads), reason);
     });
     return { threads, signal, cancelled };

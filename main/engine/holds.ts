@@ -14,10 +14,11 @@ import {
   type ApprovalRow,
 } from '../store/queries/approvals';
 import { getConnectionRow } from '../store/queries/connections';
-import { getRun } from '../store/queries/runs';
+import { adoptWaitingTexts, findRun, getRun } from '../store/queries/runs';
 import { failText, getText, setTextState, type TextRow, type ThreadRow } from '../store/queries/threads';
 import type { Db } from '../store/database';
 import type { EngineCore, OpenLink } from './core';
+import { EngineError } from './errors';
 import type { Tx } from './group-commit';
 import type { ThreadState } from './sender-key';
 
@@ -61,6 +62,13 @@ export class Holds {
       const thread = state.row;
       const connection = getConnectionRow(db, thread.connection_id)!;
       const peer = `${connection.name}/${thread.peer_role}`;
+      // Paused means nothing moves: letting a peer's text in would start it at the first
+      // wake after unpausing, whatever that wake was for.
+      if (approval.kind === 'incoming' && approve && connection.status === 'paused')
+        throw new EngineError(
+          'paused',
+          `the connection to ${connection.name} is paused: unpause it first, then approve`,
+        );
       tx.writing();
       settleApproval(db, approval.id, approve ? 'approved' : 'denied', by);
       if (approval.kind === 'outgoing') {
@@ -80,10 +88,17 @@ export class Holds {
           !approve,
         );
         this.core.connectionChangedAfter(connection.id, tx);
-      } else if (approve) {
-        setTextState(db, text.id, 'received');
-        after(() => this.core.options.runs.wake());
-      } else setTextState(db, text.id, 'handled', 'denied');
+      } else {
+        if (approve) setTextState(db, text.id, 'received');
+        else setTextState(db, text.id, 'handled', 'denied');
+        // Either may let later texts through that waited behind this one. While paused (a
+        // denial) they go to the next turn without starting one: the next text or a
+        // person's approval after unpausing starts it, not an unrelated wake.
+        const run = findRun(db, { kind: 'thread', id: thread.id });
+        if (connection.status === 'paused') {
+          if (run) adoptWaitingTexts(db, run, false);
+        } else after(() => this.core.options.runs.wake());
+      }
       this.core.threadChangedAfter(thread, tx);
       this.core.approvalChangedAfter(approval, tx);
       return { decided: true, approval: getApproval(db, approval.id)! };

@@ -11,13 +11,17 @@ import {
   cancelTurnApprovals,
   getApproval,
   insertApproval,
+  pendingPermissionCounts,
   settleApproval,
   type ApprovalRow,
 } from '../store/queries/approvals';
 import type { RunRow } from '../store/queries/runs';
 
 export type PermissionOutcome =
-  { outcome: 'approved'; by: string } | { outcome: 'denied'; by: string } | { outcome: 'cancelled'; reason: string };
+  | { outcome: 'approved'; by: string }
+  /** `reason`: Parley denied it without asking anyone, and why. */
+  | { outcome: 'denied'; by: string; reason?: string }
+  | { outcome: 'cancelled'; reason: string };
 
 export interface PermissionRequest {
   /** The tool as the agent named it. */
@@ -27,6 +31,27 @@ export interface PermissionRequest {
 }
 
 const waitWords = (ms: number) => (ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.ceil(ms / 1000)} s`);
+
+/**
+ * How many requests may wait for a person at once, in one turn and in one run. An agent
+ * that asks faster than people answer gets no more rows in everyone's list: its next
+ * request is denied at once, by Parley, in words it can act on.
+ */
+export const PERMISSION_BOUND = { turn: 8, run: 16 } as const;
+
+/** Whether one more request may wait, given how many already do: null, or why not (for the agent). */
+export function permissionBoundReason(
+  pending: { turn: number; run: number },
+  bound: { turn: number; run: number } = PERMISSION_BOUND,
+): string | null {
+  const over = pending.turn >= bound.turn ? 'turn' : pending.run >= bound.run ? 'run' : null;
+  if (over === null) return null;
+  const count = over === 'turn' ? pending.turn : pending.run;
+  return (
+    `nobody was asked: ${count} of your permission requests already wait for a person in this ${over}, ` +
+    `the most that may wait at once. Wait for those answers before you ask for more, or do without this tool.`
+  );
+}
 
 /** How long a request waits for a person before it is cancelled. */
 export const PERMISSION_TIMEOUT_MS = 10 * 60_000;
@@ -51,16 +76,20 @@ export class PermissionRequests {
 
   /** The running turn `turnId` of `run` asks; resolves with a person's word, or cancelled. */
   ask(run: RunRow, turnId: number, request: PermissionRequest): Promise<PermissionOutcome> {
-    const id = transaction(this.db, () =>
-      insertApproval(this.db, {
+    const id = transaction(this.db, () => {
+      const refused = permissionBoundReason(pendingPermissionCounts(this.db, turnId, run.id));
+      if (refused !== null) return refused;
+      return insertApproval(this.db, {
         kind: 'permission',
         context: { kind: run.context_kind, id: run.context_id },
         runId: run.id,
         turnId,
         title: request.title,
         detail: request.detail,
-      }),
-    );
+      });
+    });
+    // Denied rather than cancelled: the agent's turn goes on without the tool.
+    if (typeof id === 'string') return Promise.resolve({ outcome: 'denied', by: 'Parley', reason: id });
     const outcome = new Promise<PermissionOutcome>((resolve) => {
       const timer = setTimeout(
         () => this.cancel(id, `nobody answered within ${waitWords(this.timeoutMs)}`),

@@ -253,6 +253,11 @@ const seeds: Record<number, (db: Db) => void> = {
       "INSERT INTO deleted_roots (kind, id, title) VALUES ('conversation', 2, 'carol’s conversation with assistant')",
     ).run();
   },
+  19: () => {},
+  20: () => {},
+  21: () => {},
+  // Indexes only: what 0016's seed holds (held texts, pending approvals) is what they index.
+  22: () => {},
 };
 
 /** Row ids the search index finds for an FTS5 query in one of its tables. */
@@ -536,6 +541,35 @@ const checks: Record<number, (db: Db) => void> = {
       { kind: 'conversation', id: 2, title: 'carol’s conversation with assistant' },
     ]);
     expect(() => db.prepare("UPDATE threads SET peer_turn = 'asleep' WHERE wire_id = 'T1'").run()).toThrow(/CHECK/);
+  },
+  19: () => {},
+  20: () => {},
+  21: () => {},
+  22: (db) => {
+    // The held texts and the pending approvals are found through their own indexes.
+    const plan = (sql: string) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>)
+        .map((line) => line.detail)
+        .join('\n');
+    expect(
+      plan("SELECT id FROM texts WHERE thread_id = 1 AND seq < 91 AND state = 'held' AND direction = 'in'"),
+    ).toContain('USING COVERING INDEX texts_held_in');
+    expect(plan("SELECT DISTINCT context_kind, context_id FROM approvals WHERE state = 'pending'")).toContain(
+      'approvals_pending_place',
+    );
+    const heldIn = (using: string) =>
+      db
+        .prepare(`SELECT body FROM texts ${using} WHERE state = 'held' AND direction = 'in' ORDER BY body`)
+        .pluck()
+        .all();
+    expect(heldIn('INDEXED BY texts_held_in')).toEqual(heldIn('NOT INDEXED'));
+    expect(heldIn('INDEXED BY texts_held_in')).toContain('d');
+    expect(
+      db
+        .prepare("SELECT count(*) FROM approvals INDEXED BY approvals_pending_place WHERE state = 'pending'")
+        .pluck()
+        .get(),
+    ).toBe(db.prepare("SELECT count(*) FROM approvals WHERE state = 'pending'").pluck().get());
   },
 };
 

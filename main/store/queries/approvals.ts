@@ -2,8 +2,9 @@
 // to use a tool. A pending approval and its held text change together, in one
 // transaction: the text is `held` exactly while its approval is `pending`.
 import type { ApprovalKind, ApprovalState, ApprovalView, ContextKind, ContextRef } from '../../../shared/domain';
+import { APPROVAL_AUDIENCE, APPROVAL_PLACE_JOINS, audiencesOf } from '../../access/approval-readers';
 import { approvalTarget } from '../../access/lookup';
-import { approvalDeciders, decide, inAudience, type Viewer } from '../../access/rules';
+import { approvalDeciders, inAudience, type Viewer } from '../../access/rules';
 import type { Db } from '../database';
 import { all, get, insert, run } from '../sql';
 
@@ -127,9 +128,37 @@ export function cancelAllPermissionRequests(db: Db, reason: string): ApprovalRow
   );
 }
 
-/** Every approval still waiting, oldest first (through the partial index on pending ones). */
-export function pendingApprovalRows(db: Db, limit = 1000): ApprovalRow[] {
-  return all<ApprovalRow>(db, "SELECT * FROM approvals WHERE state = 'pending' ORDER BY id LIMIT ?", limit);
+/**
+ * The approvals still waiting that `viewer` may read, oldest first, at most `limit`: who
+ * reads each is decided in the statement (../../access/approval-readers), before the
+ * limit, so what others may not read never takes a reader's places in the list. It is
+ * decided once per place where approvals wait rather than per row: a flood waits in few
+ * places, so the cost follows those, and a row then costs one lookup in the readable set.
+ */
+export function pendingApprovalRows(db: Db, viewer: Viewer, limit = 1000): ApprovalRow[] {
+  return all<ApprovalRow>(db, PENDING_FOR_VIEWER, ...audiencesOf(viewer), limit);
+}
+
+/** Its statement (its plan is pinned in access/approval-readers.test.ts). */
+export const PENDING_FOR_VIEWER = `WITH readable AS (
+    SELECT a.context_kind, a.context_id
+    FROM (SELECT DISTINCT context_kind, context_id FROM approvals WHERE state = 'pending') a ${APPROVAL_PLACE_JOINS}
+    WHERE ${APPROVAL_AUDIENCE} IN (?, ?, ?))
+  SELECT a.* FROM approvals a
+  WHERE a.state = 'pending' AND (a.context_kind, a.context_id) IN readable
+  ORDER BY a.id LIMIT ?`;
+
+/** How many permission requests wait for a person in this turn, and in every running turn of its run. */
+export function pendingPermissionCounts(db: Db, turnId: number, runId: number): { turn: number; run: number } {
+  return get<{ turn: number; run: number }>(
+    db,
+    `SELECT
+       (SELECT count(*) FROM approvals WHERE turn_id = ? AND state = 'pending' AND kind = 'permission') AS turn,
+       (SELECT count(*) FROM approvals WHERE turn_id IN (SELECT id FROM turns WHERE run_id = ? AND status = 'running')
+          AND state = 'pending' AND kind = 'permission') AS run`,
+    turnId,
+    runId,
+  )!;
 }
 
 interface TextFacts {
@@ -218,7 +247,60 @@ export function approvalView(db: Db, row: ApprovalRow, viewer: Viewer): Approval
  * The attention list reads this.
  */
 export function pendingApprovalsFor(db: Db, viewer: Viewer): ApprovalView[] {
-  return pendingApprovalRows(db)
-    .filter((row) => decide(viewer, approvalTarget(db, row), 'read').allowed)
-    .map((row) => approvalView(db, row, viewer));
+  return pendingApprovalRows(db, viewer).map((row) => approvalView(db, row, viewer));
+}
+
+/**
+ * Inside a transaction, as a connection is revoked: a peer's texts that were let in (or
+ * never held) but that no turn has taken never reach an agent now. They count as handled
+ * with `reason`, their waiting input rows with them, and an approval that let one in is
+ * recorded as cancelled, saying why (`approvalReason`): the person's word is kept, but it
+ * did not bring the text to the agent. Returns those approvals, for their change events.
+ */
+export function dropUntakenIncoming(
+  db: Db,
+  connectionId: number,
+  reason: string,
+  approvalReason: string,
+): ApprovalRow[] {
+  const ids = JSON.stringify(
+    all<{ id: number }>(
+      db,
+      `SELECT texts.id FROM texts JOIN threads ON threads.id = texts.thread_id
+       WHERE texts.state IN ('held', 'queued', 'sent', 'received') AND texts.state = 'received'
+         AND texts.direction = 'in' AND threads.connection_id = ?
+         AND NOT EXISTS (SELECT 1 FROM inputs WHERE inputs.text_id = texts.id AND inputs.state != 'pending')`,
+      connectionId,
+    ).map((row) => row.id),
+  );
+  if (ids === '[]') return [];
+  run(db, "UPDATE inputs SET state = 'handled' WHERE text_id IN (SELECT value FROM json_each(?))", ids);
+  run(
+    db,
+    `UPDATE texts SET state = 'handled', reason = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+     WHERE id IN (SELECT value FROM json_each(?))`,
+    reason,
+    ids,
+  );
+  return all<ApprovalRow>(
+    db,
+    `UPDATE approvals SET state = 'cancelled', reason = ?
+     WHERE text_id IN (SELECT value FROM json_each(?)) AND state = 'approved' RETURNING *`,
+    approvalReason,
+    ids,
+  );
+}
+
+/** The connection a held text's approval belongs to (its name, status and who revoked it). */
+export function approvalConnection(
+  db: Db,
+  approvalId: number,
+): { name: string; status: string; revoked_by: 'us' | 'peer' | null } | undefined {
+  return get(
+    db,
+    `SELECT connections.name, connections.status, connections.revoked_by FROM approvals
+     JOIN texts ON texts.id = approvals.text_id JOIN threads ON threads.id = texts.thread_id
+     JOIN connections ON connections.id = threads.connection_id WHERE approvals.id = ?`,
+    approvalId,
+  );
 }

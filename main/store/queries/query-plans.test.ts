@@ -18,6 +18,7 @@ import {
   getApproval,
   insertApproval,
   pendingApprovalRows,
+  pendingPermissionCounts,
   settleApproval,
 } from './approvals';
 import { insertConnection } from './connections';
@@ -268,6 +269,25 @@ describe('query plans of the hot paths', () => {
     for (const statement of captured) expect(fullScans(db, statement), statement.sql).toEqual([]);
   });
 
+  it('for a text that waits behind a held one: the held ones are read by agent conversation and seq', () => {
+    const { role, peer } = seed();
+    const run = ensureRun(db, { kind: 'thread', id: peer.id }, role.id);
+    insertText(db, peer.id, 'in', 1, 'first', 'held');
+    insertText(db, peer.id, 'in', 2, 'second', 'received');
+    const captured = capture(db, () => {
+      runnableRuns(db, 10);
+      pendingInputs(db, run);
+    });
+    for (const statement of captured) expect(fullScans(db, statement), statement.sql).toEqual([]);
+    const waiting = captured.filter((statement) => statement.sql.includes('earlier.seq < texts.seq'));
+    expect(waiting).toHaveLength(2);
+    for (const statement of waiting)
+      expect(readsOf(db, statement, 'texts_held_in').map((read) => read.detail)).toEqual([
+        'SEARCH earlier USING COVERING INDEX texts_held_in (thread_id=? AND seq<?)',
+      ]);
+    expect(runnableRuns(db, 10)).toEqual([]);
+  });
+
   it('for a text held for a person and decided: no full scan of texts or approvals', () => {
     const { connection, role, local, peer } = seed();
     const run = ensureRun(db, { kind: 'thread', id: peer.id }, role.id);
@@ -281,13 +301,15 @@ describe('query plans of the hot paths', () => {
         runId: run.id,
       });
       insertApproval(db, { kind: 'incoming', context: { kind: 'thread', id: peer.id }, textId: into, runId: run.id });
-      pendingApprovalRows(db);
+      pendingApprovalRows(db, { id: 1, kind: 'owner' });
+      pendingApprovalRows(db, { id: 2, kind: 'member' });
       getApproval(db, id);
       settleApproval(db, id, 'approved', { id: null, name: 'alice' });
       heldIncoming(db, connection.id);
       heldIncomingOfThread(db, peer.id);
       cancelTextApprovals(db, [into], 'revoke');
       cancelTurnApprovals(db, 1, 'stopped');
+      pendingPermissionCounts(db, 1, run.id);
       cancelContextApprovals(db, { kind: 'conversation', id: 1 }, 'deleted');
     });
     expect(captured.length).toBeGreaterThan(8);

@@ -99,9 +99,14 @@ export function insertInput(
  * texts, rather than being copied into inputs on arrival: the copy cost the receiver a
  * second row and a page of the pending index per text. A text
  * becomes an input of its thread's run when a turn takes it (or a stop drops it); until
- * then "received and no input row" is what counts as waiting.
+ * then "received and no input row" is what counts as waiting — and only once no earlier
+ * text of its agent conversation is held for a person: order per agent conversation holds
+ * through approvals (approved out of order, a text waits for those before it).
  */
-export const WAITING_TEXT = `texts.state = 'received' AND NOT EXISTS (SELECT 1 FROM inputs WHERE inputs.text_id = texts.id)`;
+export const WAITING_TEXT = `texts.state = 'received' AND NOT EXISTS (SELECT 1 FROM inputs WHERE inputs.text_id = texts.id)
+  AND NOT EXISTS (SELECT 1 FROM texts AS earlier
+    WHERE earlier.thread_id = texts.thread_id AND earlier.seq < texts.seq
+      AND earlier.state = 'held' AND earlier.direction = 'in')`;
 
 /**
  * Runs with work that wakes them and no turn in progress, oldest request first. An agent
