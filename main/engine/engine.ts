@@ -70,7 +70,13 @@ export class ConnectionEngine implements PeerGateway {
     this.pairing = new Pairing(core, this.links);
     this.signals = new TurnSignals(core);
     this.control = new Control(core, this.links, (id) => this.signals.forget(id));
-    this.receiver = new Receiver(core, this.sender, this.holds, (open) => this.control.revokedByPeer(open));
+    this.receiver = new Receiver(
+      core,
+      this.sender,
+      this.holds,
+      (open) => this.control.revokedByPeer(open),
+      (open, frame) => this.signals.acked(open, frame),
+    );
     this.views = new Views(core, this.links);
   }
 
@@ -257,7 +263,7 @@ export class ConnectionEngine implements PeerGateway {
   }
 
   /** A turn in an agent conversation took the peer's texts, or ended without answering: the peer hears the state. */
-  turnState(threadRowId: number, turnId: number, state: TurnState): void {
-    this.signals.turn(threadRowId, turnId, state);
+  turnState(threadRowId: number, turnId: number, state: TurnState, waitingOn?: string[]): void {
+    this.signals.turn(threadRowId, turnId, state, waitingOn);
   }
 }

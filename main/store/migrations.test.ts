@@ -252,6 +252,17 @@ const seeds: Record<number, (db: Db) => void> = {
     db.prepare(
       "INSERT INTO deleted_roots (kind, id, title) VALUES ('conversation', 2, 'carol’s conversation with assistant')",
     ).run();
+  }, // 19 to 22 stand for other branches' migrations until they are here.
+  19: () => undefined,
+  20: () => undefined,
+  21: () => undefined,
+  22: () => undefined,
+  23: (db) => {
+    // A turn state the peer has not acknowledged, and a peer's relay.
+    db.prepare(
+      "INSERT INTO turn_signals (thread_id, seq, state, waiting_on) SELECT id, 1, 'relayed', '[\"carol/researcher\"]' FROM threads WHERE wire_id = 'T13'",
+    ).run();
+    db.prepare("UPDATE threads SET peer_relayed_on = '[\"carol/researcher\"]' WHERE wire_id = 'T1'").run();
   },
 };
 
@@ -536,6 +547,19 @@ const checks: Record<number, (db: Db) => void> = {
       { kind: 'conversation', id: 2, title: 'carol’s conversation with assistant' },
     ]);
     expect(() => db.prepare("UPDATE threads SET peer_turn = 'asleep' WHERE wire_id = 'T1'").run()).toThrow(/CHECK/);
+  },
+  19: () => undefined,
+  20: () => undefined,
+  21: () => undefined,
+  22: () => undefined,
+  23: (db) => {
+    expect(db.prepare('SELECT seq, state, waiting_on FROM turn_signals').all()).toEqual([
+      { seq: 1, state: 'relayed', waiting_on: '["carol/researcher"]' },
+    ]);
+    expect(db.prepare("SELECT peer_relayed_on FROM threads WHERE wire_id = 'T1'").pluck().get()).toBe(
+      '["carol/researcher"]',
+    );
+    expect(() => db.prepare("UPDATE turn_signals SET state = 'asleep'").run()).toThrow(/CHECK/);
   },
 };
 
