@@ -32,6 +32,7 @@ import { decideText } from './receive-decision';
 import { takeOffWire, type Sender } from './sender';
 import type { ThreadState } from './sender-key';
 import { cleanPeerName } from './announced';
+import { relayAskEnded } from './relay-end';
 import {
   frameRevision,
   MAX_RELAYED_ON,
@@ -54,6 +55,13 @@ const rejectNotices: Record<RejectReason, (peer: string) => string> = {
   queue: (peer) => `${peer} has too much waiting; the text was not delivered. Try again later.`,
   revoke: (peer) => `${peer} revoked the connection; the text was not delivered.`,
 };
+
+/** How a peer's turn ended without an answer, as the relaying agent is told. */
+const endedWords = {
+  stopped: (peer: string) => `someone at ${peer} stopped the agent working on it`,
+  failed: (peer: string) => `${peer}'s agent failed on it`,
+  ended: (peer: string) => `${peer}'s agent finished without answering`,
+} as const;
 
 export class Receiver {
   constructor(
@@ -151,6 +159,7 @@ export class Receiver {
     if (!state || state.row.started_by !== 'local') return;
     if (frame.seq > threads.lastSeq(state, 'out') || frame.seq < (state.row.peer_turn_seq ?? 0)) return;
     tx.writing();
+    const before = state.row;
     const relayedOn = frame.state === 'relayed' ? JSON.stringify(relayedNames(frame.on ?? [])) : null;
     const peerTurn = frame.state === 'relayed' ? 'working' : frame.state;
     setPeerTurn(db, state.row.id, peerTurn, frame.seq, relayedOn);
@@ -162,6 +171,13 @@ export class Receiver {
       // The cached row is the engine's own: kept in step rather than read again.
       state.row = { ...state.row, peer_turn: peerTurn, peer_turn_seq: frame.seq, peer_relayed_on: relayedOn };
     this.core.threadChangedAfter(state.row, tx);
+    // The turn that had our latest text is over and nothing came: a run relaying for a
+    // peer hears it once (a state sent again is no news).
+    const news = before.peer_turn !== frame.state || before.peer_turn_seq !== frame.seq;
+    if (news && frame.seq >= threads.lastSeq(state, 'out') && frame.state in endedWords) {
+      const connection = getConnectionRow(db, open.connectionId)!;
+      relayAskEnded(this.core, before, endedWords[frame.state as keyof typeof endedWords](connection.name));
+    }
   }
 
   private receiveText(open: OpenLink, frame: TextFrame, after: After, tx: Tx): void {
@@ -319,6 +335,7 @@ export class Receiver {
         `Your text #${seq} to ${peer} was rejected (${reason}): ${rejectNotices[reason](connection.name)}`,
         connection.status === 'active',
       );
+      relayAskEnded(this.core, thread, `${connection.name} refused it (${reason})`);
     }
     takeOffWire(open, thread.id, seq, tx);
     let cancelled: ApprovalRow[] = [];

@@ -12,7 +12,7 @@
 // each state once, as it always did; one from before revisions hears none.
 import { log } from '../log';
 import { getConnectionRow } from '../store/queries/connections';
-import { getThread, lastSeqTakenBy } from '../store/queries/threads';
+import { getThread, lastSeq, lastSeqTakenBy } from '../store/queries/threads';
 import {
   ackTurnSignal,
   dropTurnSignal,
@@ -23,7 +23,15 @@ import {
 } from '../store/queries/turn-signals';
 import { isStorageFailure } from '../store/storage-errors';
 import type { EngineCore, OpenLink } from './core';
-import { frameRevision, revisionNeeded, type TurnAckFrame, type TurnFrame, type TurnState } from './wire';
+import { openRelayAsks } from './relay-end';
+import {
+  frameRevision,
+  MAX_RELAYED_ON,
+  revisionNeeded,
+  type TurnAckFrame,
+  type TurnFrame,
+  type TurnState,
+} from './wire';
 
 export class TurnSignals {
   constructor(private readonly core: EngineCore) {}
@@ -37,9 +45,11 @@ export class TurnSignals {
     const thread = getThread(db, threadRowId);
     if (!thread || thread.started_by !== 'peer') return;
     if (getConnectionRow(db, thread.connection_id)?.status === 'revoked') return;
-    const seq = lastSeqTakenBy(db, turnId);
-    if (seq === null) return;
-    const waitingOn = state === 'relayed' ? (on ?? []) : null;
+    // A turn woken by a notice it answers for (a relay's ask ended) was given no text: it
+    // answers for everything the peer sent.
+    const seq = lastSeqTakenBy(db, turnId) ?? lastSeq(db, threadRowId, 'in');
+    if (seq === 0) return;
+    const waitingOn = state === 'relayed' ? (on ?? openRelayAsks(db, threadRowId).slice(0, MAX_RELAYED_ON)) : null;
     try {
       keepTurnSignal(db, threadRowId, seq, state, waitingOn);
     } catch (error) {

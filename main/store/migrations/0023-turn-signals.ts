@@ -9,7 +9,10 @@ import type { Db } from '../database';
  * - `threads.peer_relayed_on`: in an agent conversation we started, the peer said its
  *   turn ended while it waits on asks of its own (`relayed`); the PEER/ROLE names it
  *   gave, as JSON. `peer_turn` then holds `working` (its CHECK predates the state), and
- *   any later state clears it.
+ *   any later state clears it;
+ * - `inputs.answers`: a notice that its turn answers for. The relaying run of an agent
+ *   conversation a peer started is told so when an ask it made ends without an answer,
+ *   and that turn's output goes back as the reply, as for the peer's own text.
  */
 export function keepTurnSignals(db: Db): void {
   db.exec(`
@@ -21,5 +24,6 @@ export function keepTurnSignals(db: Db): void {
       created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
     );
     ALTER TABLE threads ADD COLUMN peer_relayed_on TEXT;
+    ALTER TABLE inputs ADD COLUMN answers INTEGER NOT NULL DEFAULT 0 CHECK (answers IN (0, 1));
   `);
 }
