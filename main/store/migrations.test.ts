@@ -263,6 +263,9 @@ const seeds: Record<number, (db: Db) => void> = {
       "INSERT INTO turn_signals (thread_id, seq, state, waiting_on) SELECT id, 1, 'relayed', '[\"carol/researcher\"]' FROM threads WHERE wire_id = 'T13'",
     ).run();
     db.prepare("UPDATE threads SET peer_relayed_on = '[\"carol/researcher\"]' WHERE wire_id = 'T1'").run();
+    db.prepare(
+      "INSERT INTO inputs (run_id, kind, body, author_name, answers) SELECT id, 'notice', 'carol stopped', 'parley', 1 FROM runs ORDER BY id LIMIT 1",
+    ).run();
   },
 };
 
@@ -560,6 +563,10 @@ const checks: Record<number, (db: Db) => void> = {
       '["carol/researcher"]',
     );
     expect(() => db.prepare("UPDATE turn_signals SET state = 'asleep'").run()).toThrow(/CHECK/);
+    // Every input from before answers for nothing; the relay's notice does.
+    expect(db.prepare('SELECT body, answers FROM inputs WHERE answers != 0').all()).toEqual([
+      { body: 'carol stopped', answers: 1 },
+    ]);
   },
 };
 
