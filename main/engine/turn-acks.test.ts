@@ -287,3 +287,56 @@ describe('a text a pause failed on the wire', { timeout: 90_000 }, () => {
     expect(summary!.peerTurn).toMatchObject({ state: 'working', seq: 1 });
   });
 });
+
+describe('simultaneous dials', () => {
+  it('alice comes back five times while bob dials her too: each stop bob made meanwhile reaches her', async () => {
+    const aliceDir = tempDir('alice');
+    let alice = await peer('alice', aliceDir);
+    const bob = await peer('bob');
+    const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+    await bob.owner('roles.create', { name: 'researcher', agent: { adapter: 'scripted' } });
+    const { code } = await bob.owner('connections.invite', { roles: ['researcher'] });
+    await alice.owner('connections.accept', { code, roles: [] });
+    await alice.waitFor(
+      async () => (await alice.owner('connections.list', {}))[0]?.peerRoles.length === 1,
+      'bob’s roles',
+    );
+    // alice listens where bob dials her again, so both sides dial when she is back.
+    const alicePort = Number(alice.installation.peerAddress!.split(':').at(-1));
+    const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
+    const bobConnection = (await bob.owner('connections.list', {}))[0]!.id;
+    for (let round = 1; round <= 5; round++) {
+      await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: sleep 60' });
+      const asked = await alice.waitFor(
+        async () =>
+          (await alice.owner('threads.list', { root: { kind: 'conversation', id: conversation.id } })).find(
+            (t) => t.peerTurn?.state === 'working' && t.peerTurn.seq === round,
+          ),
+        `round ${round}: working`,
+        30_000,
+      );
+      const working = await bob.waitFor(
+        async () => (await bob.owner('threads.list', { peerStarted: true })).find((t) => t.run.state === 'running'),
+        `round ${round}: bob’s agent to work`,
+        30_000,
+      );
+      await close(alice);
+      await bob.waitFor(
+        async () => !(await bob.owner('connections.list', {})).find((c) => c.id === bobConnection)?.online,
+        'alice offline at bob',
+      );
+      await bob.owner('threads.stop', { id: working.id });
+      alice = await openPeer('alice', { dataDir: aliceDir, peerPort: alicePort });
+      open.push(alice);
+      const stopped = await alice.waitFor(
+        async () => {
+          const t = (await alice.owner('threads.get', { id: asked.id })).thread;
+          return t.peerTurn?.state === 'stopped' && t.peerTurn.seq === round ? t : undefined;
+        },
+        `round ${round}: the stop to reach alice`,
+        20_000,
+      );
+      expect(stopped.peerTurn?.seq).toBe(round);
+    }
+  }, 180_000);
+});
