@@ -121,6 +121,52 @@ describe('the relay end: alice → bob → carol', { timeout: 120_000 }, () => {
   });
 });
 
+/**
+ * bob's researcher as a small program: asked in an agent conversation a peer started, it
+ * relays the text to carol; told something there (a notice), it answers with it; given
+ * carol's answer in its own agent conversation with her, it fails.
+ */
+const RELAY_THEN_FAIL = `
+const { execFileSync } = require('node:child_process');
+let data = '';
+process.stdin.on('data', (c) => (data += c)).on('end', () => {
+  const turn = JSON.parse(data);
+  if (!(turn.context.kind === 'thread' && turn.context.peerStarted)) process.exit(3);
+  const text = turn.inputs.find((i) => i.kind === 'text');
+  if (text) {
+    execFileSync('parley', ['send', '--to', 'carol/researcher', text.body]);
+    process.stdout.write('asked carol');
+  } else process.stdout.write(turn.inputs.map((i) => i.body).join('\\n'));
+});`;
+
+describe('the relay end when the answer cannot be passed on', { timeout: 120_000 }, () => {
+  it('carol answers, and bob’s agent fails on her answer: alice gets bob’s answer all the same', async () => {
+    const alice = await peer('alice');
+    const bob = await peer('bob');
+    const carol = await peer('carol');
+    const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+    await bob.owner('roles.create', {
+      name: 'researcher',
+      agent: { adapter: 'command', command: [process.execPath, '-e', RELAY_THEN_FAIL], input: 'json' },
+    });
+    await carol.owner('roles.create', { name: 'researcher', agent: { adapter: 'scripted' } });
+    await pair(bob, alice, { inviter: ['researcher'] });
+    await pair(carol, bob, { inviter: ['researcher'] });
+    const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
+    await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: numbers?' });
+    const answered = await alice.waitFor(
+      async () =>
+        (await alice.owner('threads.list', { root: { kind: 'conversation', id: conversation.id } })).find(
+          (t) => t.counts.received + t.counts.handled > 0,
+        ),
+      'alice’s ask answered',
+      60_000,
+    );
+    const [answer] = (await alice.owner('threads.get', { id: answered.id })).texts.filter((t) => t.direction === 'in');
+    expect(answer!.body).toMatch(/carol\/researcher answered your question, but the turn that took it failed here/);
+  });
+});
+
 describe('the relay end when the last hop crashes', () => {
   it('carol is killed -9 twice while her agent has bob’s question: bob hears it ended, and alice gets bob’s answer', async () => {
     const carolDir = mkdtempSync(path.join(os.tmpdir(), 'parley-relayend-carol-'));

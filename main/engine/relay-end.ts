@@ -67,3 +67,24 @@ export function relayAskEnded(
     true,
   );
 }
+
+/**
+ * The answer to an ask made for a peer's agent conversation came, but the turn that took
+ * it here was stopped, failed, or passed nothing on: the relaying run is told, and its
+ * next turn answers its asker, as when the ask ends unanswered.
+ */
+export function relayAnswerLost(core: EngineCore, ask: ThreadRow, why: string): void {
+  const { db } = core;
+  if (ask.started_by !== 'local' || ask.root_kind !== 'thread' || ask.root_id === null) return;
+  const root = getThread(db, ask.root_id);
+  if (!root || root.started_by !== 'peer' || root.status !== 'open') return;
+  const asker = getConnectionRow(db, root.connection_id);
+  if (!asker || asker.status === 'revoked') return;
+  const peer = `${getConnectionRow(db, ask.connection_id)?.name ?? 'the peer'}/${ask.peer_role}`;
+  core.notify(
+    root,
+    `${peer} answered your question, but ${why}, so the answer was not passed on here. Answer the agent conversation you are working in now with what you have (your final output is sent as the reply); \`parley history\` shows what ${peer} said.`,
+    asker.status === 'active',
+    true,
+  );
+}
