@@ -106,6 +106,7 @@ describe('which turn took an incoming text', () => {
     ['stopped', 'Stopped by bob', 'warn'],
     ['failed', 'Failed at bob', 'bad'],
     ['ended', 'No answer', 'neutral'],
+    ['relayed', 'Waiting on another peer', 'accent'],
   ] as const)('labels a delivered text by what the peer said of its turn: %s', (state, label, tone) => {
     const peerTurn = { state, seq: 1, at: at(2) };
     expect(textLabel(text(1, 'out', 'acked', 1), 'bob/researcher', { peerTurn })).toMatchObject({ label, tone });
@@ -421,6 +422,28 @@ describe("an ask's state", () => {
       connection(),
       true,
       'bob’s agent finished without answering',
+      undefined,
+    ],
+    [
+      'bob relayed it and waits on carol',
+      delivered,
+      [delivered],
+      thread({ peerTurn: { state: 'relayed', seq: 1, at: at(3), waitingOn: ['carol/researcher'] } }),
+      connection(),
+      true,
+      'bob is waiting on carol/researcher',
+      undefined,
+    ],
+    [
+      'bob relayed it to three',
+      delivered,
+      [delivered],
+      thread({
+        peerTurn: { state: 'relayed', seq: 1, at: at(3), waitingOn: ['carol/researcher', 'dave/analyst', 'erin/x'] },
+      }),
+      connection(),
+      true,
+      'bob is waiting on carol/researcher, dave/analyst and 1 more',
       undefined,
     ],
     [

@@ -48,6 +48,12 @@ export function peerTurnOf(text: TextView, peerTurn: PeerTurn | null | undefined
   return text.direction === 'out' && peerTurn && peerTurn.seq >= text.seq ? peerTurn : undefined;
 }
 
+/** Whom a relaying peer waits on, as it named them: "carol/researcher", or "another peer" when it named none. */
+export function waitingOnWords(on: readonly string[] | undefined): string {
+  if (!on || on.length === 0) return 'another peer';
+  return on.length <= 2 ? on.join(' and ') : `${on.slice(0, 2).join(', ')} and ${on.length - 2} more`;
+}
+
 /** A delivered text: what the peer said of the turn that took it, until an answer came. */
 function deliveredLabel(
   text: TextView,
@@ -69,6 +75,12 @@ function deliveredLabel(
       return { label: `Failed at ${name}`, tone: 'bad', help: `${name}'s agent failed on it; no answer will come.` };
     case 'ended':
       return { label: 'No answer', tone: 'neutral', help: `${name}'s agent finished with it without answering.` };
+    case 'relayed':
+      return {
+        label: `Waiting on ${waitingOnWords(peerTurn?.waitingOn)}`,
+        tone: 'accent',
+        help: `${name}'s agent asked ${waitingOnWords(peerTurn?.waitingOn)} and waits for that answer; its own answer, or how it ended, comes after.`,
+      };
     case undefined:
       return {
         label: 'Delivered',
@@ -480,6 +492,8 @@ export function askState(
       return { tone: 'bad', words: `${peer}’s agent failed on it; no answer will come` };
     case 'ended':
       return { tone: 'neutral', words: `${peer}’s agent finished without answering` };
+    case 'relayed':
+      return { tone: 'accent', words: `${peer} is waiting on ${waitingOnWords(thread.peerTurn?.waitingOn)}` };
     case undefined:
       break;
   }

@@ -357,11 +357,14 @@ export interface TextView {
  * its time limit), failed, or ended without an answer. Only the state crosses the wire.
  */
 export interface PeerTurn {
-  state: 'working' | 'stopped' | 'failed' | 'ended';
+  /** `relayed`: the peer's turn ended while it waits on asks of its own (`waitingOn`); its end or answer comes later. */
+  state: 'working' | 'stopped' | 'failed' | 'ended' | 'relayed';
   /** The last of our texts (by seq) that turn took. */
   seq: number;
   /** When we heard it. */
   at: string;
+  /** With `relayed`: whom the peer's agent waits on, PEER/ROLE as the peer names them. */
+  waitingOn?: string[];
 }
 
 /** An agent conversation: one topic between a local role and a peer role. */

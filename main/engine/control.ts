@@ -32,6 +32,7 @@ import {
   type ThreadRow,
 } from '../store/queries/threads';
 import { getRole, getRoleByName } from '../store/queries/roles';
+import { relayAskEnded } from './relay-end';
 import type { EngineCore, OpenLink } from './core';
 import { EngineError } from './errors';
 import { endHeld, heldIds } from './holds';
@@ -75,6 +76,14 @@ export class Control {
           false,
         );
       }
+      // Asks made for a peer's agent conversation can get no answer now: their relaying runs answer instead.
+      for (const thread of threads)
+        relayAskEnded(
+          this.core,
+          thread,
+          `${by} paused the connection to ${connection.name}, so no answer can come`,
+          true,
+        );
       return this.core.options.runs.stopInTransaction(threadContexts(threads), `${by} (paused the connection)`);
     });
     // What was on the wire failed: nothing of it waits for an ack any more.

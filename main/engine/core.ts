@@ -148,7 +148,7 @@ export class EngineCore {
    * A notice for the run of an agent conversation. `wakes` says whether it may start a
    * turn; the run manager holds it anyway when the run's last turn was stopped.
    */
-  notify(thread: ThreadRow, text: string, wakes: boolean): void {
+  notify(thread: ThreadRow, text: string, wakes: boolean, answers = false): void {
     if (thread.local_role_id === null) return;
     this.options.runs.addInput(
       { kind: 'thread', id: thread.id },
@@ -157,6 +157,7 @@ export class EngineCore {
       text,
       'parley',
       wakes,
+      answers,
     );
   }
 }

@@ -19,7 +19,7 @@ import type { Audience } from '../events';
 import type { Caller, PeerGateway } from '../role-api/server';
 import type { ConnectionRow } from '../store/queries/connections';
 import type { RunRow } from '../store/queries/runs';
-import type { ThreadRow } from '../store/queries/threads';
+import { getThread, type ThreadRow } from '../store/queries/threads';
 import type { ThreadListRow } from '../store/queries/thread-lists';
 import { Control } from './control';
 import { EngineCore, frameFailed, type EngineOptions } from './core';
@@ -28,6 +28,7 @@ import { Pairing } from './pairing';
 import { Receiver } from './receiver';
 import { Holds, type HeldDecision } from './holds';
 import { Sender, type SendResult } from './sender';
+import { relayAnswerLost } from './relay-end';
 import { TurnSignals } from './turn-signals';
 import { Views } from './views';
 import type { TurnState } from './wire';
@@ -70,7 +71,13 @@ export class ConnectionEngine implements PeerGateway {
     this.pairing = new Pairing(core, this.links);
     this.signals = new TurnSignals(core);
     this.control = new Control(core, this.links, (id) => this.signals.forget(id));
-    this.receiver = new Receiver(core, this.sender, this.holds, (open) => this.control.revokedByPeer(open));
+    this.receiver = new Receiver(
+      core,
+      this.sender,
+      this.holds,
+      (open) => this.control.revokedByPeer(open),
+      (open, frame) => this.signals.acked(open, frame),
+    );
     this.views = new Views(core, this.links);
   }
 
@@ -257,7 +264,17 @@ export class ConnectionEngine implements PeerGateway {
   }
 
   /** A turn in an agent conversation took the peer's texts, or ended without answering: the peer hears the state. */
-  turnState(threadRowId: number, turnId: number, state: TurnState): void {
-    this.signals.turn(threadRowId, turnId, state);
+  turnState(threadRowId: number, turnId: number, state: TurnState, waitingOn?: string[]): void {
+    this.signals.turn(threadRowId, turnId, state, waitingOn);
+    // A turn here that took a relayed ask's answer and could not pass it on.
+    if (state === 'stopped' || state === 'failed') {
+      const thread = getThread(this.core.db, threadRowId);
+      if (thread?.started_by === 'local')
+        relayAnswerLost(
+          this.core,
+          thread,
+          state === 'stopped' ? 'the turn that took the answer was stopped here' : 'the turn that took it failed here',
+        );
+    }
   }
 }

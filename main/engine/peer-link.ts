@@ -14,7 +14,15 @@ import { log } from '../log';
 import { HELLO_TIMEOUT_MS } from '../net/limits';
 import type { FramePort } from './frame-port';
 import type { PeerCertificate } from './transport';
-import { CloseCode, decodeFrame, encodeFrame, frameRevision, ProtocolError, type Frame, type HelloFrame } from './wire';
+import {
+  CloseCode,
+  decodeFrame,
+  encodeFrame,
+  ProtocolError,
+  revisionNeeded,
+  type Frame,
+  type HelloFrame,
+} from './wire';
 
 export type LinkState = 'awaiting-hello' | 'hello-received' | 'open' | 'closing' | 'closed';
 
@@ -97,7 +105,7 @@ export class PeerLink {
   /** False when the frame did not go: the link is closing, or the peer did not agree to the frame's revision. */
   send(frame: Frame): boolean {
     if (this.current === 'closing' || this.current === 'closed') return false;
-    if (frameRevision[frame.type] > this.port.revision) return false;
+    if (revisionNeeded(frame) > this.port.revision) return false;
     return this.port.send(encodeFrame(frame));
   }
 

@@ -15,6 +15,7 @@ import {
   insertThread,
   heldIncomingOfThread,
   markAckedAfterPause,
+  markDeliveredUpTo,
   outText,
   setPeerTurn,
   threadByWireId,
@@ -30,7 +31,18 @@ import { endHeld, heldIds, type Holds } from './holds';
 import { decideText } from './receive-decision';
 import { takeOffWire, type Sender } from './sender';
 import type { ThreadState } from './sender-key';
-import type { AckFrame, Frame, RejectReason, TextFrame, TurnFrame } from './wire';
+import { cleanPeerName } from './announced';
+import { relayAskEnded } from './relay-end';
+import {
+  frameRevision,
+  MAX_RELAYED_ON,
+  type AckFrame,
+  type Frame,
+  type RejectReason,
+  type TextFrame,
+  type TurnAckFrame,
+  type TurnFrame,
+} from './wire';
 
 type After = (action: () => void) => void;
 
@@ -44,6 +56,13 @@ const rejectNotices: Record<RejectReason, (peer: string) => string> = {
   revoke: (peer) => `${peer} revoked the connection; the text was not delivered.`,
 };
 
+/** How a peer's turn ended without an answer, as the relaying agent is told. */
+const endedWords = {
+  stopped: (peer: string) => `someone at ${peer} stopped the agent working on it`,
+  failed: (peer: string) => `${peer}'s agent failed on it`,
+  ended: (peer: string) => `${peer}'s agent finished without answering`,
+} as const;
+
 export class Receiver {
   constructor(
     private readonly core: EngineCore,
@@ -51,6 +70,8 @@ export class Receiver {
     private readonly holds: Holds,
     /** The peer revoked the connection (a `revoke` frame). */
     private readonly revokedByPeer: (open: OpenLink) => Promise<void>,
+    /** The peer recorded a turn state we sent (a `turn-ack` frame). */
+    private readonly turnAcked: (open: OpenLink, frame: TurnAckFrame) => void = () => {},
   ) {}
 
   onFrame(open: OpenLink, frame: Frame): void {
@@ -95,14 +116,33 @@ export class Receiver {
           .catch(failed);
         return;
       case 'turn':
-        // What a peer's agent does is shown, not relied on: no fsync of its own, and one
-        // that cannot be recorded is let go (the peer does not send it again).
+        // What a peer's agent does is shown, not relied on: no fsync of its own. Once it is
+        // recorded (or ignored) a peer of revision 2 hears so and stops sending it; one that
+        // cannot be recorded is not acknowledged, so that peer sends it on the next link.
         batch
-          .run((after, tx) => this.receiveTurn(open, frame, tx), { durable: false, savepoint: false })
+          .run(
+            (after, tx) => {
+              this.receiveTurn(open, frame, tx);
+              if (open.link.revision >= frameRevision['turn-ack'])
+                after(() =>
+                  open.link.send({ type: 'turn-ack', thread: frame.thread, seq: frame.seq, state: frame.state }),
+                );
+            },
+            { durable: false, savepoint: false },
+          )
           .catch((error: unknown) => {
             if ((error as Error).message !== 'shutting down')
               log.warn('could not record what the peer said of its turn', { error: String(error) });
           });
+        return;
+      case 'turn-ack':
+        try {
+          this.turnAcked(open, frame);
+        } catch (error) {
+          // Not dropped: the state goes once more on the next link, and the peer acknowledges it again.
+          if (!isStorageFailure(error)) throw error;
+          log.warn('could not record the peer’s acknowledgement of a turn state', { error: String(error) });
+        }
         return;
       case 'hello':
         return;
@@ -119,10 +159,25 @@ export class Receiver {
     if (!state || state.row.started_by !== 'local') return;
     if (frame.seq > threads.lastSeq(state, 'out') || frame.seq < (state.row.peer_turn_seq ?? 0)) return;
     tx.writing();
-    setPeerTurn(db, state.row.id, frame.state, frame.seq);
-    // The cached row is the engine's own: kept in step rather than read again.
-    state.row = { ...state.row, peer_turn: frame.state, peer_turn_seq: frame.seq };
+    const before = state.row;
+    const relayedOn = frame.state === 'relayed' ? JSON.stringify(relayedNames(frame.on ?? [])) : null;
+    const peerTurn = frame.state === 'relayed' ? 'working' : frame.state;
+    setPeerTurn(db, state.row.id, peerTurn, frame.seq, relayedOn);
+    // Its agent took our texts up to seq: they arrived, whatever a pause here said of them.
+    if (markDeliveredUpTo(db, state.row.id, frame.seq) > 0) {
+      threads.forget(state);
+      this.core.connectionChangedAfter(open.connectionId, tx);
+    } else
+      // The cached row is the engine's own: kept in step rather than read again.
+      state.row = { ...state.row, peer_turn: peerTurn, peer_turn_seq: frame.seq, peer_relayed_on: relayedOn };
     this.core.threadChangedAfter(state.row, tx);
+    // The turn that had our latest text is over and nothing came: a run relaying for a
+    // peer hears it once (a state sent again is no news).
+    const news = before.peer_turn !== frame.state || before.peer_turn_seq !== frame.seq;
+    if (news && frame.seq >= threads.lastSeq(state, 'out') && frame.state in endedWords) {
+      const connection = getConnectionRow(db, open.connectionId)!;
+      relayAskEnded(this.core, before, endedWords[frame.state as keyof typeof endedWords](connection.name));
+    }
   }
 
   private receiveText(open: OpenLink, frame: TextFrame, after: After, tx: Tx): void {
@@ -280,6 +335,7 @@ export class Receiver {
         `Your text #${seq} to ${peer} was rejected (${reason}): ${rejectNotices[reason](connection.name)}`,
         connection.status === 'active',
       );
+      relayAskEnded(this.core, thread, `${connection.name} refused it (${reason})`);
     }
     takeOffWire(open, thread.id, seq, tx);
     let cancelled: ApprovalRow[] = [];
@@ -298,4 +354,19 @@ export class Receiver {
       for (const approval of cancelled) this.core.approvalChanged(approval);
     });
   }
+}
+
+/**
+ * The PEER/ROLE a relaying peer says it waits on are its words: cleaned as a peer's name
+ * is, the role kept only when it is a role name, and at most MAX_RELAYED_ON of them.
+ */
+export function relayedNames(on: readonly string[]): string[] {
+  const names: string[] = [];
+  for (const name of on.slice(0, MAX_RELAYED_ON)) {
+    const slash = name.lastIndexOf('/');
+    const peer = cleanPeerName(slash < 0 ? name : name.slice(0, slash));
+    const role = slash < 0 ? '' : name.slice(slash + 1);
+    if (peer && /^[a-z0-9][a-z0-9_-]{0,39}$/.test(role)) names.push(`${peer}/${role}`);
+  }
+  return names;
 }

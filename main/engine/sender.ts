@@ -21,6 +21,7 @@ import {
   undeliveredHeads,
   type ThreadRow,
 } from '../store/queries/threads';
+import { relayAnswerLost } from './relay-end';
 import type { EngineCore, InFlight, OpenLink } from './core';
 import { noConnection, notExposed, peerDirectory } from './directory';
 import { EngineError } from './errors';
@@ -202,7 +203,7 @@ export class Sender {
       const parsed = roleApiRequests.report.shape.text.safeParse(outcome.output);
       if (!parsed.success) throw new EngineError('invalid', parsed.error.issues[0]!.message);
       await this.replyIn(run, thread.root_id, parsed.data, alongside);
-    }
+    } else if (outcome.ok) relayAnswerLost(this.core, thread, 'the turn that took it passed nothing on');
   }
 
   /**

@@ -216,7 +216,14 @@ function toThreadSummary(row: ThreadListRow, stopping: ReadonlySet<number>): Thr
           },
     peerTurn:
       row.started_by === 'local' && row.peer_turn !== null
-        ? { state: row.peer_turn, seq: row.peer_turn_seq!, at: row.peer_turn_at! }
+        ? row.peer_relayed_on !== null
+          ? {
+              state: 'relayed',
+              seq: row.peer_turn_seq!,
+              at: row.peer_turn_at!,
+              waitingOn: JSON.parse(row.peer_relayed_on) as string[],
+            }
+          : { state: row.peer_turn, seq: row.peer_turn_seq!, at: row.peer_turn_at! }
         : null,
     createdAt: row.created_at,
   };

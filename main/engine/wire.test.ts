@@ -12,9 +12,12 @@ import {
   hotFrame,
   MAX_TEXT_CHARS,
   offeredSubprotocols,
+  ProtocolError,
   PROTOCOL_REVISION,
+  revisionNeeded,
   revisionOf,
   subprotocol,
+  type Frame,
 } from './wire';
 
 /** A small seeded generator, so a failure can be run again. */
@@ -141,7 +144,7 @@ describe('the fast decoder of text and ack frames', () => {
 
 describe('revisions of protocol 2', () => {
   it('names each revision as a WebSocket subprotocol and reads it back; anything else is revision 0', () => {
-    expect(offeredSubprotocols()).toEqual(['parley.2', 'parley.2.1']);
+    expect(offeredSubprotocols()).toEqual(['parley.2', 'parley.2.1', 'parley.2.2']);
     expect(offeredSubprotocols(0)).toEqual(['parley.2']);
     const table: Array<[string, number]> = [
       ['parley.2.1', 1],
@@ -162,7 +165,9 @@ describe('revisions of protocol 2', () => {
   it('lets the listener choose the newest revision both speak', () => {
     const table: Array<[string[], number, string | false]> = [
       // A dialler of today, a listener of today.
-      [['parley.2', 'parley.2.1'], 1, 'parley.2.1'],
+      [['parley.2', 'parley.2.1', 'parley.2.2'], 2, 'parley.2.2'],
+      // A dialler of revision 1, a listener of today.
+      [['parley.2', 'parley.2.1'], 2, 'parley.2.1'],
       // A dialler of today, a listener that speaks only revision 0.
       [['parley.2', 'parley.2.1'], 0, 'parley.2'],
       // A newer dialler: the listener takes what it knows.
@@ -177,7 +182,27 @@ describe('revisions of protocol 2', () => {
   });
 
   it('puts every frame of protocol 2 in revision 0 except the ones added since', () => {
-    expect(Object.entries(frameRevision).filter(([, revision]) => revision > 0)).toEqual([['turn', 1]]);
+    expect(Object.entries(frameRevision).filter(([, revision]) => revision > 0)).toEqual([
+      ['turn', 1],
+      ['turn-ack', 2],
+    ]);
     expect(Math.max(...Object.values(frameRevision))).toBe(PROTOCOL_REVISION);
+  });
+
+  it('sends `relayed`, and a turn that names whom it waits on, only to a peer of revision 2', () => {
+    const thread = 'T'.repeat(22);
+    const table: Array<[Frame, number]> = [
+      [{ type: 'turn', thread, seq: 1, state: 'working' }, 1],
+      [{ type: 'turn', thread, seq: 1, state: 'stopped' }, 1],
+      [{ type: 'turn', thread, seq: 1, state: 'relayed', on: ['carol/researcher'] }, 2],
+      [{ type: 'turn', thread, seq: 1, state: 'relayed' }, 2],
+      [{ type: 'turn-ack', thread, seq: 1, state: 'ended' }, 2],
+      [{ type: 'ack', thread, seq: 1 }, 0],
+    ];
+    expect(table.map(([frame]) => [frame, revisionNeeded(frame)])).toEqual(table);
+    // A revision-1 peer's schema knows neither: it would close the link on them.
+    expect(() => decodeFrame(JSON.stringify({ type: 'turn', thread, seq: 1, state: 'relayed', on: [''] }))).toThrow(
+      ProtocolError,
+    );
   });
 });

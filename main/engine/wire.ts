@@ -7,12 +7,13 @@
 // peers of different numbers refuse each other. Frames a peer can go without are
 // added as a *revision* of protocol 2 instead, agreed before the first frame as the
 // WebSocket subprotocol (an older peer never sees a frame it does not know: peers
-// from before revisions close the link on one). Revision 1 adds `turn`.
+// from before revisions close the link on one). Revision 1 adds `turn`; revision 2 adds
+// `turn-ack` (a `turn` is sent again until acknowledged) and the `relayed` state.
 import { z } from 'zod';
 
 export const PROTOCOL_VERSION = 2;
 /** The newest revision of protocol 2 this Parley speaks (see the version rules above). */
-export const PROTOCOL_REVISION = 1;
+export const PROTOCOL_REVISION = 2;
 /** Largest frame accepted; a text body is capped well below it. */
 export const MAX_FRAME_BYTES = 256 * 1024;
 export const MAX_TEXT_CHARS = 100_000;
@@ -50,8 +51,21 @@ export type RejectReason = (typeof rejectReasons)[number];
  * a person there (or its time limit) stopped that turn (`stopped`), it failed
  * (`failed`), or it ended without answering (`ended`). Nothing more: not who, not why.
  */
-export const turnStates = ['working', 'stopped', 'failed', 'ended'] as const;
+export const turnStates = ['working', 'stopped', 'failed', 'ended', 'relayed'] as const;
 export type TurnState = (typeof turnStates)[number];
+/**
+ * The revision each state came with: `relayed` (revision 2) says the turn ended while it
+ * waits on asks of its own, naming them as PEER/ROLE; the answer, or the end, comes later.
+ */
+export const turnStateRevision: Record<TurnState, number> = {
+  working: 1,
+  stopped: 1,
+  failed: 1,
+  ended: 1,
+  relayed: 2,
+};
+/** How many PEER/ROLE a `relayed` state names at most. */
+export const MAX_RELAYED_ON = 16;
 
 export const helloFrame = z.strictObject({
   type: z.literal('hello'),
@@ -81,13 +95,23 @@ export const frameSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('reject'), thread: threadId, seq, reason: z.enum(rejectReasons) }),
   z.strictObject({ type: z.literal('revoke') }),
   /** Revision 1: the state of the turn that took the texts up to `seq` of a thread the receiver started. */
-  z.strictObject({ type: z.literal('turn'), thread: threadId, seq, state: z.enum(turnStates) }),
+  z.strictObject({
+    type: z.literal('turn'),
+    thread: threadId,
+    seq,
+    state: z.enum(turnStates),
+    /** Revision 2, with `relayed`: whom the turn waits on, PEER/ROLE as the sender names them. */
+    on: z.array(z.string().min(3).max(100)).max(MAX_RELAYED_ON).optional(),
+  }),
+  /** Revision 2: the `turn` of that thread, seq and state is recorded; the sender stops sending it again. */
+  z.strictObject({ type: z.literal('turn-ack'), thread: threadId, seq, state: z.enum(turnStates) }),
 ]);
 export type Frame = z.infer<typeof frameSchema>;
 export type HelloFrame = z.infer<typeof helloFrame>;
 export type TextFrame = Extract<Frame, { type: 'text' }>;
 export type AckFrame = Extract<Frame, { type: 'ack' }>;
 export type TurnFrame = Extract<Frame, { type: 'turn' }>;
+export type TurnAckFrame = Extract<Frame, { type: 'turn-ack' }>;
 
 /** The revision of protocol 2 each frame came with: it goes only on a link that agreed to that revision. */
 export const frameRevision: Record<Frame['type'], number> = {
@@ -98,7 +122,15 @@ export const frameRevision: Record<Frame['type'], number> = {
   reject: 0,
   revoke: 0,
   turn: 1,
+  'turn-ack': 2,
 };
+
+/** The revision a frame needs: its type's, or for a `turn` its state's when that came later. */
+export function revisionNeeded(frame: Frame): number {
+  return frame.type === 'turn'
+    ? Math.max(frameRevision.turn, turnStateRevision[frame.state], frame.on ? 2 : 0)
+    : frameRevision[frame.type];
+}
 
 /** The WebSocket subprotocol that names a revision of protocol 2: `parley.2`, `parley.2.1`, … */
 export function subprotocol(revision: number): string {

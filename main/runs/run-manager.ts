@@ -107,7 +107,7 @@ export interface ThreadHooks {
    * A turn was given texts from the peer (`working`), or such a turn is over without
    * having answered (`stopped`, `failed`, `ended`): the peer that asked is told.
    */
-  turnState(run: RunRow, turnId: number, state: 'working' | 'stopped' | 'failed' | 'ended'): void;
+  turnState(run: RunRow, turnId: number, state: 'working' | 'stopped' | 'failed' | 'ended' | 'relayed'): void;
 }
 
 /**
@@ -142,6 +142,11 @@ interface ActiveTurn {
   context: AgentContext | null;
   /** How many texts from the peer the turn was given. */
   texts: number;
+  /**
+   * It was given a notice it answers for (an ask its run relayed ended unanswered): its
+   * asker hears its state and gets its output as the reply, as for the peer's text.
+   */
+  answers: boolean;
   replied: boolean;
   reported: boolean;
   relayed: boolean;
@@ -210,10 +215,12 @@ export class RunManager {
     body: string,
     from: string,
     wakes = kind !== 'notice',
+    /** The turn that takes it answers for it (see InputRow.answers). */
+    answers = false,
   ): number {
     const run = ensureRun(this.db, context, roleId);
     const wakesNow = wakes && !(kind === 'notice' && lastTurnStopped(this.db, run.id));
-    const id = insertInput(this.db, run.id, kind, body, from, wakesNow);
+    const id = insertInput(this.db, run.id, kind, body, from, wakesNow, answers);
     if (wakesNow) this.schedule();
     return id;
   }
@@ -434,7 +441,8 @@ export class RunManager {
       void this.durably(`the end of turn ${turnId}`, () =>
         this.commitEnd(run, turnId, { ok: false, error: (error as Error).message }, null),
       );
-      if (inputs.some((input) => input.kind === 'text')) this.threadHooks?.turnState(run, turnId, 'failed');
+      if (inputs.some((input) => input.kind === 'text' || input.answers === 1))
+        this.threadHooks?.turnState(run, turnId, 'failed');
       return;
     }
     const active: ActiveTurn = {
@@ -451,6 +459,7 @@ export class RunManager {
       leaderFirst: launch.stopsItsChildren === true,
       context,
       texts: inputs.filter((input) => input.kind === 'text').length,
+      answers: inputs.some((input) => input.answers === 1),
       replied: false,
       reported: false,
       relayed: false,
@@ -461,7 +470,7 @@ export class RunManager {
       liveTimer: null,
     };
     this.active.set(turnId, active);
-    if (active.texts > 0) this.threadHooks?.turnState(run, turnId, 'working');
+    if (active.texts > 0 || active.answers) this.threadHooks?.turnState(run, turnId, 'working');
     active.settled = this.runProcess(active, launch)
       .then(async (result) => {
         if (active.timer) clearTimeout(active.timer);
@@ -479,9 +488,11 @@ export class RunManager {
           if (turnStatus(this.db, turnId) !== 'running') return;
           if (!(await this.endWithFollowUp(active, outcome))) this.commitEnd(run, turnId, outcome, active.session);
         });
-        // No answer went back (a relay's answer still comes down the chain): the asker hears how it ended.
-        if (active.texts > 0 && !active.replied && !active.reported && !active.relayed)
-          this.threadHooks?.turnState(run, turnId, outcome.ok ? 'ended' : 'failed');
+        // No answer went back: the asker hears how it ended, or that the turn relayed the
+        // question and waits on those asks (their answer comes down the chain, or a notice
+        // that they ended unanswered starts a turn here that answers).
+        if ((active.texts > 0 || active.answers) && !active.replied && !active.reported)
+          this.threadHooks?.turnState(run, turnId, active.relayed ? 'relayed' : outcome.ok ? 'ended' : 'failed');
       })
       .catch((error: unknown) => log.error('could not record the end of a turn', { turnId, error: String(error) }))
       .finally(() => this.schedule());
@@ -656,7 +667,7 @@ export class RunManager {
     if (active.stoppedBy === null) {
       active.stoppedBy = reason;
       this.changed(active.run);
-      if (active.texts > 0) this.threadHooks?.turnState(active.run, active.turnId, 'stopped');
+      if (active.texts > 0 || active.answers) this.threadHooks?.turnState(active.run, active.turnId, 'stopped');
       await this.endTree(active);
     }
     await active.settled;
@@ -698,7 +709,7 @@ export class RunManager {
     const hooks = this.threadHooks;
     const context = active.context;
     const { run, turnId } = active;
-    if (run.context_kind !== 'thread' || !hooks || !context || active.texts === 0) return false;
+    if (run.context_kind !== 'thread' || !hooks || !context || (active.texts === 0 && !active.answers)) return false;
     if (!getRun(this.db, run.id)) return false;
     let follow: ((alongside: () => void) => Promise<unknown>) | null = null;
     if (context.peerStarted) {

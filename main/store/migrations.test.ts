@@ -252,12 +252,22 @@ const seeds: Record<number, (db: Db) => void> = {
     db.prepare(
       "INSERT INTO deleted_roots (kind, id, title) VALUES ('conversation', 2, 'carol’s conversation with assistant')",
     ).run();
-  },
-  19: () => {},
-  20: () => {},
-  21: () => {},
+  }, // 19 to 21 stand for other branches' migrations until they are here.
+  19: () => undefined,
+  20: () => undefined,
+  21: () => undefined,
   // Indexes only: what 0016's seed holds (held texts, pending approvals) is what they index.
-  22: () => {},
+  22: () => undefined,
+  23: (db) => {
+    // A turn state the peer has not acknowledged, and a peer's relay.
+    db.prepare(
+      "INSERT INTO turn_signals (thread_id, seq, state, waiting_on) SELECT id, 1, 'relayed', '[\"carol/researcher\"]' FROM threads WHERE wire_id = 'T13'",
+    ).run();
+    db.prepare("UPDATE threads SET peer_relayed_on = '[\"carol/researcher\"]' WHERE wire_id = 'T1'").run();
+    db.prepare(
+      "INSERT INTO inputs (run_id, kind, body, author_name, answers) SELECT id, 'notice', 'carol stopped', 'parley', 1 FROM runs ORDER BY id LIMIT 1",
+    ).run();
+  },
 };
 
 /** Row ids the search index finds for an FTS5 query in one of its tables. */
@@ -542,9 +552,9 @@ const checks: Record<number, (db: Db) => void> = {
     ]);
     expect(() => db.prepare("UPDATE threads SET peer_turn = 'asleep' WHERE wire_id = 'T1'").run()).toThrow(/CHECK/);
   },
-  19: () => {},
-  20: () => {},
-  21: () => {},
+  19: () => undefined,
+  20: () => undefined,
+  21: () => undefined,
   22: (db) => {
     // The held texts and the pending approvals are found through their own indexes.
     const plan = (sql: string) =>
@@ -570,6 +580,19 @@ const checks: Record<number, (db: Db) => void> = {
         .pluck()
         .get(),
     ).toBe(db.prepare("SELECT count(*) FROM approvals WHERE state = 'pending'").pluck().get());
+  },
+  23: (db) => {
+    expect(db.prepare('SELECT seq, state, waiting_on FROM turn_signals').all()).toEqual([
+      { seq: 1, state: 'relayed', waiting_on: '["carol/researcher"]' },
+    ]);
+    expect(db.prepare("SELECT peer_relayed_on FROM threads WHERE wire_id = 'T1'").pluck().get()).toBe(
+      '["carol/researcher"]',
+    );
+    expect(() => db.prepare("UPDATE turn_signals SET state = 'asleep'").run()).toThrow(/CHECK/);
+    // Every input from before answers for nothing; the relay's notice does.
+    expect(db.prepare('SELECT body, answers FROM inputs WHERE answers != 0').all()).toEqual([
+      { body: 'carol stopped', answers: 1 },
+    ]);
   },
 };
 

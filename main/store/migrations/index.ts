@@ -21,6 +21,7 @@ import { placeholder19 } from './0019-placeholder';
 import { placeholder20 } from './0020-placeholder';
 import { placeholder21 } from './0021-placeholder';
 import { indexApprovalOrder } from './0022-approval-order';
+import { keepTurnSignals } from './0023-turn-signals';
 
 export interface Migration {
   version: number;
@@ -54,4 +55,5 @@ export const migrations: readonly Migration[] = [
   { version: 20, name: 'placeholder', up: placeholder20 },
   { version: 21, name: 'placeholder', up: placeholder21 },
   { version: 22, name: 'approval-order', up: indexApprovalOrder },
+  { version: 23, name: 'turn-signals', up: keepTurnSignals },
 ];

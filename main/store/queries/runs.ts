@@ -34,6 +34,8 @@ export interface InputRow {
   state: 'pending' | 'taken' | 'handled';
   turn_id: number | null;
   created_at: string;
+  /** 1: a notice its turn answers for (a relay's ask ended unanswered): the output goes back as the reply. */
+  answers: number;
 }
 
 export const toTurnSummary = (row: TurnRow): TurnSummary => ({
@@ -82,15 +84,17 @@ export function insertInput(
   body: string,
   authorName: string,
   wakes: boolean,
+  answers = false,
 ): number {
   return insert(
     db,
-    'INSERT INTO inputs (run_id, kind, body, author_name, wakes) VALUES (?, ?, ?, ?, ?)',
+    'INSERT INTO inputs (run_id, kind, body, author_name, wakes, answers) VALUES (?, ?, ?, ?, ?, ?)',
     runId,
     kind,
     body,
     authorName,
     wakes ? 1 : 0,
+    answers ? 1 : 0,
   );
 }
 

@@ -59,7 +59,7 @@ const SUMMARY = `
   last.direction AS last_direction, last.seq AS last_seq, last.body AS last_body, last.state AS last_state,
   last.reason AS last_reason, last.created_at AS last_created_at,
   threads.peer_turn, threads.peer_turn_seq, threads.peer_turn_at, last.failed_by AS last_failed_by,
-  deleted_roots.title AS root_title`;
+  deleted_roots.title AS root_title, threads.peer_relayed_on`;
 
 /** One row of SUMMARY, as values. */
 type ListValues = [
@@ -106,6 +106,7 @@ type ListValues = [
   number | null,
   string | null,
   FailedBy | null,
+  string | null,
   string | null,
 ];
 
@@ -154,8 +155,9 @@ const toListRow = (v: [...ListValues, ...unknown[]]): ThreadListRow => ({
   peer_turn_at: v[41],
   last_failed_by: v[42],
   root_title: v[43],
+  peer_relayed_on: v[44],
 });
-const COLUMN_COUNT = 44;
+const COLUMN_COUNT = 45;
 
 const summaryJoins = (join: 'JOIN' | 'LEFT JOIN') => `
   ${join} threads ON threads.id = page.id

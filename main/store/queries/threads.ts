@@ -32,6 +32,8 @@ export interface ThreadRow {
   peer_turn: TurnState | null;
   peer_turn_seq: number | null;
   peer_turn_at: string | null;
+  /** Set when the peer said its turn ended waiting on asks of its own (`relayed`): the PEER/ROLE it named, JSON. */
+  peer_relayed_on: string | null;
 }
 
 export type TurnState = 'working' | 'stopped' | 'failed' | 'ended';
@@ -299,13 +301,36 @@ export function markAckedAfterPause(db: Db, threadRowId: number, seq: number): v
   );
 }
 
-/** What the peer said of the turn that took our texts of a thread up to `seq`. */
-export function setPeerTurn(db: Db, threadRowId: number, state: TurnState, seq: number): void {
+/**
+ * The peer's agent took our texts up to `seq`, so they arrived: one that a pause here
+ * failed while it was on the wire (its ack lost with the link) was delivered after all.
+ */
+export function markDeliveredUpTo(db: Db, threadRowId: number, seq: number): number {
+  return run(
+    db,
+    "UPDATE texts SET state = 'acked', reason = NULL, failed_by = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE thread_id = ? AND direction = 'out' AND seq <= ? AND state = 'failed' AND reason = 'paused' AND failed_by IS NOT 'peer'",
+    threadRowId,
+    seq,
+  ).changes;
+}
+
+/**
+ * What the peer said of the turn that took our texts of a thread up to `seq`; `relayedOn`
+ * (JSON) when it said `relayed`, which is stored as `working` beside the names.
+ */
+export function setPeerTurn(
+  db: Db,
+  threadRowId: number,
+  state: TurnState,
+  seq: number,
+  relayedOn: string | null = null,
+): void {
   run(
     db,
-    "UPDATE threads SET peer_turn = ?, peer_turn_seq = ?, peer_turn_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+    "UPDATE threads SET peer_turn = ?, peer_turn_seq = ?, peer_turn_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), peer_relayed_on = ? WHERE id = ?",
     state,
     seq,
+    relayedOn,
     threadRowId,
   );
 }
