@@ -168,9 +168,33 @@ describeInBrowser('search and the Ctrl+K switcher', () => {
       const card = threadCard(threadsRegion(page), 'bob', 'researcher');
       await visible(card.getByRole('list', { name: 'Texts with bob/researcher' }));
       await visible(card.getByText('where do the penguins nest?', { exact: true }));
+      // Chosen again from inside its conversation, the keyboard lands on the card, not the sidebar.
+      await find(page, 'penguins');
+      await arrowTo(page, 'Agent conversation');
+      await page.keyboard.press('Enter');
+      await until(
+        () => card.locator('.thread-toggle').evaluate((element) => element === document.activeElement),
+        'the focus on the agent conversation',
+      );
       expect(problems).toEqual([]);
     },
   );
+
+  it('finds a peer’s role by its name and starts an ask to it in a conversation', { timeout: 60_000 }, async () => {
+    const { alice } = nodes();
+    const { page, problems } = await open(alice);
+    await find(page, 'researcher');
+    const ask = switcher(page)
+      .getByRole('group', { name: 'Peers’ roles' })
+      .getByRole('option', { name: /^Ask bob\/researcher…/ });
+    await visible(ask);
+    await arrowTo(page, 'Ask bob/researcher');
+    await page.keyboard.press('Enter');
+    const composer = page.getByRole('textbox', { name: 'Message' });
+    await until(async () => (await composer.inputValue()) === 'ask bob/researcher: ', 'the ask to be started');
+    expect(await composer.evaluate((element) => element === document.activeElement)).toBe(true);
+    expect(problems).toEqual([]);
+  });
 
   it('shows a member nothing of what only the owner reads', { timeout: 60_000 }, async () => {
     const { alice } = nodes();

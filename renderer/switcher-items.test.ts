@@ -9,7 +9,8 @@ const idle: RunSummary = { id: null, state: 'idle', pending: 0, session: null, l
 const conversation = (id: number, roleName: string) =>
   ({ id, roleName, personId: 1, roleId: id, createdAt: '', lastMessage: null, run: idle }) as Conversation;
 const task = (id: number, title: string) => ({ id, title, roleName: 'writer', status: 'open' }) as Task;
-const peer = (id: number, name: string) => ({ id, name, status: 'active', online: true }) as ConnectionSummary;
+const peer = (id: number, name: string, peerRoles: Array<{ name: string; description: string }> = []) =>
+  ({ id, name, status: 'active', online: true, peerRoles }) as ConnectionSummary;
 const role = (id: number, name: string, description = '') => ({ id, name, description }) as RoleView;
 
 describe('nameScore', () => {
@@ -32,7 +33,7 @@ describe('switcherOptions', () => {
   const sources = {
     conversations: [conversation(1, 'assistant'), conversation(2, 'writer')],
     tasks: [task(7, 'Write the launch post'), task(8, 'Review the budget')],
-    connections: [peer(3, 'bob'), peer(4, 'wren')],
+    connections: [peer(3, 'bob', [{ name: 'wrangler', description: 'Herds data' }]), peer(4, 'wren')],
     roles: [role(5, 'writer', 'Drafts text'), role(6, 'assistant')],
     hits: [] as SearchHit[],
   };
@@ -42,8 +43,22 @@ describe('switcherOptions', () => {
       'Conversations: writer',
       'Tasks: Write the launch post',
       'Peers: wren',
+      'Peers’ roles: Ask bob/wrangler…',
       'Roles: writer',
     ]);
+  });
+
+  it('offers a peer’s role by its name or by PEER/ROLE, to ask it from a conversation', () => {
+    const [byRole] = switcherOptions('wrangler', sources).filter((o) => o.group === 'Peers’ roles');
+    expect(byRole).toMatchObject({
+      label: 'Ask bob/wrangler…',
+      detail: 'Herds data · online',
+      target: { kind: 'ask', address: 'bob/wrangler' },
+    });
+    expect(switcherOptions('bob/wr', sources).some((o) => o.key === 'ask-bob/wrangler')).toBe(true);
+    // Not on a paused connection: nothing can be asked there.
+    const paused = { ...sources, connections: [{ ...sources.connections[0]!, status: 'paused' as const }] };
+    expect(switcherOptions('wrangler', paused).some((o) => o.group === 'Peers’ roles')).toBe(false);
   });
 
   it('offers conversations and tasks, not peers and roles, before anything is typed', () => {

@@ -9,6 +9,8 @@ export type SwitcherTarget =
   | { kind: 'task'; id: number }
   | { kind: 'peer'; id: number }
   | { kind: 'role'; id: number }
+  /** A peer's role: a conversation with one of ours, its composer started with `ask PEER/ROLE: `. */
+  | { kind: 'ask'; address: string }
   | { kind: 'hit'; hit: SearchHit };
 
 export interface SwitcherOption {
@@ -22,7 +24,7 @@ export interface SwitcherOption {
   target: SwitcherTarget;
 }
 
-export type SwitcherGroup = 'Conversations' | 'Tasks' | 'Peers' | 'Roles' | 'In messages and texts';
+export type SwitcherGroup = 'Conversations' | 'Tasks' | 'Peers' | 'Peers’ roles' | 'Roles' | 'In messages and texts';
 
 /** How well `name` answers `query` (lower is better), or null when it does not. */
 export function nameScore(query: string, name: string): number | null {
@@ -94,6 +96,20 @@ export function switcherOptions(query: string, sources: SwitcherSources): Switch
         label: c.name,
         detail: `Connection · ${c.status === 'active' ? (c.online ? 'online' : 'offline') : c.status}`,
         target: { kind: 'peer', id: c.id },
+      });
+    // A peer's role, found by its role name or by PEER/ROLE, on a connection it can be asked on.
+    const peerRoles = sources.connections
+      .filter((c) => c.status === 'active')
+      .flatMap((c) => c.peerRoles.map((role) => ({ address: `${c.name}/${role.name}`, role, connection: c })));
+    for (const p of byName(trimmed, peerRoles, (p) =>
+      nameScore(trimmed, p.role.name) !== null ? p.role.name : p.address,
+    ))
+      options.push({
+        key: `ask-${p.address}`,
+        group: 'Peers’ roles',
+        label: `Ask ${p.address}…`,
+        detail: `${p.role.description ? `${p.role.description} · ` : ''}${p.connection.online ? 'online' : 'offline: it waits until the peer is back'}`,
+        target: { kind: 'ask', address: p.address },
       });
     for (const r of byName(trimmed, sources.roles, (r) => r.name))
       options.push({

@@ -9,6 +9,7 @@ import { selectConnections, useConnections } from '../store/connections';
 import { selectConversations, useConversations } from '../store/conversations';
 import { selectRoles, useRoles } from '../store/roles';
 import { selectTasks, useTasks } from '../store/tasks';
+import { useDrafts } from '../store/drafts';
 import { useUi } from '../store/ui';
 import {
   highlightPieces,
@@ -23,19 +24,67 @@ import './switcher.css';
 const SEARCH_DELAY_MS = 150;
 const SEARCH_LIMIT = 8;
 
-/** Opens what an option names; resolves once the view shows it. */
+/**
+ * Focuses what `find` finds once the view shows it (within about two seconds), so the
+ * keyboard lands where the switcher opened rather than back where it was opened from.
+ */
+function focusWhenShown(find: () => HTMLElement | null): void {
+  const deadline = performance.now() + 2000;
+  const attempt = () => {
+    const element = find();
+    if (element) {
+      if (element.tabIndex < 0 && !element.hasAttribute('tabindex')) element.tabIndex = -1;
+      element.focus();
+      if (element instanceof HTMLTextAreaElement) element.setSelectionRange(element.value.length, element.value.length);
+      return;
+    }
+    if (performance.now() < deadline) requestAnimationFrame(attempt);
+  };
+  requestAnimationFrame(attempt);
+}
+
+const composer = () => document.querySelector<HTMLTextAreaElement>('textarea[aria-label="Message"]');
+const commentBox = () => document.querySelector<HTMLTextAreaElement>('textarea[aria-label="Comment"]');
+const threadToggle = (id: number) => () =>
+  document.querySelector<HTMLElement>(`[data-thread-id="${id}"] .thread-toggle`);
+const connectionsHeading = () =>
+  [...document.querySelectorAll<HTMLElement>('h2')].find((h) => h.textContent === 'Connections') ?? null;
+
+/** The role to ask a peer's role with: the one of the conversation in view, else the most recent one's, else the first. */
+function askingRole(): number | null {
+  const view = useUi.getState().view;
+  const conversations = useConversations.getState().list ?? [];
+  const current = view.kind === 'conversation' ? conversations.find((c) => c.id === view.id) : undefined;
+  const role = current?.roleId ?? conversations[0]?.roleId ?? useRoles.getState().list?.[0]?.id;
+  return role ?? null;
+}
+
+/** Opens what an option names, and puts the focus there; resolves once the view shows it. */
 export async function openTarget(target: SwitcherTarget): Promise<void> {
   const { navigate } = useUi.getState();
   switch (target.kind) {
     case 'conversation':
-      return navigate({ kind: 'conversation', id: target.id });
+      navigate({ kind: 'conversation', id: target.id });
+      return focusWhenShown(composer);
     case 'task':
-      return navigate({ kind: 'tasks', id: target.id });
+      navigate({ kind: 'tasks', id: target.id });
+      return focusWhenShown(commentBox);
     case 'peer':
-      return navigate({ kind: 'settings', tab: 'connections' });
+      navigate({ kind: 'settings', tab: 'connections' });
+      return focusWhenShown(connectionsHeading);
     case 'role': {
       const conversation = await useConversations.getState().open(target.id);
-      return navigate({ kind: 'conversation', id: conversation.id });
+      navigate({ kind: 'conversation', id: conversation.id });
+      return focusWhenShown(composer);
+    }
+    case 'ask': {
+      const roleId = askingRole();
+      if (roleId === null) throw new Error('there is no role here to ask with: make one in Settings first');
+      const conversation = await useConversations.getState().open(roleId);
+      const draft = useDrafts.getState().drafts[conversation.id] ?? '';
+      if (!draft.trim()) useDrafts.getState().setDraft(conversation.id, `ask ${target.address}: `);
+      navigate({ kind: 'conversation', id: conversation.id });
+      return focusWhenShown(composer);
     }
     case 'hit':
       return openHit(target.hit);
@@ -44,8 +93,15 @@ export async function openTarget(target: SwitcherTarget): Promise<void> {
 
 function openHit(hit: SearchHit): void {
   const ui = useUi.getState();
-  if (hit.kind === 'conversation') return ui.navigate({ kind: 'conversation', id: hit.id });
-  if (hit.kind === 'task') return ui.navigate({ kind: 'tasks', id: hit.id });
+  if (hit.kind === 'conversation') {
+    ui.navigate({ kind: 'conversation', id: hit.id });
+    return focusWhenShown(composer);
+  }
+  if (hit.kind === 'task') {
+    ui.navigate({ kind: 'tasks', id: hit.id });
+    return focusWhenShown(commentBox);
+  }
+  focusWhenShown(threadToggle(hit.id));
   // An agent conversation opens where it lives, unfolded: under its conversation or
   // task, among those peers started (inside the one it was asked on behalf of), or orphaned.
   const root = hit.root;
@@ -63,6 +119,7 @@ function openHit(hit: SearchHit): void {
 export function Switcher({ onClose }: { onClose: () => void }) {
   const dialogRef = useRef<HTMLDialogElement>(null);
   const inputRef = useRef<HTMLInputElement>(null);
+  const handedOff = useRef(false);
   const listId = useId();
   const titleId = useId();
   const [query, setQuery] = useState('');
@@ -82,7 +139,7 @@ export function Switcher({ onClose }: { onClose: () => void }) {
     inputRef.current?.focus();
     return () => {
       dialog?.close();
-      if (opener?.isConnected) opener.focus();
+      if (opener?.isConnected && !handedOff.current) opener.focus();
     };
   }, []);
 
@@ -140,6 +197,8 @@ export function Switcher({ onClose }: { onClose: () => void }) {
 
   const choose = (option: SwitcherOption | undefined) => {
     if (!option) return;
+    // The focus goes where the option opens, not back to what opened the switcher.
+    handedOff.current = true;
     onClose();
     openTarget(option.target).catch((caught: unknown) => useUi.getState().toast(messageOf(caught), 'error'));
   };

@@ -385,6 +385,7 @@ export const ThreadCard = memo(function ThreadCard({
   return (
     <article
       data-shape={shape}
+      data-thread-id={id}
       className={`thread-card thread-${thread.status} run-${thread.run.state}${nested ? ' thread-nested' : ''}${expanded ? ' is-expanded' : ''}`}
       aria-label={`Agent conversation with ${peer}`}
     >

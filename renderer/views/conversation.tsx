@@ -40,6 +40,7 @@ import { selectRole, useRoles } from '../store/roles';
 import { selectPerson, useSession } from '../store/session';
 import { useUi } from '../store/ui';
 import { LedgerButton } from '../components/ledger-button';
+import { useDrafts } from '../store/drafts';
 
 export function ConversationView({ id }: { id: number }) {
   const conversation = useConversations(selectConversation(id));
@@ -337,9 +338,6 @@ const MessageItem = memo(function MessageItem({
   );
 });
 
-/** Drafts survive switching between conversations. */
-const drafts = new Map<number, string>();
-
 function Composer({
   conversationId,
   roleName,
@@ -352,14 +350,12 @@ function Composer({
   onStop: () => Promise<unknown>;
 }) {
   const send = useConversations((s) => s.send);
-  const [text, setText] = useState(() => drafts.get(conversationId) ?? '');
+  // Drafts survive switching between conversations.
+  const text = useDrafts((s) => s.drafts[conversationId] ?? '');
   const [, stopRun] = useAction();
   const inputRef = useRef<HTMLTextAreaElement>(null);
 
-  const update = (value: string) => {
-    setText(value);
-    drafts.set(conversationId, value);
-  };
+  const update = (value: string) => useDrafts.getState().setDraft(conversationId, value);
   const {
     submit,
     enterSends,
@@ -373,7 +369,6 @@ function Composer({
   );
 
   useEffect(() => {
-    setText(drafts.get(conversationId) ?? '');
     setError(null);
     inputRef.current?.focus();
   }, [conversationId, setError]);
