@@ -187,7 +187,6 @@ function agentSettings(checked: boolean) {
       permissions: z.enum(['allow', 'reject', 'ask']).optional(),
       cwd: absolutePath.optional(),
       env: envValues.optional(),
-      modelTimeoutSec,
       ...agentCommon,
     }),
   ]);
