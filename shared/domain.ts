@@ -187,6 +187,7 @@ function agentSettings(checked: boolean) {
       permissions: z.enum(['allow', 'reject', 'ask']).optional(),
       cwd: absolutePath.optional(),
       env: envValues.optional(),
+      modelTimeoutSec,
       ...agentCommon,
     }),
   ]);

@@ -201,9 +201,27 @@ async function main(): Promise<void> {
     thought = '';
   };
 
+  /** What the updates say about the agent's model, told to Parley when it changes. */
+  let modelState: 'answered' | 'waiting' | null = null;
+  const model = (signal: 'answered' | 'waiting') => {
+    if (modelState !== signal) emit({ type: 'model', signal });
+    modelState = signal;
+  };
   const onUpdate = (notification: acp.SessionNotification) => {
     if (replaying || prompting === null || notification.sessionId !== sessionId) return;
     const update = notification.update;
+    if (
+      update.sessionUpdate === 'agent_message_chunk' ||
+      update.sessionUpdate === 'agent_thought_chunk' ||
+      update.sessionUpdate === 'tool_call'
+    )
+      model('answered');
+    // A tool's result goes back to the model: the agent waits on it again.
+    else if (
+      update.sessionUpdate === 'tool_call_update' &&
+      (update.status === 'completed' || update.status === 'failed')
+    )
+      model('waiting');
     switch (update.sessionUpdate) {
       case 'agent_message_chunk':
         closeThought();

@@ -4,7 +4,7 @@
 // answers every request with an error. The turn shows "retrying: …" while the CLI
 // retries, ends failed with a plain sentence within the role's model timeout, and does
 // not hold its place among the running turns past it.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -175,6 +175,66 @@ for (const { name, adapter, cli } of clis) {
       expect(lastMessage(failed)).toMatch(/could not reach its model/);
     }, 120_000);
   });
+}
+
+/** claude-agent-acp, installed where PARLEY_TEST_CLAUDE_ACP says. */
+const claudeAcp = process.env.PARLEY_TEST_CLAUDE_ACP;
+const skipAcp =
+  !claudeAcp || !existsSync(claudeAcp) ? `PARLEY_TEST_CLAUDE_ACP is not set or not there (${claudeAcp ?? ''})` : null;
+if (skipAcp) console.info(`Skipping the unreachable-model tests with claude-agent-acp: ${skipAcp}`);
+
+describe.skipIf(skipAcp !== null)('claude-agent-acp whose model cannot be reached', () => {
+  for (const mode of ['silent', 'key refused'] as const) {
+    it(`ends the turn failed, saying why, within the model timeout (${mode})`, async () => {
+      // A key the server refuses: Claude Code under the ACP agent retried it for minutes.
+      const server = mode === 'silent' ? await brokenServer('silent') : await refusingServer();
+      const t = await openTestInstallation({ stopGraceMs: 1_000 });
+      try {
+        const c = conversations(t);
+        const limitSec = 15;
+        const roleHome = mkdtempSync(path.join(home, 'acp-'));
+        const { conversation } = await c.open({
+          adapter: 'acp',
+          command: [claudeAcp!],
+          env: {
+            HOME: roleHome,
+            ANTHROPIC_BASE_URL: server.url,
+            ANTHROPIC_API_KEY: 'sk-ant-wrong-0000',
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          },
+          modelTimeoutSec: limitSec,
+        });
+        const started = Date.now();
+        const ended = await c.turn(conversation.id, 'hello', (limitSec + 60) * 1000);
+        const took = (Date.now() - started) / 1000;
+        console.info(`claude-agent-acp, ${mode}: failed after ${took.toFixed(1)} s: ${lastMessage(ended)}`);
+        expect(ended.turns.at(-1)?.status).toBe('failed');
+        expect(lastMessage(ended)).toMatch(/could not (reach|use) its model|is not logged in here/);
+        expect(took).toBeLessThan(limitSec + 20);
+      } finally {
+        await t.close();
+        await server.close();
+      }
+    }, 150_000);
+  }
+});
+
+/** A model server that refuses every key, in the Anthropic API's error shape. */
+async function refusingServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(401, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 describe.skipIf(!clis[0].cli.path)('the default model timeout', () => {

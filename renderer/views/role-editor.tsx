@@ -126,6 +126,7 @@ function formOf(role: RoleView | null): Form {
         permissions: agent.permissions ?? '',
         cwd: agent.cwd ?? '',
         storedEnv: stored(agent.env),
+        modelTimeoutSec: agent.modelTimeoutSec !== undefined ? String(agent.modelTimeoutSec) : '',
       };
     case 'openai-compatible':
       return {
@@ -214,6 +215,7 @@ function settingsOf(form: Form, errors: Errors): AgentSettingsUpdate {
         permissions: form.permissions || undefined,
         cwd: optional(form.cwd),
         env: env(),
+        modelTimeoutSec: number('modelTimeoutSec', form.modelTimeoutSec),
         ...common,
       };
     case 'openai-compatible': {
@@ -584,7 +586,7 @@ export function RoleEditor({ role, onClose }: { role: RoleView | null; onClose: 
             text('turnTimeoutSec', { placeholder: '1800' }),
             'A turn that works longer is stopped.',
           )}
-          {(form.adapter === 'claude-code' || form.adapter === 'codex') &&
+          {(form.adapter === 'claude-code' || form.adapter === 'codex' || form.adapter === 'acp') &&
             field(
               'modelTimeoutSec',
               'Wait for the model (seconds)',
