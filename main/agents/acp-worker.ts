@@ -46,6 +46,15 @@ function readStdin(): Promise<string> {
 /** The agent went away before it answered. */
 class AgentGone extends Error {}
 
+/**
+ * A message chunk the agent's CLI wrote of its own, not its model: claude-agent-acp marks
+ * Claude Code's notices (a gateway warning naming the gateway's address) `informational`.
+ */
+export function cliNotice(update: { _meta?: { [key: string]: unknown } | null }): boolean {
+  const claudeCode = update._meta?.claudeCode as { kind?: unknown } | undefined;
+  return claudeCode?.kind === 'informational';
+}
+
 /** The agent's message text of one prompt turn, in segments: a tool call or a new message starts the next. */
 class Messages {
   private segments: string[] = [''];
@@ -210,6 +219,11 @@ async function main(): Promise<void> {
   const onUpdate = (notification: acp.SessionNotification) => {
     if (replaying || prompting === null || notification.sessionId !== sessionId) return;
     const update = notification.update;
+    if (update.sessionUpdate === 'agent_message_chunk' && cliNotice(update)) {
+      // Shown on the run for the person, kept out of the answer (which may go to a peer).
+      if (update.content.type === 'text') live(`the agent’s own notice: ${preview(update.content.text, 200)}`);
+      return;
+    }
     if (
       update.sessionUpdate === 'agent_message_chunk' ||
       update.sessionUpdate === 'agent_thought_chunk' ||

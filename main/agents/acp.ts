@@ -16,6 +16,7 @@ import { requireFolder } from './command';
 import { agentEnv } from './environment';
 import { instructionsForContinued, instructionsRecord } from './instructions-record';
 import { claudeRetryEnv } from './claude-code';
+import { withoutCliNotices } from './cli-notices';
 import { DEFAULT_MODEL_TIMEOUT_SEC } from './model-watch';
 import type { AgentAdapter, AgentLaunch, TurnRequest } from './types';
 
@@ -142,7 +143,7 @@ export const acpAdapter: AgentAdapter = {
           case 'live':
             return { live: event.text };
           case 'result':
-            output = event.output;
+            output = withoutCliNotices(event.output);
             return undefined;
           case 'error':
             failure = event.message;

@@ -7,10 +7,11 @@
 /**
  * A paragraph Claude Code appends when its requests go through a gateway or a custom
  * base URL: "Warning: … your requests go through 127.0.0.1:PORT …" (and its other
- * gateway notices), up to the next blank line.
+ * gateway notices), up to the next blank line. Plain, it starts a line; in bold
+ * ("**Warning:**", as claude-agent-acp passes it on) it may be glued to the answer.
  */
 const GATEWAY_NOTICE =
-  /(?:^|\n)[ \t]*(?:⚠️?[ \t]*)?Warning:[^\n]*(?:requests go through|inference gateway)[^\n]*(?:\n(?![ \t]*\n)[^\n]*)*/giu;
+  /(?:(?:^|\n)[ \t]*(?:⚠️?[ \t]*)?Warning:|\*\*Warning:\*\*)[^\n]*(?:requests go through|inference gateway)[^\n]*(?:\n(?![ \t]*\n)[^\n]*)*/giu;
 
 /** The text without the notices the CLI added, trimmed where one was taken out. */
 export function withoutCliNotices(text: string): string {

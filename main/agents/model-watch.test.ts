@@ -94,6 +94,11 @@ describe('what an agent CLI adds of its own', () => {
     ],
     ['a notice before the answer', `${notice}\n\nThe budget is 40k.`, 'The budget is 40k.'],
     [
+      'claude-agent-acp’s bold notice, glued to the answer',
+      "The budget is 40k.**Warning:** We're changing auto mode to no longer charge for classifier requests in Claude Code. However, this session isn't eligible because your requests go through 127.0.0.1:37591, which isn't compatible with this update.",
+      'The budget is 40k.',
+    ],
+    [
       'the inference gateway notice',
       'Done.\n\nWarning: if it persists, check your inference gateway (127.0.0.1:9).',
       'Done.',
