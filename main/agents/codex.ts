@@ -102,9 +102,6 @@ export class CodexStream extends CliStream<CodexEvent> {
       case 'thread.started':
         this.session = event.thread_id;
         return { session: event.thread_id, live: 'Codex started' };
-      case 'turn.started':
-        // Codex waits on a server that accepted the connection and says nothing without a limit of its own.
-        return { model: 'waiting' };
       case 'turn.completed':
         this.completed = true;
         return undefined;
@@ -129,8 +126,8 @@ export class CodexStream extends CliStream<CodexEvent> {
       case 'item.started':
       case 'item.completed': {
         const update = this.item(event.item, event.type === 'item.completed');
-        const signal = modelSignal(event.item, event.type === 'item.completed');
-        if (signal === 'answered') this.failedTries = 0;
+        const signal = modelSignal(event.item);
+        if (signal) this.failedTries = 0;
         return signal ? { ...update, model: signal } : update;
       }
       default:
@@ -208,8 +205,12 @@ export class CodexStream extends CliStream<CodexEvent> {
   }
 }
 
-/** What an item says about the model: it answered (a message, reasoning, a tool call begun), or, once a tool is done, Codex asks it again. */
-function modelSignal(item: CodexItem | undefined, completed: boolean): 'answered' | 'waiting' | undefined {
+/**
+ * What an item says about the model: it answered (a message, reasoning, a tool call), and
+ * a retry after a tool's end counts from there. Codex prints nothing while an answer
+ * streams, so a silence is no sign that the model is unreachable: only its retries are.
+ */
+function modelSignal(item: CodexItem | undefined): 'answered' | undefined {
   if (!item) return undefined;
   switch (item.type) {
     case 'agent_message':
@@ -219,7 +220,7 @@ function modelSignal(item: CodexItem | undefined, completed: boolean): 'answered
     case 'mcp_tool_call':
     case 'file_change':
     case 'web_search':
-      return completed ? 'waiting' : 'answered';
+      return 'answered';
     default:
       // Codex's own notices (an `error` item about model metadata, say) are not the model.
       return undefined;

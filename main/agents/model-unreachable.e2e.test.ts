@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
 import { findRun } from '../store/queries/runs';
+import { startModelServer } from '../testing/model-server';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
 import { conversations, lastMessage, realCli } from './cli-test-kit';
 
@@ -119,45 +120,65 @@ for (const { name, adapter, cli } of clis) {
     });
 
     for (const mode of ['refused', 'silent', 'failing'] as const) {
-      it(`ends the turn failed, saying why, within the model timeout (${mode})`, async () => {
-        console.info(`${name}: ${cli.path} (${cli.reason})`);
-        server = await brokenServer(mode);
-        t = await openTestInstallation({ stopGraceMs: 1_000 });
-        const c = conversations(t);
-        const limitSec = 15;
-        const { conversation } = await c.open(agentFor(adapter, cli.path!, server.url, { modelTimeoutSec: limitSec }));
-        const started = Date.now();
-        await c.start(conversation.id, 'hello');
-        // While the CLI retries, the run says so (a silent server gives Codex nothing to retry).
-        const run = findRun(t.installation.db, { kind: 'conversation', id: conversation.id })!;
-        const retried =
-          mode === 'silent' && adapter === 'codex'
-            ? null
-            : await t.waitFor(
-                () => t!.installation.runs.liveOutput(run.id).find((line) => line.startsWith('retrying: ')),
-                'a retrying line',
-                limitSec * 1000,
-              );
-        if (retried) expect(retried).toMatch(/^retrying: the model server (does not answer|is overloaded|fails)/);
-        const ended = await t.waitFor(
-          async () => {
-            const detail = await c.detail(conversation.id);
-            return detail.turns.at(-1)?.status !== 'running' ? detail : undefined;
-          },
-          'the turn to end',
-          (limitSec + 30) * 1000,
-        );
-        const took = (Date.now() - started) / 1000;
-        console.info(`${name}, ${mode}: failed after ${took.toFixed(1)} s: ${lastMessage(ended)}`);
-        expect(ended.turns.at(-1)?.status).toBe('failed');
-        expect(lastMessage(ended)).toMatch(/could not reach its model: the model server/);
-        // The timeout and what it takes the CLI to end (a loaded machine adds seconds).
-        expect(took).toBeLessThan(limitSec + 15);
-      }, 120_000);
+      // Codex prints nothing while it waits on a silent server, nor while a working one
+      // streams a long answer: Parley cannot tell them apart, and the turn's time limit bounds it.
+      const codexSilent = adapter === 'codex' && mode === 'silent';
+      if (codexSilent && cli.path)
+        console.info('Skipping Codex against a silent server: Codex gives no sign of the wait');
+      it.skipIf(codexSilent)(
+        `ends the turn failed, saying why, within the model timeout (${mode})`,
+        async () => {
+          console.info(`${name}: ${cli.path} (${cli.reason})`);
+          server = await brokenServer(mode);
+          t = await openTestInstallation({ stopGraceMs: 1_000 });
+          const c = conversations(t);
+          const limitSec = 15;
+          const { conversation } = await c.open(
+            agentFor(adapter, cli.path!, server.url, { modelTimeoutSec: limitSec }),
+          );
+          const started = Date.now();
+          await c.start(conversation.id, 'hello');
+          // While the CLI retries, the run says so (a silent server gives Codex nothing to retry).
+          const run = findRun(t.installation.db, { kind: 'conversation', id: conversation.id })!;
+          const retried = await t.waitFor(
+            () => t!.installation.runs.liveOutput(run.id).find((line) => line.startsWith('retrying: ')),
+            'a retrying line',
+            limitSec * 1000,
+          );
+          expect(retried).toMatch(/^retrying: the model server (does not answer|is overloaded|fails)/);
+          const ended = await t.waitFor(
+            async () => {
+              const detail = await c.detail(conversation.id);
+              return detail.turns.at(-1)?.status !== 'running' ? detail : undefined;
+            },
+            'the turn to end',
+            (limitSec + 30) * 1000,
+          );
+          const took = (Date.now() - started) / 1000;
+          console.info(`${name}, ${mode}: failed after ${took.toFixed(1)} s: ${lastMessage(ended)}`);
+          expect(ended.turns.at(-1)?.status).toBe('failed');
+          expect(lastMessage(ended)).toMatch(/could not reach its model: the model server/);
+          // The timeout and what it takes the CLI to end (a loaded machine adds seconds).
+          expect(took).toBeLessThan(limitSec + 15);
+        },
+        120_000,
+      );
     }
 
+    it('does not cut an answer that streams for longer than the model timeout', async () => {
+      const model = await startModelServer({ script: () => ({ slow: 'word' }), slowChunkMs: 500, slowLimitMs: 12_000 });
+      server = { url: model.url, close: () => model.close() };
+      t = await openTestInstallation({ stopGraceMs: 1_000 });
+      const c = conversations(t);
+      const { conversation } = await c.open(agentFor(adapter, cli.path!, model.url, { modelTimeoutSec: 5 }));
+      const ended = await c.turn(conversation.id, 'hello', 90_000);
+      expect(ended.turns.at(-1)?.status, lastMessage(ended)).toBe('done');
+      expect(lastMessage(ended)).toMatch(/^word \(0\) word \(1\)/);
+    }, 120_000);
+
     it('does not keep another role’s turn from starting past the model timeout', async () => {
-      server = await brokenServer('silent');
+      // Claude Code waits on a silent server a third of the timeout per try; Codex retries a refused port for minutes.
+      server = await brokenServer(adapter === 'codex' ? 'refused' : 'silent');
       t = await openTestInstallation({ maxConcurrentTurns: 1, stopGraceMs: 1_000 });
       const c = conversations(t);
       const limitSec = 10;
