@@ -589,9 +589,9 @@ export function RoleEditor({ role, onClose }: { role: RoleView | null; onClose: 
           {(form.adapter === 'claude-code' || form.adapter === 'codex' || form.adapter === 'acp') &&
             field(
               'modelTimeoutSec',
-              'Wait for the model (seconds)',
+              'Give up when unreachable (seconds)',
               text('modelTimeoutSec', { placeholder: '60' }),
-              'A turn whose agent cannot reach its model server this long ends, failed, and says why.',
+              'How long the agent may go without an answer from its AI server before its turn ends, failed, saying why.',
             )}
         </fieldset>
         {errors.form && (
