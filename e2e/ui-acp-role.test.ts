@@ -44,6 +44,7 @@ describeInBrowser('a role on an ACP agent', () => {
     await editor.getByLabel('Name').fill('gemini');
     await editor.getByLabel('Model').fill('gemini-2.5-pro');
     await editor.getByLabel('Tool permissions').selectOption({ label: 'Allow once' });
+    await editor.getByLabel('Give up when unreachable (seconds)').fill('30');
     await shoot(page, 'settings-role-editor-acp');
     // An empty command line is refused next to its field.
     await editor.getByLabel('Command and arguments').fill('');
@@ -61,6 +62,7 @@ describeInBrowser('a role on an ACP agent', () => {
       command: ['gemini', '--experimental-acp'],
       model: 'gemini-2.5-pro',
       permissions: 'allow',
+      modelTimeoutSec: 30,
     });
     // Editing shows what was saved.
     await role.getByRole('button', { name: 'Edit' }).click();
@@ -68,6 +70,7 @@ describeInBrowser('a role on an ACP agent', () => {
     expect(await edit.getByLabel('Agent program').inputValue()).toBe('gemini');
     expect(await edit.getByLabel('Model').inputValue()).toBe('gemini-2.5-pro');
     expect(await edit.getByLabel('Tool permissions').inputValue()).toBe('allow');
+    expect(await edit.getByLabel('Give up when unreachable (seconds)').inputValue()).toBe('30');
     expect(problems).toEqual([]);
   }, 90_000);
 });

@@ -116,6 +116,9 @@ function agentSettings(checked: boolean) {
 
   const model = line(z.string().min(1).max(200));
 
+  /** How long the agent may go without reaching its model (retrying, or waiting on a silent server) before its turn fails; default 60 s. */
+  const modelTimeoutSec = z.number().int().min(5).max(3600).optional();
+
   return z.discriminatedUnion('adapter', [
     z.strictObject({
       adapter: z.literal('scripted'),
@@ -141,6 +144,7 @@ function agentSettings(checked: boolean) {
       permissionMode: z.enum(['default', 'acceptEdits', 'bypassPermissions', 'plan']).optional(),
       cwd: absolutePath.optional(),
       env: envValues.optional(),
+      modelTimeoutSec,
       ...agentCommon,
     }),
     z.strictObject({
@@ -151,6 +155,7 @@ function agentSettings(checked: boolean) {
       sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
       cwd: absolutePath.optional(),
       env: envValues.optional(),
+      modelTimeoutSec,
       ...agentCommon,
     }),
     z.strictObject({
@@ -182,6 +187,7 @@ function agentSettings(checked: boolean) {
       permissions: z.enum(['allow', 'reject', 'ask']).optional(),
       cwd: absolutePath.optional(),
       env: envValues.optional(),
+      modelTimeoutSec,
       ...agentCommon,
     }),
   ]);

@@ -46,6 +46,15 @@ function readStdin(): Promise<string> {
 /** The agent went away before it answered. */
 class AgentGone extends Error {}
 
+/**
+ * A message chunk the agent's CLI wrote of its own, not its model: claude-agent-acp marks
+ * Claude Code's notices (a gateway warning naming the gateway's address) `informational`.
+ */
+export function cliNotice(update: { _meta?: { [key: string]: unknown } | null }): boolean {
+  const claudeCode = update._meta?.claudeCode as { kind?: unknown } | undefined;
+  return claudeCode?.kind === 'informational';
+}
+
 /** The agent's message text of one prompt turn, in segments: a tool call or a new message starts the next. */
 class Messages {
   private segments: string[] = [''];
@@ -201,9 +210,32 @@ async function main(): Promise<void> {
     thought = '';
   };
 
+  /** What the updates say about the agent's model, told to Parley when it changes. */
+  let modelState: 'answered' | 'waiting' | null = null;
+  const model = (signal: 'answered' | 'waiting') => {
+    if (modelState !== signal) emit({ type: 'model', signal });
+    modelState = signal;
+  };
   const onUpdate = (notification: acp.SessionNotification) => {
     if (replaying || prompting === null || notification.sessionId !== sessionId) return;
     const update = notification.update;
+    if (update.sessionUpdate === 'agent_message_chunk' && cliNotice(update)) {
+      // Shown on the run for the person, kept out of the answer (which may go to a peer).
+      if (update.content.type === 'text') live(`the agent’s own notice: ${preview(update.content.text, 200)}`);
+      return;
+    }
+    if (
+      update.sessionUpdate === 'agent_message_chunk' ||
+      update.sessionUpdate === 'agent_thought_chunk' ||
+      update.sessionUpdate === 'tool_call'
+    )
+      model('answered');
+    // A tool's result goes back to the model: the agent waits on it again.
+    else if (
+      update.sessionUpdate === 'tool_call_update' &&
+      (update.status === 'completed' || update.status === 'failed')
+    )
+      model('waiting');
     switch (update.sessionUpdate) {
       case 'agent_message_chunk':
         closeThought();

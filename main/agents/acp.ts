@@ -15,6 +15,9 @@ import { preview } from './cli-agent';
 import { requireFolder } from './command';
 import { agentEnv } from './environment';
 import { instructionsForContinued, instructionsRecord } from './instructions-record';
+import { claudeRetryEnv } from './claude-code';
+import { withoutCliNotices } from './cli-notices';
+import { DEFAULT_MODEL_TIMEOUT_SEC } from './model-watch';
 import type { AgentAdapter, AgentLaunch, TurnRequest } from './types';
 
 /** How long a stopped agent has to answer `session/cancel` before it is ended anyway. */
@@ -53,6 +56,8 @@ export type AcpEvent =
   | { type: 'prompted' }
   | { type: 'fallback'; reason: string }
   | { type: 'live'; text: string }
+  /** What the agent's updates say about its model (ModelSignal). */
+  | { type: 'model'; signal: 'answered' | 'waiting' }
   | { type: 'result'; output: string }
   | { type: 'error'; message: string };
 
@@ -67,6 +72,9 @@ export const acpAdapter: AgentAdapter = {
     requireFolder(cwd, agent.cwd ? 'the role’s working folder' : 'the installation’s work folder');
     // The inherited minimum, the role's env, then the turn's PARLEY_* and PATH (docs/agents.md).
     const env = agentEnv(agent.env, request.env);
+    const modelTimeoutSec = agent.modelTimeoutSec ?? DEFAULT_MODEL_TIMEOUT_SEC;
+    // claude-agent-acp runs Claude Code, which reads these; other agents pass them over.
+    Object.assign(env, claudeRetryEnv(env, modelTimeoutSec));
     const mcpEnv = (['PARLEY_TOKEN', 'PARLEY_API', 'PATH'] as const).flatMap((name) => {
       const value = request.env[name];
       return value !== undefined ? [{ name, value }] : [];
@@ -107,6 +115,12 @@ export const acpAdapter: AgentAdapter = {
       stdin: JSON.stringify(turn),
       // Stop reaches the worker first: it cancels the agent's session, then ends the agent.
       stopsItsChildren: true,
+      // ACP agents stream their answer: a silence after the prompt, or after a tool's result, is a wait on the model.
+      modelTimeout: {
+        limitSec: modelTimeoutSec,
+        fail: () =>
+          `the agent (\`${commandLine(agent.command)}\`) could not reach its model: it did not answer for ${modelTimeoutSec} s, so Parley ended the turn. Check that the model server is running and reachable from this computer and that the agent’s key is right, then send the message again (the role’s model timeout says how long to wait).`,
+      },
       onLine(line) {
         let event: AcpEvent;
         try {
@@ -120,14 +134,16 @@ export const acpAdapter: AgentAdapter = {
             return { session: event.session };
           case 'prompted':
             prompted = true;
-            return undefined;
+            return { model: 'waiting' };
+          case 'model':
+            return { model: event.signal };
           case 'fallback':
             fellBack = event.reason;
             return { live: `Parley: could not continue the session (${event.reason}); starting a fresh one` };
           case 'live':
             return { live: event.text };
           case 'result':
-            output = event.output;
+            output = withoutCliNotices(event.output);
             return undefined;
           case 'error':
             failure = event.message;

@@ -47,12 +47,49 @@ describe('ClaudeStream', () => {
   it('fails the turn with the message of an error result', () => {
     const stream = new ClaudeStream(SESSION);
     const updates = feed(stream, transcript('claude-error-result.jsonl', { SESSION, CWD: '/w' }));
-    expect(updates.map((u) => u.live)).toContain('Claude Code: retrying the API (attempt 1/10)');
+    expect(updates.map((u) => u.live)).toContain('retrying: the model server is overloaded (529) (2nd try)');
     const outcome = stream.finish(exited(1), 'claude', false);
     expect(outcome).toEqual({
       ok: false,
       error:
-        'Claude Code failed: API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+        'Claude Code could not reach its model: the model server is overloaded (529) after 2 tries (it said: “API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}”). Check that the model server is running and reachable from this computer, then send the message again.',
+    });
+  });
+
+  it('answers with the model’s words, not the notices Claude Code adds to its result', () => {
+    const notice = 'Warning: your requests go through 127.0.0.1:41234, which does not pass the safety check through.';
+    const line = (event: object) => JSON.stringify({ session_id: SESSION, ...event });
+    const answer = (result: string, synthetic: boolean) => {
+      const stream = new ClaudeStream(SESSION);
+      feed(stream, [
+        line({ type: 'system', subtype: 'init', model: 'claude-sonnet-4-5' }),
+        line({
+          type: 'assistant',
+          message: { model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'The budget is 40k.' }] },
+        }),
+        ...(synthetic
+          ? [line({ type: 'assistant', message: { model: '<synthetic>', content: [{ type: 'text', text: notice }] } })]
+          : []),
+        line({ type: 'result', subtype: 'success', is_error: false, result }),
+      ]);
+      return stream.finish(exited(0), 'claude', false);
+    };
+    // By the stream's own structure: the result holds the model's last message and more.
+    expect(answer(`The budget is 40k.\n\n${notice}`, false)).toEqual({
+      ok: true,
+      output: 'The budget is 40k.',
+      session: SESSION,
+    });
+    expect(answer(`The budget is 40k.\n\n${notice}`, true)).toEqual({
+      ok: true,
+      output: 'The budget is 40k.',
+      session: SESSION,
+    });
+    // Where the result is not the model's message at all, only the known notice goes.
+    expect(answer(`Summary: the budget is 40k.\n\n${notice}`, false)).toEqual({
+      ok: true,
+      output: 'Summary: the budget is 40k.',
+      session: SESSION,
     });
   });
 

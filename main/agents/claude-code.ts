@@ -10,6 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
 import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
+import { DEFAULT_MODEL_TIMEOUT_SEC, retryingLine, retryReason, unreachableSentence } from './model-watch';
+import { withoutCliNotices } from './cli-notices';
 import { runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
 import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcome, TurnRequest } from './types';
 
@@ -41,7 +43,7 @@ export type ClaudeEvent =
       error_status?: number | null;
     }
   | { type: 'system'; subtype: string }
-  | { type: 'assistant'; message: { content: ClaudeContent[] }; error?: string }
+  | { type: 'assistant'; message: { content: ClaudeContent[]; model?: string }; error?: string }
   | { type: 'user'; message: { content: ClaudeContent[] | string } }
   | {
       type: 'result';
@@ -74,11 +76,19 @@ const CLAUDE_CODE: CliProduct = {
   install: 'Install it (`npm install -g @anthropic-ai/claude-code`), run `claude` once to log in',
 };
 
+/** The model Claude Code names on the messages it makes up itself (an API error, a notice). */
+const SYNTHETIC_MODEL = '<synthetic>';
+
 /** Reads Claude Code's stream-json: the session, live lines, the final result. */
 export class ClaudeStream extends CliStream<ClaudeEvent> {
   result: Extract<ClaudeEvent, { type: 'result' }> | null = null;
   /** The API refused the key: the turn was ended at once. */
   private refused = false;
+  /** The text of the model's last message: the answer, without what Claude Code adds of its own. */
+  private modelText: string | null = null;
+  /** Failed tries of the current model request, and why the last one failed; 0 once the model answered. */
+  private failedTries = 0;
+  private retryWhy = '';
 
   constructor(session: string | null) {
     super(session, CLAUDE_CODE);
@@ -86,6 +96,13 @@ export class ClaudeStream extends CliStream<ClaudeEvent> {
 
   protected forgetAttempt(): void {
     this.result = null;
+    this.modelText = null;
+    this.failedTries = 0;
+  }
+
+  /** The failed turn's sentence when the model did not answer within `limitSec`. */
+  unreachable(limitSec: number): string {
+    return unreachableSentence('Claude Code', this.retryWhy || retryReason(null), limitSec, this.failedTries);
   }
 
   protected event(event: ClaudeEvent): StreamUpdate | undefined {
@@ -111,14 +128,22 @@ export class ClaudeStream extends CliStream<ClaudeEvent> {
               fail: `Claude Code is not logged in here, or its API key was refused (${why}). ${LOG_IN}`,
             };
           }
-          return {
-            live: `Claude Code: retrying the API (attempt ${retry.attempt ?? '?'}/${retry.max_retries ?? '?'})`,
-          };
+          // `attempt` counts the failed tries so far: the next one is attempt + 1.
+          this.failedTries = Math.max(this.failedTries + 1, retry.attempt ?? 0);
+          this.retryWhy = retryReason(retry.error_status);
+          return { live: retryingLine(this.retryWhy, this.failedTries + 1), model: 'retrying' };
         }
         return undefined;
       }
       case 'assistant': {
-        const parts = (event.message?.content ?? []).flatMap((part) => {
+        const content = event.message?.content ?? [];
+        const fromModel = event.message?.model !== SYNTHETIC_MODEL;
+        if (fromModel) {
+          const text = content.flatMap((part) => (part.type === 'text' ? [(part as { text: string }).text] : []));
+          if (text.length) this.modelText = text.join('');
+          this.failedTries = 0;
+        }
+        const parts = content.flatMap((part) => {
           if (part.type === 'text') return [preview((part as { text: string }).text)];
           if (part.type === 'tool_use') {
             const use = part as { name: string; input?: unknown };
@@ -126,7 +151,8 @@ export class ClaudeStream extends CliStream<ClaudeEvent> {
           }
           return [];
         });
-        return parts.length ? { live: parts.join(' · ') } : undefined;
+        if (!fromModel) return parts.length ? { live: parts.join(' · ') } : undefined;
+        return parts.length ? { live: parts.join(' · '), model: 'answered' } : { model: 'answered' };
       }
       case 'user': {
         const content = event.message?.content;
@@ -136,7 +162,8 @@ export class ClaudeStream extends CliStream<ClaudeEvent> {
           const result = part as { content?: unknown; is_error?: boolean };
           return [`${result.is_error ? '← error: ' : '← '}${preview(toolResultText(result.content), 200)}`];
         });
-        return parts.length ? { live: parts.join(' · ') } : undefined;
+        // A tool's result goes to the model at once: its next request counts from here.
+        return parts.length ? { live: parts.join(' · '), model: 'answered' } : undefined;
       }
       case 'result':
         this.result = event;
@@ -156,7 +183,7 @@ export class ClaudeStream extends CliStream<ClaudeEvent> {
     if (notStarted) return { ok: false, error: notStarted };
     const result = this.result;
     if (result && !result.is_error) {
-      const output = result.result ?? '';
+      const output = this.answer(result.result ?? '');
       return {
         ok: true,
         output: resumeNote ? `${resumeNote}\n\n${output}` : output,
@@ -175,7 +202,24 @@ export class ClaudeStream extends CliStream<ClaudeEvent> {
     const after = this.fellBack ? ' (after the earlier session could not be resumed)' : '';
     if (LOGIN_FAILED.test(message))
       return { ok: false, error: `Claude Code is not logged in here (“${message}”). ${LOG_IN}${after}` };
+    if (this.failedTries > 0)
+      // It gave up on its own (its retries are bounded by Parley): what it tried, in plain words.
+      return {
+        ok: false,
+        error: `Claude Code could not reach its model: ${this.retryWhy} after ${this.failedTries + 1} tries (it said: “${preview(message, 300)}”). Check that the model server is running and reachable from this computer, then send the message again.${after}`,
+      };
     return { ok: false, error: `Claude Code failed: ${message}${after}` };
+  }
+
+  /**
+   * The answer is the model's words. Claude Code may add its own notices to `result` (a
+   * gateway warning): when the model's last message is in it, that message is the answer;
+   * otherwise only the notices the reply guard knows are taken out.
+   */
+  private answer(result: string): string {
+    const model = this.modelText;
+    if (model !== null && model.trim() && result !== model && result.includes(model)) return model;
+    return withoutCliNotices(result);
   }
 }
 
@@ -202,11 +246,28 @@ function writeTurnFiles(request: TurnRequest): { dir: string; mcpConfig: string;
   return { dir, mcpConfig, systemPrompt };
 }
 
+/**
+ * Claude Code's own retry settings, sized to the role's model timeout: by default it
+ * retries a failing request ten times with growing waits, and waits minutes on a server
+ * that accepted the connection and says nothing. Bounded, it gives up on a server that
+ * refuses or fails within seconds and says why; a silent one is given a third of the
+ * timeout per try (API_TIMEOUT_MS bounds the wait for an answer to begin, not a streamed
+ * answer's length), and Parley ends the turn at the timeout. The role's environment wins.
+ */
+export function claudeRetryEnv(env: Record<string, string>, modelTimeoutSec: number): Record<string, string> {
+  const settings: Record<string, string> = {};
+  if (env.CLAUDE_CODE_MAX_RETRIES === undefined) settings.CLAUDE_CODE_MAX_RETRIES = '4';
+  if (env.API_TIMEOUT_MS === undefined) settings.API_TIMEOUT_MS = String(Math.round((modelTimeoutSec * 1000) / 3));
+  return settings;
+}
+
 export const claudeCodeAdapter: AgentAdapter = {
   prepare(request): AgentLaunch {
     const agent = request.role.agent;
     if (agent.adapter !== 'claude-code') throw new Error('claude-code adapter given another adapter’s settings');
     const { command, cwd, env } = cliTurn(request, agent, 'claude');
+    const modelTimeoutSec = agent.modelTimeoutSec ?? DEFAULT_MODEL_TIMEOUT_SEC;
+    Object.assign(env, claudeRetryEnv(env, modelTimeoutSec));
     const files = writeTurnFiles(request);
     const common = [
       '-p',
@@ -245,6 +306,7 @@ export const claudeCodeAdapter: AgentAdapter = {
     return {
       ...runnerLaunch(request, plan, cwd, env),
       onLine: (line) => stream.line(line),
+      modelTimeout: { limitSec: modelTimeoutSec, fail: () => stream.unreachable(modelTimeoutSec) },
       finish(result) {
         rmSync(files.dir, { recursive: true, force: true });
         return stream.finish(result, command, agent.command !== undefined);

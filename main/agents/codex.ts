@@ -16,6 +16,7 @@
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
 import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
 import { instructionsForContinued, instructionsRecord } from './instructions-record';
+import { DEFAULT_MODEL_TIMEOUT_SEC, retryingLine, retryReason, unreachableSentence } from './model-watch';
 import { runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
 import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcome, TurnRequest } from './types';
 
@@ -53,6 +54,12 @@ export type CodexEvent =
   | { type: 'item.started' | 'item.updated' | 'item.completed'; item: CodexItem }
   | { type: 'error'; message: string };
 
+/** Codex's progress event while it retries its model: "Reconnecting... 2/5 (why)", or "… waiting for network (why)". */
+const RECONNECTING = /^Reconnecting\.*\s*(?:(\d+)\/\d+)?/i;
+
+/** Codex's words for a model server that answers with an error it retries. */
+const SERVER_FAILING = /high demand|overloaded|capacity|\b5\d\d\b/i;
+
 /** A TOML string for a `-c key=value` override (JSON's escapes are TOML's). */
 const toml = (value: string) => JSON.stringify(value);
 
@@ -69,9 +76,17 @@ export class CodexStream extends CliStream<CodexEvent> {
   completed = false;
   failure: string | null = null;
   lastError: string | null = null;
+  /** Tries of the current model request that failed, and why the last did; 0 once the model answered. */
+  private failedTries = 0;
+  private retryWhy = '';
 
   constructor(session: string | null) {
     super(session, CODEX);
+  }
+
+  /** The failed turn's sentence when the model did not answer within `limitSec`. */
+  unreachable(limitSec: number): string {
+    return unreachableSentence('Codex', this.retryWhy || retryReason(null), limitSec, this.failedTries);
   }
 
   protected forgetAttempt(): void {
@@ -79,6 +94,7 @@ export class CodexStream extends CliStream<CodexEvent> {
     this.completed = false;
     this.failure = null;
     this.lastError = null;
+    this.failedTries = 0;
   }
 
   protected event(event: CodexEvent): StreamUpdate | undefined {
@@ -92,12 +108,28 @@ export class CodexStream extends CliStream<CodexEvent> {
       case 'turn.failed':
         this.failure = event.error?.message ?? 'the turn failed';
         return { live: `Codex: ${preview(this.failure)}` };
-      case 'error':
+      case 'error': {
+        const reconnecting = RECONNECTING.exec(event.message ?? '');
+        if (reconnecting) {
+          this.failedTries = Math.max(this.failedTries + 1, Number(reconnecting[1] ?? 0));
+          const status = /\bstatus (\d{3})\b/.exec(event.message);
+          this.retryWhy = status
+            ? retryReason(Number(status[1]))
+            : SERVER_FAILING.test(event.message)
+              ? 'the model server fails'
+              : retryReason(null);
+          return { live: retryingLine(this.retryWhy, this.failedTries + 1), model: 'retrying' };
+        }
         this.lastError = event.message;
         return { live: `Codex: ${preview(event.message)}` };
+      }
       case 'item.started':
-      case 'item.completed':
-        return this.item(event.item, event.type === 'item.completed');
+      case 'item.completed': {
+        const update = this.item(event.item, event.type === 'item.completed');
+        const signal = modelSignal(event.item);
+        if (signal) this.failedTries = 0;
+        return signal ? { ...update, model: signal } : update;
+      }
       default:
         return undefined;
     }
@@ -164,7 +196,34 @@ export class CodexStream extends CliStream<CodexEvent> {
         ok: false,
         error: `Codex is not logged in here, or its key was refused (“${message}”). Run \`codex login\` once in a terminal on this computer (or set OPENAI_API_KEY in the role’s environment), then send the message again.${after}`,
       };
+    if (this.failedTries > 0)
+      return {
+        ok: false,
+        error: `Codex could not reach its model: ${this.retryWhy} after ${this.failedTries + 1} tries (it said: “${preview(message, 300)}”). Check that the model server is running and reachable from this computer, then send the message again.${after}`,
+      };
     return { ok: false, error: `Codex failed: ${message}${after}` };
+  }
+}
+
+/**
+ * What an item says about the model: it answered (a message, reasoning, a tool call), and
+ * a retry after a tool's end counts from there. Codex prints nothing while an answer
+ * streams, so a silence is no sign that the model is unreachable: only its retries are.
+ */
+function modelSignal(item: CodexItem | undefined): 'answered' | undefined {
+  if (!item) return undefined;
+  switch (item.type) {
+    case 'agent_message':
+    case 'reasoning':
+      return 'answered';
+    case 'command_execution':
+    case 'mcp_tool_call':
+    case 'file_change':
+    case 'web_search':
+      return 'answered';
+    default:
+      // Codex's own notices (an `error` item about model metadata, say) are not the model.
+      return undefined;
   }
 }
 
@@ -238,9 +297,11 @@ export const codexAdapter: AgentAdapter = {
     }
     const plan: RunnerPlan = { command, attempts, retryWhen: CODEX_RESUME_FAILED, cleanup: [], unset: [] };
     const stream = new CodexStream(request.session);
+    const modelTimeoutSec = agent.modelTimeoutSec ?? DEFAULT_MODEL_TIMEOUT_SEC;
     return {
       ...runnerLaunch(request, plan, cwd, env),
       onLine: (line) => stream.line(line),
+      modelTimeout: { limitSec: modelTimeoutSec, fail: () => stream.unreachable(modelTimeoutSec) },
       finish(result) {
         const outcome = stream.finish(result, command, agent.command !== undefined);
         if (stream.session && SESSION_UUID.test(stream.session)) record.write(stream.session, instructions);

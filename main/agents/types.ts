@@ -1,6 +1,7 @@
 // What an agent adapter sees of a turn, and what it hands back: one process per
 // turn, whose output the adapter knows how to read.
 import type { ContextKind, Role, TurnTrust } from '../../shared/domain';
+import type { ModelSignal } from './model-watch';
 
 export type AgentInputKind = 'message' | 'comment' | 'text' | 'notice';
 
@@ -82,6 +83,8 @@ export interface StreamUpdate {
   live?: string;
   /** The turn cannot succeed (a refused key, say): Parley ends the agent and fails the turn with this. */
   fail?: string;
+  /** What the line says about the agent's model: waiting on it, retrying it, or heard from it. */
+  model?: ModelSignal;
 }
 
 export interface AgentLaunch {
@@ -98,6 +101,11 @@ export interface AgentLaunch {
    * tree is signalled once it has exited, or at the end of the grace.
    */
   stopsItsChildren?: boolean;
+  /**
+   * The agent waits on its model (StreamUpdate.model) at most this long before the turn
+   * ends, failed with `fail()`'s sentence.
+   */
+  modelTimeout?: { limitSec: number; fail(): string };
   finish(result: ProcessResult): TurnOutcome;
 }
 

@@ -24,6 +24,7 @@ import type {
   StreamUpdate,
   TurnOutcome,
 } from '../agents/types';
+import { deadline, observe, startWatch, type ModelSignal, type ModelWatch } from '../agents/model-watch';
 import type { EventHub } from '../events';
 import { log } from '../log';
 import type { Db } from '../store/database';
@@ -156,6 +157,9 @@ interface ActiveTurn {
   session: string | null;
   live: string[];
   liveTimer: NodeJS.Timeout | null;
+  /** How long the agent has waited on its model (AgentLaunch.modelTimeout), and the timer that ends the wait. */
+  modelWatch: ModelWatch;
+  modelTimer: NodeJS.Timeout | null;
 }
 
 const LIVE_LINES = 200;
@@ -468,12 +472,15 @@ export class RunManager {
       session: run.session,
       live: [],
       liveTimer: null,
+      modelWatch: startWatch(Date.now()),
+      modelTimer: null,
     };
     this.active.set(turnId, active);
     if (active.texts > 0 || active.answers) this.threadHooks?.turnState(run, turnId, 'working');
     active.settled = this.runProcess(active, launch)
       .then(async (result) => {
         if (active.timer) clearTimeout(active.timer);
+        if (active.modelTimer) clearTimeout(active.modelTimer);
         this.active.delete(turnId);
         if (this.closed) return;
         const what = `the end of turn ${turnId}`;
@@ -627,6 +634,7 @@ export class RunManager {
       active.failure = update.fail;
       void this.endTree(active);
     }
+    if (update.model !== undefined) this.watchModel(active, launch, update.model);
     if (update.session !== undefined && update.session !== active.session) {
       active.session = update.session;
       try {
@@ -648,6 +656,29 @@ export class RunManager {
         active.liveTimer.unref();
       }
     }
+  }
+
+  /** An agent that cannot reach its model fails its turn at the role's model timeout, not minutes later. */
+  private watchModel(active: ActiveTurn, launch: AgentLaunch, signal: ModelSignal): void {
+    const limit = launch.modelTimeout;
+    if (!limit) return;
+    const before = deadline(active.modelWatch, limit.limitSec * 1000);
+    active.modelWatch = observe(active.modelWatch, signal, Date.now());
+    const at = deadline(active.modelWatch, limit.limitSec * 1000);
+    if (at === before) return;
+    if (active.modelTimer) clearTimeout(active.modelTimer);
+    active.modelTimer = null;
+    if (at === null) return;
+    active.modelTimer = setTimeout(
+      () => {
+        active.modelTimer = null;
+        if (active.failure !== null || active.stoppedBy !== null) return;
+        active.failure = limit.fail();
+        void this.endTree(active);
+      },
+      Math.max(0, at - Date.now()),
+    );
+    active.modelTimer.unref();
   }
 
   /** Commits the stop, then signals the agent and waits until its end is committed. */

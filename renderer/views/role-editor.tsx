@@ -54,6 +54,7 @@ interface Form {
   maxSteps: string;
   requestTimeoutSec: string;
   idleTimeoutSec: string;
+  modelTimeoutSec: string;
 }
 
 type Errors = Partial<Record<keyof Form | 'form', string>>;
@@ -83,6 +84,7 @@ function formOf(role: RoleView | null): Form {
     maxSteps: '',
     requestTimeoutSec: '',
     idleTimeoutSec: '',
+    modelTimeoutSec: '',
   };
   if (!agent) return form;
   const stored = (env: Record<string, StoredSecret> | undefined) =>
@@ -104,6 +106,7 @@ function formOf(role: RoleView | null): Form {
         permissionMode: agent.permissionMode ?? '',
         cwd: agent.cwd ?? '',
         storedEnv: stored(agent.env),
+        modelTimeoutSec: agent.modelTimeoutSec !== undefined ? String(agent.modelTimeoutSec) : '',
       };
     case 'codex':
       return {
@@ -113,6 +116,7 @@ function formOf(role: RoleView | null): Form {
         sandbox: agent.sandbox ?? '',
         cwd: agent.cwd ?? '',
         storedEnv: stored(agent.env),
+        modelTimeoutSec: agent.modelTimeoutSec !== undefined ? String(agent.modelTimeoutSec) : '',
       };
     case 'acp':
       return {
@@ -122,6 +126,7 @@ function formOf(role: RoleView | null): Form {
         permissions: agent.permissions ?? '',
         cwd: agent.cwd ?? '',
         storedEnv: stored(agent.env),
+        modelTimeoutSec: agent.modelTimeoutSec !== undefined ? String(agent.modelTimeoutSec) : '',
       };
     case 'openai-compatible':
       return {
@@ -188,6 +193,7 @@ function settingsOf(form: Form, errors: Errors): AgentSettingsUpdate {
         permissionMode: form.permissionMode || undefined,
         cwd: optional(form.cwd),
         env: env(),
+        modelTimeoutSec: number('modelTimeoutSec', form.modelTimeoutSec),
         ...common,
       };
     case 'codex':
@@ -198,6 +204,7 @@ function settingsOf(form: Form, errors: Errors): AgentSettingsUpdate {
         sandbox: form.sandbox || undefined,
         cwd: optional(form.cwd),
         env: env(),
+        modelTimeoutSec: number('modelTimeoutSec', form.modelTimeoutSec),
         ...common,
       };
     case 'acp':
@@ -208,6 +215,7 @@ function settingsOf(form: Form, errors: Errors): AgentSettingsUpdate {
         permissions: form.permissions || undefined,
         cwd: optional(form.cwd),
         env: env(),
+        modelTimeoutSec: number('modelTimeoutSec', form.modelTimeoutSec),
         ...common,
       };
     case 'openai-compatible': {
@@ -578,6 +586,13 @@ export function RoleEditor({ role, onClose }: { role: RoleView | null; onClose: 
             text('turnTimeoutSec', { placeholder: '1800' }),
             'A turn that works longer is stopped.',
           )}
+          {(form.adapter === 'claude-code' || form.adapter === 'codex' || form.adapter === 'acp') &&
+            field(
+              'modelTimeoutSec',
+              'Give up when unreachable (seconds)',
+              text('modelTimeoutSec', { placeholder: '60' }),
+              'How long the agent may go without an answer from its AI server before its turn ends, failed, saying why.',
+            )}
         </fieldset>
         {errors.form && (
           <p className="field-error" role="alert">

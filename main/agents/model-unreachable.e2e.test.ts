@@ -1,0 +1,280 @@
+// Agents that cannot reach their model fail fast and say so, with the real Claude Code
+// (the pinned version and the newest) and the real Codex: a model server on a port
+// nothing listens on, one that accepts connections and never answers, and one that
+// answers every request with an error. The turn shows "retrying: …" while the CLI
+// retries, ends failed with a plain sentence within the role's model timeout, and does
+// not hold its place among the running turns past it.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentSettings } from '../../shared/domain';
+import { findRun } from '../store/queries/runs';
+import { startModelServer } from '../testing/model-server';
+import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { conversations, lastMessage, realCli } from './cli-test-kit';
+
+type Mode = 'refused' | 'silent' | 'failing';
+
+/** A model server that does not work, in one of three ways; `url` is its Anthropic base URL. */
+async function brokenServer(mode: Mode): Promise<{ url: string; close(): Promise<void> }> {
+  if (mode === 'refused') {
+    // A port that was free a moment ago: nothing listens on it.
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as net.AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    return { url: `http://127.0.0.1:${port}`, close: async () => {} };
+  }
+  const sockets = new Set<net.Socket>();
+  const server =
+    mode === 'silent'
+      ? net.createServer((socket) => {
+          // Accepted, read, never answered.
+          sockets.add(socket);
+          socket.on('error', () => {});
+          socket.resume();
+        })
+      : http.createServer((req, res) => {
+          req.resume();
+          // Overloaded, in the Anthropic API's own error shape (Codex reads any 5xx the same way).
+          res.writeHead(529, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+        });
+  server.on('connection', (socket: net.Socket) => sockets.add(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const clis = [
+  { name: 'Claude Code (pinned)', adapter: 'claude-code', cli: realCli('PARLEY_TEST_CLAUDE', 'claude') },
+  { name: 'Claude Code (newest)', adapter: 'claude-code', cli: realCli('PARLEY_TEST_CLAUDE_NEWEST', 'claude') },
+  { name: 'Codex', adapter: 'codex', cli: realCli('PARLEY_TEST_CODEX', 'codex') },
+] as const;
+for (const { name, cli } of clis)
+  if (!cli.path) console.info(`Skipping the unreachable-model tests with ${name}: ${cli.reason}`);
+
+let home: string;
+beforeAll(() => {
+  home = mkdtempSync(path.join(os.tmpdir(), 'parley-unreachable-'));
+});
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+/** The role's agent settings for a CLI whose model is at `url`. */
+function agentFor(adapter: 'claude-code' | 'codex', command: string, url: string, extra: object): AgentSettings {
+  const roleHome = mkdtempSync(path.join(home, 'home-'));
+  if (adapter === 'claude-code')
+    return {
+      adapter,
+      command,
+      env: {
+        HOME: roleHome,
+        ANTHROPIC_BASE_URL: url,
+        ANTHROPIC_API_KEY: 'sk-ant-test-0000',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      },
+      ...extra,
+    };
+  const codexHome = path.join(roleHome, '.codex');
+  mkdirSync(codexHome, { recursive: true });
+  writeFileSync(
+    path.join(codexHome, 'config.toml'),
+    [
+      'model = "gpt-5.4-mini"',
+      'model_provider = "parley_test"',
+      '[model_providers.parley_test]',
+      'name = "Parley test model server"',
+      `base_url = ${JSON.stringify(`${url}/v1`)}`,
+      'wire_api = "responses"',
+      'env_key = "PARLEY_TEST_MODEL_KEY"',
+      '',
+    ].join('\n'),
+  );
+  return {
+    adapter,
+    command,
+    env: { HOME: roleHome, CODEX_HOME: codexHome, PARLEY_TEST_MODEL_KEY: 'sk-test-0000' },
+    ...extra,
+  };
+}
+
+for (const { name, adapter, cli } of clis) {
+  describe.skipIf(!cli.path)(`${name} whose model cannot be reached`, () => {
+    let t: TestInstallation | undefined;
+    let server: { url: string; close(): Promise<void> } | undefined;
+    afterEach(async () => {
+      await t?.close();
+      await server?.close();
+      t = undefined;
+      server = undefined;
+    });
+
+    for (const mode of ['refused', 'silent', 'failing'] as const) {
+      // Codex prints nothing while it waits on a silent server, nor while a working one
+      // streams a long answer: Parley cannot tell them apart, and the turn's time limit bounds it.
+      const codexSilent = adapter === 'codex' && mode === 'silent';
+      if (codexSilent && cli.path)
+        console.info('Skipping Codex against a silent server: Codex gives no sign of the wait');
+      it.skipIf(codexSilent)(
+        `ends the turn failed, saying why, within the model timeout (${mode})`,
+        async () => {
+          console.info(`${name}: ${cli.path} (${cli.reason})`);
+          server = await brokenServer(mode);
+          t = await openTestInstallation({ stopGraceMs: 1_000 });
+          const c = conversations(t);
+          const limitSec = 15;
+          const { conversation } = await c.open(
+            agentFor(adapter, cli.path!, server.url, { modelTimeoutSec: limitSec }),
+          );
+          const started = Date.now();
+          await c.start(conversation.id, 'hello');
+          // While the CLI retries, the run says so (a silent server gives Codex nothing to retry).
+          const run = findRun(t.installation.db, { kind: 'conversation', id: conversation.id })!;
+          const retried = await t.waitFor(
+            () => t!.installation.runs.liveOutput(run.id).find((line) => line.startsWith('retrying: ')),
+            'a retrying line',
+            limitSec * 1000,
+          );
+          expect(retried).toMatch(/^retrying: the model server (does not answer|is overloaded|fails)/);
+          const ended = await t.waitFor(
+            async () => {
+              const detail = await c.detail(conversation.id);
+              return detail.turns.at(-1)?.status !== 'running' ? detail : undefined;
+            },
+            'the turn to end',
+            (limitSec + 30) * 1000,
+          );
+          const took = (Date.now() - started) / 1000;
+          console.info(`${name}, ${mode}: failed after ${took.toFixed(1)} s: ${lastMessage(ended)}`);
+          expect(ended.turns.at(-1)?.status).toBe('failed');
+          expect(lastMessage(ended)).toMatch(/could not reach its model: the model server/);
+          // The timeout and what it takes the CLI to end (a loaded machine adds seconds).
+          expect(took).toBeLessThan(limitSec + 15);
+        },
+        120_000,
+      );
+    }
+
+    it('does not cut an answer that streams for longer than the model timeout', async () => {
+      const model = await startModelServer({ script: () => ({ slow: 'word' }), slowChunkMs: 500, slowLimitMs: 12_000 });
+      server = { url: model.url, close: () => model.close() };
+      t = await openTestInstallation({ stopGraceMs: 1_000 });
+      const c = conversations(t);
+      const { conversation } = await c.open(agentFor(adapter, cli.path!, model.url, { modelTimeoutSec: 5 }));
+      const ended = await c.turn(conversation.id, 'hello', 90_000);
+      expect(ended.turns.at(-1)?.status, lastMessage(ended)).toBe('done');
+      expect(lastMessage(ended)).toMatch(/^word \(0\) word \(1\)/);
+    }, 120_000);
+
+    it('does not keep another role’s turn from starting past the model timeout', async () => {
+      // Claude Code waits on a silent server a third of the timeout per try; Codex retries a refused port for minutes.
+      server = await brokenServer(adapter === 'codex' ? 'refused' : 'silent');
+      t = await openTestInstallation({ maxConcurrentTurns: 1, stopGraceMs: 1_000 });
+      const c = conversations(t);
+      const limitSec = 10;
+      const stalled = await c.open(agentFor(adapter, cli.path!, server.url, { modelTimeoutSec: limitSec }), 'stalled');
+      const other = await c.open({ adapter: 'scripted' }, 'other');
+      await c.start(stalled.conversation.id, 'hello');
+      const started = Date.now();
+      // The only place for a running turn is taken: the other role's turn waits, then runs.
+      const answered = await c.turn(other.conversation.id, 'are you there?', (limitSec + 30) * 1000);
+      const waited = (Date.now() - started) / 1000;
+      expect(lastMessage(answered)).toBe('echo: are you there?');
+      expect(waited).toBeLessThan(limitSec + 15);
+      const failed = await c.detail(stalled.conversation.id);
+      expect(failed.turns.at(-1)?.status).toBe('failed');
+      expect(lastMessage(failed)).toMatch(/could not reach its model/);
+    }, 120_000);
+  });
+}
+
+/** claude-agent-acp, installed where PARLEY_TEST_CLAUDE_ACP says. */
+const claudeAcp = process.env.PARLEY_TEST_CLAUDE_ACP;
+const skipAcp =
+  !claudeAcp || !existsSync(claudeAcp) ? `PARLEY_TEST_CLAUDE_ACP is not set or not there (${claudeAcp ?? ''})` : null;
+if (skipAcp) console.info(`Skipping the unreachable-model tests with claude-agent-acp: ${skipAcp}`);
+
+describe.skipIf(skipAcp !== null)('claude-agent-acp whose model cannot be reached', () => {
+  for (const mode of ['silent', 'key refused'] as const) {
+    it(`ends the turn failed, saying why, within the model timeout (${mode})`, async () => {
+      // A key the server refuses: Claude Code under the ACP agent retried it for minutes.
+      const server = mode === 'silent' ? await brokenServer('silent') : await refusingServer();
+      const t = await openTestInstallation({ stopGraceMs: 1_000 });
+      try {
+        const c = conversations(t);
+        const limitSec = 15;
+        const roleHome = mkdtempSync(path.join(home, 'acp-'));
+        const { conversation } = await c.open({
+          adapter: 'acp',
+          command: [claudeAcp!],
+          env: {
+            HOME: roleHome,
+            ANTHROPIC_BASE_URL: server.url,
+            ANTHROPIC_API_KEY: 'sk-ant-wrong-0000',
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          },
+          modelTimeoutSec: limitSec,
+        });
+        const started = Date.now();
+        const ended = await c.turn(conversation.id, 'hello', (limitSec + 60) * 1000);
+        const took = (Date.now() - started) / 1000;
+        console.info(`claude-agent-acp, ${mode}: failed after ${took.toFixed(1)} s: ${lastMessage(ended)}`);
+        expect(ended.turns.at(-1)?.status).toBe('failed');
+        expect(lastMessage(ended)).toMatch(/could not (reach|use) its model|is not logged in here/);
+        expect(took).toBeLessThan(limitSec + 20);
+      } finally {
+        await t.close();
+        await server.close();
+      }
+    }, 150_000);
+  }
+});
+
+/** A model server that refuses every key, in the Anthropic API's error shape. */
+async function refusingServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(401, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe.skipIf(!clis[0].cli.path)('the default model timeout', () => {
+  it('ends a turn against a server that never answers within 60 s', async () => {
+    const server = await brokenServer('silent');
+    const t = await openTestInstallation({ stopGraceMs: 1_000 });
+    try {
+      const c = conversations(t);
+      const { conversation } = await c.open(agentFor('claude-code', clis[0].cli.path!, server.url, {}));
+      const started = Date.now();
+      const ended = await c.turn(conversation.id, 'hello', 120_000);
+      const took = (Date.now() - started) / 1000;
+      console.info(`Claude Code, silent server, default timeout: failed after ${took.toFixed(1)} s`);
+      expect(ended.turns.at(-1)?.status).toBe('failed');
+      expect(lastMessage(ended)).toMatch(/could not reach its model: the model server does not answer/);
+      expect(took).toBeLessThan(70);
+    } finally {
+      await t.close();
+      await server.close();
+    }
+  }, 150_000);
+});
