@@ -253,6 +253,11 @@ const seeds: Record<number, (db: Db) => void> = {
       "INSERT INTO deleted_roots (kind, id, title) VALUES ('conversation', 2, 'carol’s conversation with assistant')",
     ).run();
   },
+  19: () => {},
+  20: (db) => {
+    // An owner raising dave's trust.
+    db.prepare("UPDATE connections SET trust = 'work' WHERE id = 2").run();
+  },
 };
 
 /** Row ids the search index finds for an FTS5 query in one of its tables. */
@@ -536,6 +541,21 @@ const checks: Record<number, (db: Db) => void> = {
       { kind: 'conversation', id: 2, title: 'carol’s conversation with assistant' },
     ]);
     expect(() => db.prepare("UPDATE threads SET peer_turn = 'asleep' WHERE wire_id = 'T1'").run()).toThrow(/CHECK/);
+  },
+  19: () => {},
+  20: (db) => {
+    // Every connection, old or new, starts at the safest level; only an owner's choice changes it.
+    expect(db.prepare('SELECT name, trust FROM connections ORDER BY id').all()).toEqual(
+      (db.prepare('SELECT name, id FROM connections ORDER BY id').all() as Array<{ name: string; id: number }>).map(
+        (row) => ({ name: row.name, trust: row.id === 2 ? 'work' : 'answer' }),
+      ),
+    );
+    expect(
+      (db.pragma('table_info(connections)') as Array<{ name: string; dflt_value: string | null }>).find(
+        (column) => column.name === 'trust',
+      )?.dflt_value,
+    ).toBe("'answer'");
+    expect(() => db.prepare("UPDATE connections SET trust = 'everything' WHERE id = 1").run()).toThrow(/CHECK/);
   },
 };
 

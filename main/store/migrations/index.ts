@@ -17,6 +17,8 @@ import { summariseThreadLists } from './0015-thread-list-summaries';
 import { addApprovals } from './0016-approvals';
 import { createAttention } from './0017-attention';
 import { keepAskState } from './0018-ask-state';
+import { placeholder19 } from './0019-placeholder';
+import { addConnectionTrust } from './0020-connection-trust';
 
 export interface Migration {
   version: number;
@@ -46,4 +48,6 @@ export const migrations: readonly Migration[] = [
   { version: 16, name: 'approvals', up: addApprovals, foreignKeys: 'off' },
   { version: 17, name: 'attention', up: createAttention },
   { version: 18, name: 'ask-state', up: keepAskState },
+  { version: 19, name: 'placeholder', up: placeholder19 },
+  { version: 20, name: 'connection-trust', up: addConnectionTrust },
 ];
