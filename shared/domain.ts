@@ -460,6 +460,8 @@ export interface ConnectionSummary {
   status: ConnectionStatus;
   /** What waits for a person on this connection, each way. */
   policy: ConnectionPolicy;
+  /** How far runs working for this peer may reach (DESIGN §12.3). */
+  trust: TrustLevel;
   online: boolean;
   /** Outgoing texts waiting to be sent or acknowledged, against the limit. */
   queue: { used: number; limit: number };
