@@ -180,6 +180,10 @@ function agentSettings(checked: boolean) {
       model: model.optional(),
       /** How the agent's requests to use a tool are answered: allowed once, rejected (the default), or asked of a person. */
       permissions: z.enum(['allow', 'reject', 'ask']).optional(),
+      /** The session mode for the role's own runs and peers trusted `full`, e.g. `acceptEdits` (the agent's `session/set_mode`). */
+      mode: line(z.string().min(1).max(100)).optional(),
+      /** codex-acp's sandbox for the role's own runs and peers trusted `full` (its `sandbox_mode`). */
+      sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
       cwd: absolutePath.optional(),
       env: envValues.optional(),
       ...agentCommon,

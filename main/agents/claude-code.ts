@@ -11,6 +11,7 @@ import path from 'node:path';
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
 import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
 import { runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
+import { claudeCodeModeArgs } from './trust-modes';
 import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcome, TurnRequest } from './types';
 
 /** What Claude Code says when `--resume` finds nothing to resume. */
@@ -221,7 +222,7 @@ export const claudeCodeAdapter: AgentAdapter = {
       '--append-system-prompt-file',
       files.systemPrompt,
     ];
-    if (agent.permissionMode) common.push('--permission-mode', agent.permissionMode);
+    common.push(...claudeCodeModeArgs(request.trust, agent.permissionMode));
     if (agent.model) common.push('--model', agent.model);
     const fresh = {
       args: [...common, '--session-id', randomUUID()],
