@@ -100,7 +100,7 @@ export function createMcpServer(target: RoleApiTarget | null): McpServer {
     {
       title: 'This run’s context',
       description:
-        'Where this run is, the topic (root) it answers for, how to report there, and whom you can ask (JSON).',
+        'Where this run is, the topic (root) it answers for, how to report there, the trust it works under (the peer’s level, or own), and whom you can ask (JSON).',
       inputSchema: z.strictObject({}),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },

@@ -29,8 +29,10 @@ beforeAll(() => {
         const turn = JSON.parse(input);
         const text = turn.inputs.map((i) => i.body).join(' ');
         const where = turn.context.kind !== 'thread' ? 'own person' : turn.context.peerStarted ? 'peer' : 'relay answer';
+        // What \`parley context\` says of it, from inside the turn.
+        const told = JSON.parse(execFileSync('parley', ['context'], { encoding: 'utf8' })).context.trust;
         appendFileSync(process.env.JOURNAL,
-          JSON.stringify({ where, text, trust: turn.context.trust }) + '\\n');
+          JSON.stringify({ where, text, trust: turn.context.trust, told }) + '\\n');
         if (where === 'own person') return process.stdout.write('hello');
         if (where === 'relay answer') return process.stdout.write('carol says: ' + text);
         execFileSync('parley', ['send', '--to', 'carol/analyst', text]);
@@ -51,13 +53,20 @@ const plainAnswer: AgentSettings = {
   command: ['sh', '-c', 'read line; echo "the answer to ${line#*: } is 42"'],
 };
 
-type Entry = { where: string; text: string; trust: { level: string; peer?: string; note?: string } };
+type Trust = { level: string; peer?: string; note?: string };
+type Entry = { where: string; text: string; trust: Trust; told?: Trust };
 const entries = (): Entry[] =>
   existsSync(journal)
     ? readFileSync(journal, 'utf8')
         .trim()
         .split('\n')
-        .map((line) => JSON.parse(line) as Entry)
+        .map((line) => {
+          const entry = JSON.parse(line) as Entry;
+          // `parley context` says the same level the turn was given.
+          expect(entry.told).toEqual(entry.trust);
+          delete entry.told;
+          return entry;
+        })
     : [];
 
 async function bodies(t: TestInstallation, id: number) {
