@@ -67,7 +67,8 @@ for (const { name, variable, env, api } of agents) {
       const retries: Record<string, string> = name === 'claude-agent-acp' ? { CLAUDE_CODE_MAX_RETRIES: '0' } : {};
       await expectRefusedKey(
         (role) => ({ adapter: 'acp', command: [agent.path!], env: { ...env(role), ...retries } }),
-        /^The agent failed: the agent \(`.*`\) could not use its model: the key was refused or it is not logged in \(“.*(Invalid API key|401 Unauthorized).*”\)\./,
+        // claude-agent-acp 0.101 answers a refused key with ACP's "authentication required".
+        /^The agent failed: the agent \(`.*`\) (could not use its model: the key was refused or it is not logged in \(“.*(Invalid API key|401 Unauthorized).*”\)|is not logged in here \(“Authentication required”\))\./,
       );
     }, 180_000);
   });
