@@ -11,7 +11,7 @@ import path from 'node:path';
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
 import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
 import { runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
-import { claudeCodeModeArgs } from './trust-modes';
+import { claudeCodeModeArgs, PERMISSION_TOOL_VARIABLE } from './trust-modes';
 import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcome, TurnRequest } from './types';
 
 /** What Claude Code says when `--resume` finds nothing to resume. */
@@ -193,6 +193,8 @@ function writeTurnFiles(request: TurnRequest): { dir: string; mcpConfig: string;
     const value = request.env[name];
     if (value !== undefined) env[name] = value;
   }
+  // At `work` a request to use a tool waits for a person (the server's `permission` tool).
+  if (request.trust === 'work') env[PERMISSION_TOOL_VARIABLE] = '1';
   // alwaysLoad: Claude Code waits for this server before the first request; without it `claude -p`
   // connects --mcp-config servers in the background, and a slow start leaves the turn without Parley's tools.
   const parley = { type: 'stdio', command: parleyLauncher(request), args: ['mcp'], env, alwaysLoad: true };

@@ -11,6 +11,9 @@
 import type { TurnTrust } from '../../shared/domain';
 import type { PermissionPolicy } from './acp-permissions';
 
+/** Set in `parley mcp`'s environment for Claude Code at `work`: it then serves the permission prompt tool. */
+export const PERMISSION_TOOL_VARIABLE = 'PARLEY_MCP_PERMISSION_TOOL';
+
 /** Claude Code's tools that change files, run commands or reach the network. */
 export const CLAUDE_WRITING_TOOLS = ['Bash', 'Edit', 'Write', 'MultiEdit', 'NotebookEdit', 'WebFetch', 'WebSearch'];
 
@@ -32,8 +35,15 @@ export function claudeCodeModeArgs(trust: TurnTrust, permissionMode: string | un
         JSON.stringify({ permissions: { defaultMode: 'dontAsk', deny: CLAUDE_WRITING_TOOLS } }),
       ];
     case 'work':
-      // Edits in the working folder go ahead; anything else would ask, and is denied in -p.
-      return ['--permission-mode', 'acceptEdits', '--disallowedTools', 'WebFetch,WebSearch'];
+      // Edits in the working folder go ahead; anything else asks a person, through Parley's MCP server.
+      return [
+        '--permission-mode',
+        'acceptEdits',
+        '--disallowedTools',
+        'WebFetch,WebSearch',
+        '--permission-prompt-tool',
+        'mcp__parley__permission',
+      ];
     case 'full':
     case 'own':
       return permissionMode ? ['--permission-mode', permissionMode] : [];
