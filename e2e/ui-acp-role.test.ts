@@ -38,7 +38,7 @@ describeInBrowser('a role on an ACP agent', () => {
     await editor.getByLabel('Agent').selectOption({ label: 'ACP agent' });
     // It starts from the first known agent.
     expect(await editor.getByLabel('Command and arguments').inputValue()).toBe('claude-agent-acp');
-    await visible(editor.getByText('Install it with: npm install -g @zed-industries/claude-agent-acp'));
+    await visible(editor.getByText('Install it with: npm install -g @agentclientprotocol/claude-agent-acp'));
     await editor.getByLabel('Agent program').selectOption({ label: 'Gemini CLI' });
     expect(await editor.getByLabel('Command and arguments').inputValue()).toBe('gemini\n--experimental-acp');
     await editor.getByLabel('Name').fill('gemini');

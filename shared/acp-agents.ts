@@ -16,7 +16,7 @@ export const acpAgentPresets: readonly AcpAgentPreset[] = [
     id: 'claude',
     label: 'Claude (claude-agent-acp)',
     command: ['claude-agent-acp'],
-    install: 'npm install -g @zed-industries/claude-agent-acp',
+    install: 'npm install -g @agentclientprotocol/claude-agent-acp',
   },
   {
     id: 'codex',

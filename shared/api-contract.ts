@@ -22,6 +22,7 @@ import {
   type Task,
   type TaskLogEntry,
   type TurnSummary,
+  TRUST_LEVELS,
 } from './domain';
 import type { Ledger } from './ledger';
 
@@ -376,6 +377,17 @@ export const methods = {
       .strictObject({ id, outgoing: z.enum(['send', 'ask']).optional(), incoming: z.enum(['run', 'ask']).optional() })
       .refine((p) => p.outgoing !== undefined || p.incoming !== undefined, 'give outgoing or incoming'),
     'Set what waits for approval',
+  ),
+
+  /**
+   * Owner: how far runs working for this peer may reach (DESIGN §12.3): `answer` reads the
+   * role's folder and reaches only the model, every tool request denied; `work` writes in
+   * the role's folder, tool requests wait for a person; `full` runs as the role's own
+   * settings say. A run takes the new level at its next turn.
+   */
+  'connections.setTrust': method<ConnectionSummary>()(
+    z.strictObject({ id, level: z.enum(TRUST_LEVELS) }),
+    'Set how far a peer is trusted',
   ),
 
   /** What waits for the caller's approval, or that they may read: held texts and tool requests, oldest first. */

@@ -185,6 +185,10 @@ function agentSettings(checked: boolean) {
       model: model.optional(),
       /** How the agent's requests to use a tool are answered: allowed once, rejected (the default), or asked of a person. */
       permissions: z.enum(['allow', 'reject', 'ask']).optional(),
+      /** The session mode for the role's own runs and peers trusted `full`, e.g. `acceptEdits` (the agent's `session/set_mode`). */
+      mode: line(z.string().min(1).max(100)).optional(),
+      /** codex-acp's sandbox for the role's own runs and peers trusted `full` (its `sandbox_mode`). */
+      sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
       cwd: absolutePath.optional(),
       env: envValues.optional(),
       modelTimeoutSec,
@@ -469,6 +473,8 @@ export interface ConnectionSummary {
   status: ConnectionStatus;
   /** What waits for a person on this connection, each way. */
   policy: ConnectionPolicy;
+  /** How far runs working for this peer may reach (DESIGN §12.3). */
+  trust: TrustLevel;
   online: boolean;
   /** Outgoing texts waiting to be sent or acknowledged, against the limit. */
   queue: { used: number; limit: number };

@@ -23,6 +23,7 @@ import {
   type PersonsAnswer,
   type ToolCallSeen,
 } from './acp-permissions';
+import { chooseAcpMode } from './trust-modes';
 
 const emit = (event: AcpEvent) => process.stdout.write(JSON.stringify(event) + '\n');
 const live = (text: string) => emit({ type: 'live', text });
@@ -205,6 +206,17 @@ async function main(): Promise<void> {
   const toolTitles = new Map<string, string>();
   const toolCalls = new Map<string, ToolCallSeen>();
   let thought = '';
+  /** The last request refused this turn, as people read it: some agents end their turn on a refusal. */
+  const refusal: { last: string | null } = { last: null };
+  const noteRefusal = (
+    decision: { outcome: acp.RequestPermissionOutcome; says: string },
+    options: acp.PermissionOption[],
+  ) => {
+    if (decision.outcome.outcome !== 'selected') return;
+    const chosen = decision.outcome.optionId;
+    if (options.some((o) => o.optionId === chosen && (o.kind === 'reject_once' || o.kind === 'reject_always')))
+      refusal.last = decision.says;
+  };
   const closeThought = () => {
     if (thought.trim()) live(`thinking: ${preview(thought, 200)}`);
     thought = '';
@@ -280,6 +292,7 @@ async function main(): Promise<void> {
       if (!question) {
         const decision = decidePermission(turn.permissions, params, earlier);
         live(decision.says);
+        noteRefusal(decision, params.options);
         return { outcome: decision.outcome };
       }
       live(`Parley: waiting for a person to approve ${question.title}`);
@@ -288,6 +301,7 @@ async function main(): Promise<void> {
       if (stopping) return { outcome: { outcome: 'cancelled' } };
       const decision = answerFromPerson(answer, question, params.options);
       live(decision.says);
+      noteRefusal(decision, params.options);
       return { outcome: decision.outcome };
     })
     .onRequest('*', ({ method }) => {
@@ -345,6 +359,7 @@ async function main(): Promise<void> {
     const mcpServers = [turn.mcpServer];
     let prompt = turn.prompts.fresh;
     let configOptions: acp.SessionConfigOption[] | null | undefined;
+    let modes: acp.SessionModeState | null | undefined;
 
     if (turn.session !== null) {
       const how = capabilities.loadSession ? 'load' : capabilities.sessionCapabilities?.resume ? 'resume' : null;
@@ -364,6 +379,7 @@ async function main(): Promise<void> {
               : await answer(agent.request(acp.methods.agent.session.resume, params));
           sessionId = turn.session;
           configOptions = (response as acp.LoadSessionResponse | acp.ResumeSessionResponse | undefined)?.configOptions;
+          modes = (response as acp.LoadSessionResponse | acp.ResumeSessionResponse | undefined)?.modes;
           prompt = turn.prompts.continued;
         } catch (error) {
           if (error instanceof AgentGone) throw error;
@@ -378,8 +394,39 @@ async function main(): Promise<void> {
       const created = await answer(agent.request(acp.methods.agent.session.new, { cwd: turn.cwd, mcpServers }));
       sessionId = created.sessionId;
       configOptions = created.configOptions;
+      modes = created.modes;
     }
     emit({ type: 'session', session: sessionId });
+
+    // Always set, never left to the agent: a current agent may open sessions in a mode
+    // where it decides itself what may run, and Parley never hears of it.
+    const modeOption = configOptions?.find((o) => o.category === 'mode' || o.id === 'mode');
+    const offeredModes =
+      modes?.availableModes.map((m) => m.id) ??
+      (modeOption?.type === 'select'
+        ? modeOption.options.flatMap((o) => ('options' in o ? o.options : [o])).map((o) => o.value)
+        : []);
+    const currentMode =
+      modes?.currentModeId ?? (modeOption?.type === 'select' ? String(modeOption.currentValue) : null);
+    const choice = chooseAcpMode(turn.trust, offeredModes, currentMode, turn.mode ?? undefined);
+    if (choice.mode !== null && choice.mode !== currentMode) {
+      try {
+        if (modes) await answer(agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: choice.mode }));
+        else
+          await answer(
+            agent.request(acp.methods.agent.session.setConfigOption, {
+              sessionId,
+              configId: modeOption!.id,
+              value: choice.mode,
+            }),
+          );
+      } catch (error) {
+        if (error instanceof AgentGone) throw error;
+        // A turn that works for a peer must not run in a mode Parley did not choose.
+        return fail(`the agent (\`${name}\`) did not accept the mode “${choice.mode}” (${errorText(error)})`);
+      }
+    }
+    if (choice.says !== null) live(choice.says);
 
     if (turn.model !== null) {
       const option = configOptions?.find((o) => o.category === 'model' || o.id === 'model');
@@ -432,6 +479,14 @@ async function main(): Promise<void> {
       case 'refusal':
         return fail(`the agent refused to go on${output ? `: ${output}` : ''}`);
       case 'cancelled':
+        // codex-acp's only way to reject ends the turn: that is the refusal, not a failure.
+        if (refusal.last !== null) {
+          emit({
+            type: 'result',
+            output: `${output ? `${output}\n\n` : ''}(The agent stopped here: ${refusal.last}, and it ends its turn on a refusal.)`,
+          });
+          break;
+        }
         return fail('the agent cancelled the turn by itself');
     }
     // Let the agent save its session and leave on its own, then make sure it is gone.

@@ -7,8 +7,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startStory, type Story } from '../testing/agent-story';
 import { claudeCodeEnv, codexEnv, expectRefusedKey, expectSlowMcpServerWaitedFor, expectStory } from './e2e-story';
 
+/**
+ * claude-agent-acp refuses to open a session as root unless told it runs in a sandbox, and
+ * defers MCP tools behind a search the model server does not play.
+ */
+const claudeAcpEnv = (role: Parameters<typeof claudeCodeEnv>[0]) => ({
+  ...claudeCodeEnv(role),
+  IS_SANDBOX: '1',
+  ENABLE_TOOL_SEARCH: 'false',
+});
+
 const agents = [
-  { name: 'claude-agent-acp', variable: 'PARLEY_TEST_CLAUDE_ACP', env: claudeCodeEnv, api: 'anthropic' },
+  { name: 'claude-agent-acp', variable: 'PARLEY_TEST_CLAUDE_ACP', env: claudeAcpEnv, api: 'anthropic' },
   { name: 'codex-acp', variable: 'PARLEY_TEST_CODEX_ACP', env: codexEnv, api: 'openai' },
 ] as const;
 
@@ -57,7 +67,8 @@ for (const { name, variable, env, api } of agents) {
       const retries: Record<string, string> = name === 'claude-agent-acp' ? { CLAUDE_CODE_MAX_RETRIES: '0' } : {};
       await expectRefusedKey(
         (role) => ({ adapter: 'acp', command: [agent.path!], env: { ...env(role), ...retries } }),
-        /^The agent failed: the agent \(`.*`\) could not use its model: the key was refused or it is not logged in \(“.*(Invalid API key|401 Unauthorized).*”\)\./,
+        // claude-agent-acp 0.101 answers a refused key with ACP's "authentication required".
+        /^The agent failed: the agent \(`.*`\) (could not use its model: the key was refused or it is not logged in \(“.*(Invalid API key|401 Unauthorized).*”\)|is not logged in here \(“Authentication required”\))\./,
       );
     }, 180_000);
   });

@@ -467,4 +467,137 @@ describe('acp adapter', () => {
     ]);
     expect(updates.find((u) => u.session)?.session).toMatch(/^[0-9a-f-]{36}$/);
   });
+
+  /** One turn of the worker with `trust`, outside an installation (no role API: nobody can be asked). */
+  async function direct(settings: AgentSettings, body: string, trust: TurnRequest['trust']) {
+    const launch = acpAdapter.prepare({
+      role: { id: 1, name: 'assistant', description: '', agent: settings, createdAt: '' },
+      session: null,
+      inputs: [{ kind: 'text', from: 'bob/helper', body, at: '' }],
+      context: {
+        kind: 'thread',
+        id: 1,
+        role: { id: 1, name: 'assistant' },
+        summary: 'You are assistant, in an agent conversation bob/helper started.',
+        root: { kind: 'thread', id: 1, summary: 'bob/helper’s question' },
+        reporting: 'Your final answer is your reply to bob/helper.',
+        trust: { level: trust, peer: 'bob' },
+      },
+      peers: [],
+      trust,
+      env: { PATH: process.env.PATH ?? '' },
+      defaultCwd: dir,
+      privateDir: dir,
+      paths: { node: process.execPath, scriptedAgent: path.join(process.cwd(), 'dist', 'scripted-agent.js') },
+    } satisfies TurnRequest);
+    const updates: StreamUpdate[] = [];
+    const outcome = await new Promise<TurnOutcome>((resolve) => {
+      const child = spawnInGroup(launch.command, launch.args, { cwd: launch.cwd, env: launch.env });
+      child.stdin!.end(launch.stdin);
+      let buffer = '';
+      let stderr = '';
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        buffer += chunk;
+        for (let at = buffer.indexOf('\n'); at >= 0; at = buffer.indexOf('\n')) {
+          const update = launch.onLine?.(buffer.slice(0, at));
+          if (update) updates.push(update);
+          buffer = buffer.slice(at + 1);
+        }
+      });
+      child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.once('close', (code, signal) =>
+        resolve(launch.finish({ code, signal, stdout: '', stderr, truncated: false })),
+      );
+    });
+    return { outcome, live: updates.map((u) => u.live).filter(Boolean) };
+  }
+
+  it('sets the session mode itself: an agent that opens in its own “auto” asks Parley, which answers by the role’s policy', async () => {
+    const agent = fake(['modes']);
+    const { c, id } = await open(agent.settings);
+    // Left in its own mode, the agent would have decided this by itself.
+    expect(lastMessage(await c.turn(id, 'permission'))).toBe('permission: no');
+    expect(agent.calls('session/set_mode').map((call) => call.params.modeId)).toEqual(['default']);
+    // A continued session is set again: the mode is Parley's every turn.
+    expect(lastMessage(await c.turn(id, 'permission'))).toBe('permission: no');
+    expect(agent.calls('session/set_mode').map((call) => call.params.modeId)).toEqual(['default', 'default']);
+    await t!.close();
+    const chosen = fake(['modes'], { mode: 'acceptEdits' });
+    const other = await open(chosen.settings);
+    await other.c.turn(other.id, 'hello');
+    expect(chosen.calls('session/set_mode').map((call) => call.params.modeId)).toEqual(['acceptEdits']);
+  }, 90_000);
+
+  it.each([
+    ['modes', 'answer', 'default'],
+    ['modes', 'work', 'acceptEdits'],
+    ['modes', 'full', 'default'],
+    ['codex-modes', 'answer', 'read-only'],
+    ['codex-modes', 'work', null],
+    ['codex-modes', 'full', null],
+  ] as const)(
+    'with %s, a turn at %s runs in %s; at answer nobody is asked and the request is denied',
+    async (flag, trust, mode) => {
+      // A role that allows everything for itself: a peer at `answer` still gets a denial.
+      const agent = fake([flag], { permissions: 'allow' });
+      const { outcome, live } = await direct(agent.settings, 'permission', trust);
+      // codex-acp opens in its workspace mode (`auto`), which is already the one for work and full.
+      expect(agent.calls('session/set_mode').map((call) => call.params.modeId)).toEqual(mode ? [mode] : []);
+      if (trust === 'answer') {
+        expect(outcome).toEqual({ ok: true, output: 'permission: no' });
+        expect(live).toContain('Parley rejected Write notes.txt (the role’s permissions are “reject”)');
+      } else if (trust === 'full') expect(outcome).toEqual({ ok: true, output: 'permission: yes' });
+    },
+    60_000,
+  );
+
+  it('gives codex-acp a sandbox that follows the trust, and no other agent codex’s options', () => {
+    const request = (trust: TurnRequest['trust'], settings: AgentSettings) =>
+      JSON.parse(
+        acpAdapter.prepare({
+          role: { id: 1, name: 'assistant', description: '', agent: settings, createdAt: '' },
+          session: null,
+          inputs: [],
+          context: {
+            kind: 'conversation',
+            id: 1,
+            role: { id: 1, name: 'assistant' },
+            summary: '',
+            root: { kind: 'conversation', id: 1, summary: '' },
+            reporting: '',
+          },
+          peers: [],
+          trust,
+          env: {},
+          defaultCwd: dir,
+          privateDir: dir,
+          paths: { node: process.execPath, scriptedAgent: path.join(dir, 'scripted-agent.js') },
+        }).stdin,
+      ) as { args: string[]; permissions: string };
+    const codex: AgentSettings = { adapter: 'acp', command: ['/opt/bin/codex-acp'], sandbox: 'danger-full-access' };
+    expect(request('answer', codex).args).toEqual(['-c', 'sandbox_mode="read-only"']);
+    expect(request('work', codex).args).toEqual(['-c', 'sandbox_mode="workspace-write"']);
+    expect(request('full', codex).args).toEqual(['-c', 'sandbox_mode="danger-full-access"']);
+    expect(request('own', { ...codex, sandbox: undefined }).args).toEqual([]);
+    const claude: AgentSettings = { adapter: 'acp', command: ['claude-agent-acp', '--x'], permissions: 'allow' };
+    expect(request('answer', claude)).toMatchObject({ args: ['--x'], permissions: 'reject' });
+    expect(request('work', claude)).toMatchObject({ args: ['--x'], permissions: 'ask' });
+    expect(request('full', claude)).toMatchObject({ args: ['--x'], permissions: 'allow' });
+  });
+
+  it('shows a person’s Deny with codex-acp, whose only reject ends the turn, as their denial, not as a failure', async () => {
+    const { c, id } = await open(fake(['codex-modes', 'abort-on-reject'], { permissions: 'ask' }).settings);
+    const deniedTurn = c.turn(id, 'permission');
+    const request = await t!.waitFor(
+      async () => (await t!.owner('approvals.list', {}))[0],
+      'the request to wait for a person',
+      60_000,
+    );
+    await t!.owner('approvals.decide', { id: request.id, approve: false });
+    const detail = await deniedTurn;
+    expect(detail.turns.at(-1)?.status).toBe('done');
+    expect(lastMessage(detail)).toBe(
+      '(The agent stopped here: alice rejected Write notes.txt, and it ends its turn on a refusal.)',
+    );
+  }, 90_000);
 });

@@ -18,7 +18,9 @@ import { instructionsForContinued, instructionsRecord } from './instructions-rec
 import { claudeRetryEnv } from './claude-code';
 import { withoutCliNotices } from './cli-notices';
 import { DEFAULT_MODEL_TIMEOUT_SEC } from './model-watch';
+import { acpPermissionPolicy, acpSandboxArgs } from './trust-modes';
 import type { AgentAdapter, AgentLaunch, TurnRequest } from './types';
+import type { TurnTrust } from '../../shared/domain';
 
 /** How long a stopped agent has to answer `session/cancel` before it is ended anyway. */
 export const CANCEL_WAIT_MS = 1_000;
@@ -47,6 +49,10 @@ export interface AcpTurn {
   mcpServer: McpServerStdio;
   model: string | null;
   permissions: PermissionPolicy;
+  /** The trust this turn runs under: the worker sets the agent's session mode from it. */
+  trust: TurnTrust;
+  /** The role's own mode, for `own` and `full`. */
+  mode: string | null;
   cancelWaitMs: number;
 }
 
@@ -60,6 +66,9 @@ export type AcpEvent =
   | { type: 'model'; signal: 'answered' | 'waiting' }
   | { type: 'result'; output: string }
   | { type: 'error'; message: string };
+
+/** codex-acp takes codex's `-c` overrides; other agents would refuse them. */
+export const isCodexAcp = (command: readonly string[]) => path.basename(command[0] ?? '').startsWith('codex-acp');
 
 /** The command line as people read it, for messages. */
 export const commandLine = (command: readonly string[]) => command.join(' ');
@@ -87,7 +96,10 @@ export const acpAdapter: AgentAdapter = {
     const before = request.session === null ? null : record.read(request.session);
     const turn: AcpTurn = {
       command: agent.command[0]!,
-      args: agent.command.slice(1),
+      args: [
+        ...agent.command.slice(1),
+        ...(isCodexAcp(agent.command) ? acpSandboxArgs(request.trust, agent.sandbox) : []),
+      ],
       cwd,
       // Parley may be Electron: it runs as Node for the worker only, not for the agent.
       unset: env.ELECTRON_RUN_AS_NODE === undefined ? ['ELECTRON_RUN_AS_NODE'] : [],
@@ -99,7 +111,9 @@ export const acpAdapter: AgentAdapter = {
       },
       mcpServer: { name: 'parley', command: parleyLauncher(request), args: ['mcp'], env: mcpEnv },
       model: agent.model ?? null,
-      permissions: agent.permissions ?? 'reject',
+      permissions: acpPermissionPolicy(request.trust, agent.permissions),
+      trust: request.trust,
+      mode: agent.mode ?? null,
       cancelWaitMs: CANCEL_WAIT_MS,
     };
     let output: string | null = null;

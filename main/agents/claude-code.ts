@@ -13,6 +13,7 @@ import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
 import { DEFAULT_MODEL_TIMEOUT_SEC, retryingLine, retryReason, unreachableSentence } from './model-watch';
 import { withoutCliNotices } from './cli-notices';
 import { runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
+import { claudeCodeModeArgs, PERMISSION_TOOL_VARIABLE } from './trust-modes';
 import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcome, TurnRequest } from './types';
 
 /** What Claude Code says when `--resume` finds nothing to resume. */
@@ -236,6 +237,8 @@ function writeTurnFiles(request: TurnRequest): { dir: string; mcpConfig: string;
     const value = request.env[name];
     if (value !== undefined) env[name] = value;
   }
+  // At `work` a request to use a tool waits for a person (the server's `permission` tool).
+  if (request.trust === 'work') env[PERMISSION_TOOL_VARIABLE] = '1';
   // alwaysLoad: Claude Code waits for this server before the first request; without it `claude -p`
   // connects --mcp-config servers in the background, and a slow start leaves the turn without Parley's tools.
   const parley = { type: 'stdio', command: parleyLauncher(request), args: ['mcp'], env, alwaysLoad: true };
@@ -282,7 +285,7 @@ export const claudeCodeAdapter: AgentAdapter = {
       '--append-system-prompt-file',
       files.systemPrompt,
     ];
-    if (agent.permissionMode) common.push('--permission-mode', agent.permissionMode);
+    common.push(...claudeCodeModeArgs(request.trust, agent.permissionMode));
     if (agent.model) common.push('--model', agent.model);
     const fresh = {
       args: [...common, '--session-id', randomUUID()],

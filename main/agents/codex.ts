@@ -18,6 +18,7 @@ import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
 import { instructionsForContinued, instructionsRecord } from './instructions-record';
 import { DEFAULT_MODEL_TIMEOUT_SEC, retryingLine, retryReason, unreachableSentence } from './model-watch';
 import { runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
+import { codexModeOptions } from './trust-modes';
 import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcome, TurnRequest } from './types';
 
 /** What Codex says when `exec resume` finds no thread to resume. */
@@ -236,8 +237,8 @@ export function codexOptions(request: TurnRequest, env: Record<string, string> =
   if (agent.adapter !== 'codex') throw new Error('codex adapter given another adapter’s settings');
   const options = ['--json', '--skip-git-repo-check'];
   if (agent.model) options.push('--model', agent.model);
-  // `exec resume` has no --sandbox flag: the config key works for both.
-  if (agent.sandbox) options.push('-c', `sandbox_mode=${toml(agent.sandbox)}`);
+  // `exec resume` has no --sandbox flag: the config keys work for both.
+  options.push(...codexModeOptions(request.trust, agent.sandbox));
   const secrets = Object.keys(env)
     .filter((name) => SECRET_NAME.test(name) && name !== 'PARLEY_TOKEN')
     .sort();

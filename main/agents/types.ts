@@ -29,6 +29,11 @@ export interface AgentContext {
   /** Whether the peer started this agent conversation (threads only). */
   peerStarted?: boolean;
   peer?: string;
+  /**
+   * The trust this run works under (DESIGN §12.3): `own` for this installation's people,
+   * else the level of the peer it works for; `note` says why it is less than that level.
+   */
+  trust?: { level: TurnTrust; peer?: string; note?: string };
 }
 
 /** One connection as an agent sees it: whom it can ask there (DESIGN §11.8). */

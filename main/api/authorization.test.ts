@@ -1303,6 +1303,23 @@ const rows: AnyRow[] = [
   }),
 
   row({
+    method: 'connections.setTrust',
+    expect: ownersOnly,
+    events: (f) => [heard('connection', f.id, all)],
+    setup: pairedRemote,
+    params: (f) => ({ id: f.id, level: 'work' }),
+    effect: async (f, result) => {
+      expect(result).toMatchObject({ id: f.id, trust: 'work' });
+      expect((await connection(f.id)).trust).toBe('work');
+    },
+    unchanged: async (f) => {
+      // Members read the level; only an owner changes it.
+      expect((await connection(f.id)).trust).toBe('answer');
+    },
+    cleanup: (f) => closeRemote(f.remote),
+  }),
+
+  row({
     method: 'approvals.list',
     expect: everyone,
     fixtures: 'shared',

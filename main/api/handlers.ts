@@ -86,6 +86,7 @@ import {
   requireReader,
 } from './authorize';
 import { approvalHandlers } from './approvals-handlers';
+import { trustHandlers } from './trust-handlers';
 import { attentionHandlers } from './attention-handlers';
 import { engineCall } from './engine-errors';
 import { firstRunHandlers } from './first-run-handlers';
@@ -455,6 +456,7 @@ const handlers: HandlerTable = {
   ...firstRunHandlers,
   ...ledgerHandlers,
   ...approvalHandlers,
+  ...trustHandlers,
   ...attentionHandlers,
 };
 

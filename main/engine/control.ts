@@ -2,7 +2,7 @@
 // reversible), revoke (permanent, both sides), delete a root, choose what a peer may
 // address, set the queue limit. Each writes its whole decision in one transaction,
 // then signals the agents it stopped and tells the UI.
-import type { ConnectionPolicy, ContextRef } from '../../shared/domain';
+import type { ConnectionPolicy, ContextRef, TrustLevel } from '../../shared/domain';
 import { cancelContextApprovals, dropUntakenIncoming, type ApprovalRow } from '../store/queries/approvals';
 import { transaction, type Db } from '../store/database';
 import {
@@ -11,6 +11,7 @@ import {
   setConnectionStatus,
   setExposedRoles,
   setPolicy,
+  setTrust,
   setQueueLimit,
   type ConnectionRow,
 } from '../store/queries/connections';
@@ -231,6 +232,14 @@ export class Control {
     const connection = this.core.requireConnection(connectionId);
     if (connection.status === 'revoked') throw revokedError(connection);
     transaction(this.core.db, () => setPolicy(this.core.db, connectionId, policy));
+    this.core.connectionChanged(connectionId);
+  }
+
+  /** How far runs working for this peer may reach; a run takes the new level at its next turn. */
+  setTrust(connectionId: number, level: TrustLevel): void {
+    const connection = this.core.requireConnection(connectionId);
+    if (connection.status === 'revoked') throw revokedError(connection);
+    transaction(this.core.db, () => setTrust(this.core.db, connectionId, level));
     this.core.connectionChanged(connectionId);
   }
 

@@ -12,7 +12,14 @@
 //
 // core.ts holds what they share (the database's group commit, agent conversations in
 // memory, open links, events); peer-link.ts is the transport they all speak through.
-import type { ConnectionPolicy, ConnectionSummary, ContextRef, TextView, ThreadSummary } from '../../shared/domain';
+import type {
+  ConnectionPolicy,
+  ConnectionSummary,
+  ContextRef,
+  TextView,
+  ThreadSummary,
+  TrustLevel,
+} from '../../shared/domain';
 import type { AgentContext, PeerDirectoryEntry, TurnOutcome } from '../agents/types';
 import { threadAudience } from '../access/lookup';
 import type { Audience } from '../events';
@@ -214,6 +221,11 @@ export class ConnectionEngine implements PeerGateway {
   /** Whether sends on the connection, and texts from its peer, wait for a person from now on. */
   setPolicy(connectionId: number, policy: Partial<ConnectionPolicy>): void {
     this.control.setPolicy(connectionId, policy);
+  }
+
+  /** How far runs working for this connection's peer may reach, from their next turn. */
+  setTrust(connectionId: number, level: TrustLevel): void {
+    this.control.setTrust(connectionId, level);
   }
 
   /** A person's word on a held text (the caller has checked that it is theirs to give). */

@@ -47,6 +47,7 @@ export class Views {
       redial: this.links.redial(connection.id),
       status: connection.status,
       policy: { outgoing: connection.outgoing_policy, incoming: connection.incoming_policy },
+      trust: connection.trust,
       online: this.links.isOnline(connection.id),
       queue: { used: outgoingWaiting(db, connection.id), limit: connection.queue_limit },
       exposedRoles: exposedRoleNames(db, connection.id),

@@ -8,6 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import packageJson from '../../package.json';
 import { callRoleApi, ConnectError, type RoleApiTarget } from './client';
+import { PERMISSION_TOOL_VARIABLE } from '../agents/trust-modes';
 import { peerRoleSchema, RoleApiError, roleApiRequests, type RoleApiCommand } from './protocol';
 
 export const MCP_TOOL_NAMES = ['send', 'reply', 'report', 'history', 'context', 'peers'] as const;
@@ -32,8 +33,30 @@ async function call(target: RoleApiTarget | null, command: RoleApiCommand, body:
   }
 }
 
+/**
+ * Claude Code's `--permission-prompt-tool`: a request to use a tool waits for a person's
+ * word through the role API's `permission` call, and the word is Claude Code's answer.
+ */
+async function askPerson(target: RoleApiTarget | null, toolName: string, input: unknown): Promise<CallToolResult> {
+  const deny = (message: string): CallToolResult => ({
+    content: [{ type: 'text', text: JSON.stringify({ behavior: 'deny', message }) }],
+  });
+  if (!target) return deny(NOT_SET);
+  const shown = input === undefined ? undefined : JSON.stringify(input);
+  try {
+    const answer = await callRoleApi<
+      { outcome: 'approved' | 'denied'; by: string } | { outcome: 'cancelled'; reason: string }
+    >(target, 'permission', { title: toolName.slice(0, 500), ...(shown ? { input: shown.slice(0, 20_000) } : {}) });
+    if (answer.outcome === 'approved')
+      return { content: [{ type: 'text', text: JSON.stringify({ behavior: 'allow', updatedInput: input ?? {} }) }] };
+    return deny('reason' in answer ? `nobody answered: ${answer.reason}` : `${answer.by} denied it`);
+  } catch (error) {
+    return deny(`Parley could not ask a person: ${(error as Error).message}`);
+  }
+}
+
 /** The server with its six tools; `target` is null when the environment names no token. */
-export function createMcpServer(target: RoleApiTarget | null): McpServer {
+export function createMcpServer(target: RoleApiTarget | null, options: { permissionTool?: boolean } = {}): McpServer {
   const server = new McpServer(
     { name: 'parley', version: packageJson.version },
     {
@@ -100,7 +123,7 @@ export function createMcpServer(target: RoleApiTarget | null): McpServer {
     {
       title: 'This run’s context',
       description:
-        'Where this run is, the topic (root) it answers for, how to report there, and whom you can ask (JSON).',
+        'Where this run is, the topic (root) it answers for, how to report there, the trust it works under (the peer’s level, or own), and whom you can ask (JSON).',
       inputSchema: z.strictObject({}),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -117,6 +140,17 @@ export function createMcpServer(target: RoleApiTarget | null): McpServer {
     },
     () => call(target, 'peers', {}),
   );
+  if (options.permissionTool)
+    server.registerTool(
+      'permission',
+      {
+        title: 'Ask a person',
+        description: 'Parley answers Claude Code’s permission prompts here: a person approves or denies each request.',
+        inputSchema: { tool_name: z.string(), input: z.unknown().optional(), tool_use_id: z.string().optional() },
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      ({ tool_name, input }) => askPerson(target, tool_name, input),
+    );
   return server;
 }
 
@@ -127,7 +161,7 @@ export async function mcpCommand(args: string[]): Promise<void> {
   const socketPath = process.env.PARLEY_API;
   const target = token && socketPath ? { token, socketPath } : null;
   if (!target) process.stderr.write(`parley mcp: ${NOT_SET}; every tool will say so\n`);
-  const server = createMcpServer(target);
+  const server = createMcpServer(target, { permissionTool: process.env[PERMISSION_TOOL_VARIABLE] === '1' });
   const transport = new StdioServerTransport();
   // The client closing our stdin ends the server; a kept-alive socket to Parley must not hold it.
   const done = new Promise<void>((resolve) => {

@@ -8,6 +8,7 @@
 // turn, and a notice tells the agent. Then the process tree ends and the session is
 // kept. Nothing but new work — a text, a person's message — starts the agent again;
 // notices for a stopped run wait with the rest.
+import { turnTrustOf } from './turn-trust';
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -435,7 +436,7 @@ export class RunManager {
         ),
         context,
         peers: this.threadHooks?.peers() ?? [],
-        trust: 'own',
+        trust: context.trust?.level ?? 'answer',
         env: { ...this.options.agentEnv, PARLEY_TOKEN: token },
         defaultCwd: this.options.workDir,
         privateDir: this.privateDir,
@@ -886,7 +887,12 @@ export class RunManager {
   }
 
   /** What a run works on, as told to its agent and returned by `parley context`. */
+  /** Where a run is and for whom, with the trust its turn starts under now (./turn-trust). */
   describeContext(run: RunRow): AgentContext {
+    return { ...this.placeOf(run), trust: turnTrustOf(this.db, { kind: run.context_kind, id: run.context_id }) };
+  }
+
+  private placeOf(run: RunRow): AgentContext {
     const role = getRole(this.db, run.role_id)!;
     const roleRef = { id: role.id, name: role.name };
     if (run.context_kind === 'conversation') {

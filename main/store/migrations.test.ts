@@ -252,9 +252,12 @@ const seeds: Record<number, (db: Db) => void> = {
     db.prepare(
       "INSERT INTO deleted_roots (kind, id, title) VALUES ('conversation', 2, 'carol’s conversation with assistant')",
     ).run();
-  }, // 19 to 21 stand for other branches' migrations until they are here.
+  }, // 19 and 21 stand for other branches' migrations until they are here.
   19: () => undefined,
-  20: () => undefined,
+  20: (db) => {
+    // An owner raising dave's trust.
+    db.prepare("UPDATE connections SET trust = 'work' WHERE id = 2").run();
+  },
   21: () => undefined,
   // Indexes only: what 0016's seed holds (held texts, pending approvals) is what they index.
   22: () => undefined,
@@ -553,7 +556,20 @@ const checks: Record<number, (db: Db) => void> = {
     expect(() => db.prepare("UPDATE threads SET peer_turn = 'asleep' WHERE wire_id = 'T1'").run()).toThrow(/CHECK/);
   },
   19: () => undefined,
-  20: () => undefined,
+  20: (db) => {
+    // Every connection, old or new, starts at the safest level; only an owner's choice changes it.
+    expect(db.prepare('SELECT name, trust FROM connections ORDER BY id').all()).toEqual(
+      (db.prepare('SELECT name, id FROM connections ORDER BY id').all() as Array<{ name: string; id: number }>).map(
+        (row) => ({ name: row.name, trust: row.id === 2 ? 'work' : 'answer' }),
+      ),
+    );
+    expect(
+      (db.pragma('table_info(connections)') as Array<{ name: string; dflt_value: string | null }>).find(
+        (column) => column.name === 'trust',
+      )?.dflt_value,
+    ).toBe("'answer'");
+    expect(() => db.prepare("UPDATE connections SET trust = 'everything' WHERE id = 1").run()).toThrow(/CHECK/);
+  },
   21: () => undefined,
   22: (db) => {
     // The held texts and the pending approvals are found through their own indexes.

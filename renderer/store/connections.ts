@@ -1,7 +1,7 @@
 // Connections to peer installations: their state, and the owner's controls.
 import { create } from 'zustand';
 import type { Invitation } from '../../shared/api-contract';
-import type { ConnectionPolicy, ConnectionSummary } from '../../shared/domain';
+import type { ConnectionPolicy, ConnectionSummary, TrustLevel } from '../../shared/domain';
 import { call, messageOf } from './client';
 
 interface ConnectionsState {
@@ -18,6 +18,7 @@ interface ConnectionsState {
   expose: (id: number, roles: string[]) => Promise<void>;
   setQueueLimit: (id: number, limit: number) => Promise<void>;
   setPolicy: (id: number, policy: Partial<ConnectionPolicy>) => Promise<void>;
+  setTrust: (id: number, level: TrustLevel) => Promise<void>;
 }
 
 /** Active connections first, then paused, revoked last; by name within each. */
@@ -69,6 +70,9 @@ export const useConnections = create<ConnectionsState>()((set, get) => {
     },
     async setPolicy(id, policy) {
       put(await call('connections.setPolicy', { id, ...policy }));
+    },
+    async setTrust(id, level) {
+      put(await call('connections.setTrust', { id, level }));
     },
   };
 });

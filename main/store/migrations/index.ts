@@ -18,7 +18,7 @@ import { addApprovals } from './0016-approvals';
 import { createAttention } from './0017-attention';
 import { keepAskState } from './0018-ask-state';
 import { placeholder19 } from './0019-placeholder';
-import { placeholder20 } from './0020-placeholder';
+import { addConnectionTrust } from './0020-connection-trust';
 import { placeholder21 } from './0021-placeholder';
 import { indexApprovalOrder } from './0022-approval-order';
 import { keepTurnSignals } from './0023-turn-signals';
@@ -52,7 +52,7 @@ export const migrations: readonly Migration[] = [
   { version: 17, name: 'attention', up: createAttention },
   { version: 18, name: 'ask-state', up: keepAskState },
   { version: 19, name: 'placeholder', up: placeholder19 },
-  { version: 20, name: 'placeholder', up: placeholder20 },
+  { version: 20, name: 'connection-trust', up: addConnectionTrust },
   { version: 21, name: 'placeholder', up: placeholder21 },
   { version: 22, name: 'approval-order', up: indexApprovalOrder },
   { version: 23, name: 'turn-signals', up: keepTurnSignals },

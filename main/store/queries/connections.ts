@@ -1,4 +1,4 @@
-import type { IncomingPolicy, OutgoingPolicy } from '../../../shared/domain';
+import type { IncomingPolicy, OutgoingPolicy, TrustLevel } from '../../../shared/domain';
 import type { Db } from '../database';
 import { all, get, insert, run } from '../sql';
 
@@ -24,6 +24,8 @@ export interface ConnectionRow {
   outgoing_policy: OutgoingPolicy;
   /** `ask`: a peer's text waits for a person before the agent takes it. */
   incoming_policy: IncomingPolicy;
+  /** How far runs working for this peer may reach (DESIGN §12.3). */
+  trust: TrustLevel;
 }
 
 /** The connections people see: every one but those removed. */
@@ -109,6 +111,10 @@ export function setPolicy(db: Db, id: number, policy: { outgoing?: OutgoingPolic
     policy.incoming ?? null,
     id,
   );
+}
+
+export function setTrust(db: Db, id: number, level: TrustLevel): void {
+  run(db, 'UPDATE connections SET trust = ? WHERE id = ?', level, id);
 }
 
 export function setQueueLimit(db: Db, id: number, limit: number): void {
