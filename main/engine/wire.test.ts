@@ -141,7 +141,7 @@ describe('the fast decoder of text and ack frames', () => {
 
 describe('revisions of protocol 2', () => {
   it('names each revision as a WebSocket subprotocol and reads it back; anything else is revision 0', () => {
-    expect(offeredSubprotocols()).toEqual(['parley.2', 'parley.2.1']);
+    expect(offeredSubprotocols()).toEqual(['parley.2', 'parley.2.1', 'parley.2.2']);
     expect(offeredSubprotocols(0)).toEqual(['parley.2']);
     const table: Array<[string, number]> = [
       ['parley.2.1', 1],
@@ -162,6 +162,9 @@ describe('revisions of protocol 2', () => {
   it('lets the listener choose the newest revision both speak', () => {
     const table: Array<[string[], number, string | false]> = [
       // A dialler of today, a listener of today.
+      [['parley.2', 'parley.2.1', 'parley.2.2'], 2, 'parley.2.2'],
+      // A dialler of revision 1, a listener of today.
+      [['parley.2', 'parley.2.1'], 2, 'parley.2.1'],
       [['parley.2', 'parley.2.1'], 1, 'parley.2.1'],
       // A dialler of today, a listener that speaks only revision 0.
       [['parley.2', 'parley.2.1'], 0, 'parley.2'],
@@ -177,7 +180,12 @@ describe('revisions of protocol 2', () => {
   });
 
   it('puts every frame of protocol 2 in revision 0 except the ones added since', () => {
-    expect(Object.entries(frameRevision).filter(([, revision]) => revision > 0)).toEqual([['turn', 1]]);
+    expect(Object.entries(frameRevision).filter(([, revision]) => revision > 0)).toEqual([
+      ['turn', 1],
+      ['withdraw', 2],
+      ['noted', 2],
+      ['status', 2],
+    ]);
     expect(Math.max(...Object.values(frameRevision))).toBe(PROTOCOL_REVISION);
   });
 });
