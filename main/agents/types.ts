@@ -28,6 +28,8 @@ export interface AgentContext {
   /** Whether the peer started this agent conversation (threads only). */
   peerStarted?: boolean;
   peer?: string;
+  /** The peer took back what it asked here (a withdrawal); its later texts continue the agent conversation. */
+  withdrawn?: { by: string; at: string };
 }
 
 /** One connection as an agent sees it: whom it can ask there (DESIGN §11.8). */
@@ -36,6 +38,9 @@ export interface PeerDirectoryEntry {
   peer: string;
   /** online: a send goes now; offline: it waits until the peer is back; paused: sends are refused. */
   state: 'online' | 'offline' | 'paused';
+  /** When paused: by an owner here, or by the peer (it told us, at `pausedAt`). */
+  pausedBy?: 'us' | 'peer';
+  pausedAt?: string;
   /** The roles this peer lets this installation's roles address, with what they do. */
   roles: { address: string; description: string }[];
 }

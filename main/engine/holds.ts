@@ -34,6 +34,8 @@ export class Holds {
     private readonly core: EngineCore,
     /** The sender's: puts the thread's next undelivered text on the wire after the commit. */
     private readonly claimNext: (open: OpenLink, state: ThreadState, after: After, tx: Tx) => void,
+    /** A peer's held text was declined here: its sender is to be told. */
+    private readonly declined: (thread: ThreadRow, textId: number, seq: number, after: After) => void = () => {},
   ) {}
 
   /** Inside a group commit: the approval a text just committed as held waits on. */
@@ -83,7 +85,10 @@ export class Holds {
       } else if (approve) {
         setTextState(db, text.id, 'received');
         after(() => this.core.options.runs.wake());
-      } else setTextState(db, text.id, 'handled', 'denied');
+      } else {
+        setTextState(db, text.id, 'handled', 'denied');
+        this.declined(thread, text.id, text.seq, after);
+      }
       this.core.threadChangedAfter(thread, tx);
       this.core.approvalChangedAfter(approval, tx);
       return { decided: true, approval: getApproval(db, approval.id)! };

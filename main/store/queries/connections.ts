@@ -24,6 +24,8 @@ export interface ConnectionRow {
   outgoing_policy: OutgoingPolicy;
   /** `ask`: a peer's text waits for a person before the agent takes it. */
   incoming_policy: IncomingPolicy;
+  /** Since when the peer has paused the connection (its `status` frame); null: it has not. */
+  peer_paused_at: string | null;
 }
 
 /** The connections people see: every one but those removed. */

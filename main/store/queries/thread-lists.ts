@@ -59,7 +59,8 @@ const SUMMARY = `
   last.direction AS last_direction, last.seq AS last_seq, last.body AS last_body, last.state AS last_state,
   last.reason AS last_reason, last.created_at AS last_created_at,
   threads.peer_turn, threads.peer_turn_seq, threads.peer_turn_at, last.failed_by AS last_failed_by,
-  deleted_roots.title AS root_title`;
+  deleted_roots.title AS root_title,
+  threads.withdrawn_seq, threads.withdrawn_by, threads.withdrawn_at, threads.withdraw_untold`;
 
 /** One row of SUMMARY, as values. */
 type ListValues = [
@@ -107,6 +108,10 @@ type ListValues = [
   string | null,
   FailedBy | null,
   string | null,
+  number | null,
+  string | null,
+  string | null,
+  number,
 ];
 
 const toListRow = (v: [...ListValues, ...unknown[]]): ThreadListRow => ({
@@ -154,8 +159,12 @@ const toListRow = (v: [...ListValues, ...unknown[]]): ThreadListRow => ({
   peer_turn_at: v[41],
   last_failed_by: v[42],
   root_title: v[43],
+  withdrawn_seq: v[44],
+  withdrawn_by: v[45],
+  withdrawn_at: v[46],
+  withdraw_untold: v[47],
 });
-const COLUMN_COUNT = 44;
+const COLUMN_COUNT = 48;
 
 const summaryJoins = (join: 'JOIN' | 'LEFT JOIN') => `
   ${join} threads ON threads.id = page.id

@@ -32,6 +32,12 @@ export interface ThreadRow {
   peer_turn: TurnState | null;
   peer_turn_seq: number | null;
   peer_turn_at: string | null;
+  /** Withdrawn up to this seq of the asker's texts, by whom and when (migration 0024); later texts continue it. */
+  withdrawn_seq: number | null;
+  withdrawn_by: string | null;
+  withdrawn_at: string | null;
+  /** 1: our withdrawal, which the peer has yet to note (it goes again on every link). */
+  withdraw_untold: number;
 }
 
 export type TurnState = 'working' | 'stopped' | 'failed' | 'ended';
