@@ -1,13 +1,15 @@
 // Withdraw down the chain (DESIGN §12.6), pause told (§12.7) and a decline told, across
 // real installations paired over mutual TLS, each running the scripted agent as a real
 // process. Where a hop must crash mid-way, it is a separate process killed with SIGKILL.
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary, TextView } from '../../shared/domain';
 import type { TestInstallation } from '../testing/installation';
 import { openPeer, pair } from '../testing/network';
 import { RawPeer, standInIdentity } from '../testing/raw-peer';
-import type { WirePeer } from '../testing/wire-peer';
+import { startWirePeer, type WirePeer } from '../testing/wire-peer';
 import { decideWithdraw } from './withdrawals';
 
 const open: TestInstallation[] = [];
@@ -92,7 +94,10 @@ describe('withdraw (DESIGN §12.6)', () => {
     // bob: the agent conversation alice started is withdrawn by alice, and bob's own ask to carol with it.
     const [fromAlice] = await peerStarted(bob);
     expect(fromAlice!.withdrawn).toMatchObject({ by: 'alice' });
-    const [toCarol] = await bob.owner('threads.list', { root: { kind: 'thread', id: fromAlice!.id } });
+    const toCarol = (await bob.owner('threads.list', { root: { kind: 'thread', id: fromAlice!.id } })).find(
+      (t) => t.startedBy === 'local',
+    );
+    expect(toCarol?.withdrawn).toMatchObject({ by: 'alice' });
     await bob.waitFor(async () => {
       const detail = await bob.owner('threads.get', { id: toCarol!.id });
       return detail.thread.withdrawn?.told === true;
@@ -281,4 +286,99 @@ describe('revision 1 peers', () => {
     const detail = await alice.owner('threads.get', { id: mine.id });
     expect(detail.thread.withdrawn).toMatchObject({ told: false });
   }, 60_000);
+});
+
+/**
+ * alice and carol in this process, bob between them in a process of his own (so he can
+ * be frozen and killed -9); every role scripted.
+ */
+async function chainThroughProcess() {
+  const bobDir = mkdtempSync(path.join(os.tmpdir(), 'parley-withdraw-bob-'));
+  dirs.push(bobDir);
+  const startBob = async () => {
+    const p = await startWirePeer({ dataDir: bobDir, name: 'bob', args: ['--start-turns'] });
+    processes.push(p);
+    return p;
+  };
+  const bob = await startBob();
+  await bob.request('call', { method: 'roles.create', params: { name: 'researcher', agent: { adapter: 'scripted' } } });
+  const alice = await peer('alice');
+  const carolDir = mkdtempSync(path.join(os.tmpdir(), 'parley-withdraw-carol-'));
+  dirs.push(carolDir);
+  const carol = await peer('carol', carolDir);
+  const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+  await carol.owner('roles.create', { name: 'expert', agent: { adapter: 'scripted' } });
+  const { code } = await bob.request<{ code: string }>('invite', { roles: ['researcher'] });
+  await alice.owner('connections.accept', { code, roles: ['assistant'] });
+  await alice.waitFor(
+    async () => (await alice.owner('connections.list', {}))[0]?.peerRoles.length === 1,
+    'bob’s roles',
+  );
+  const invitation = await carol.owner('connections.invite', { roles: ['expert'] });
+  await bob.request('accept', { code: invitation.code, roles: ['researcher'] });
+  const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
+  await alice.owner('conversations.send', {
+    id: conversation.id,
+    text: 'ask bob/researcher: ask carol/expert: sleep 60',
+  });
+  const atCarol = await carolWorking(carol);
+  const [mine] = await alice.owner('threads.list', { root: { kind: 'conversation', id: conversation.id } });
+  return { alice, carol, carolDir, bob, startBob, mine: mine!, atCarol };
+}
+
+const stoppedAt = (t: TestInstallation, id: number, what: string) =>
+  t.waitFor(
+    async () => {
+      const detail = await t.owner('threads.get', { id });
+      return detail.turns.at(-1)?.status === 'stopped' && detail.thread.run.state === 'idle' ? detail : undefined;
+    },
+    what,
+    30_000,
+  );
+
+describe('withdraw across a crash of the middle installation', () => {
+  it('bob frozen, the withdrawal on its way to him, then killed -9: alice sends it again to the restarted bob, and carol stops', async () => {
+    const { alice, carol, bob, startBob, mine, atCarol } = await chainThroughProcess();
+    process.kill(bob.ready.pid, 'SIGSTOP');
+    await alice.owner('threads.withdraw', { id: mine.id });
+    // The frame may sit in bob's socket: never read, never noted.
+    expect((await alice.owner('threads.get', { id: mine.id })).thread.withdrawn).toMatchObject({ told: false });
+    await bob.kill();
+    processes.splice(processes.indexOf(bob), 1);
+    await startBob();
+    const detail = await stoppedAt(carol, atCarol.id, 'carol’s turn to be stopped');
+    expect(detail.turns.at(-1)?.reason).toBe('Withdrawn by bob');
+    await alice.waitFor(
+      async () => (await alice.owner('threads.get', { id: mine.id })).thread.withdrawn?.told,
+      'the restarted bob to note alice’s withdrawal',
+    );
+  }, 120_000);
+
+  it('carol away while bob passes it on, bob killed -9 with it unconfirmed: the restarted bob sends it to carol when she is back', async () => {
+    const { alice, carol, carolDir, bob, startBob, mine, atCarol } = await chainThroughProcess();
+    await carol.close();
+    open.splice(open.indexOf(carol), 1);
+    await alice.owner('threads.withdraw', { id: mine.id });
+    // bob has it (he noted it to alice), and waits to tell carol.
+    await alice.waitFor(
+      async () => (await alice.owner('threads.get', { id: mine.id })).thread.withdrawn?.told,
+      'bob to note alice’s withdrawal',
+    );
+    const bobCall = <T>(method: string, params: object) =>
+      bob.request<{ result: T }>('call', { method, params }).then((r) => r.result);
+    const [fromAlice] = await bobCall<ThreadSummary[]>('threads.list', { peerStarted: true });
+    // The agent conversation alice started is its own root; bob's ask to carol is the one bob started under it.
+    const toCarol = (
+      await bobCall<ThreadSummary[]>('threads.list', { root: { kind: 'thread', id: fromAlice!.id } })
+    ).find((t) => t.startedBy === 'local');
+    expect(toCarol!.withdrawn).toMatchObject({ by: 'alice', told: false });
+    await bob.kill();
+    processes.splice(processes.indexOf(bob), 1);
+    // carol comes back first (her cut-off turn runs again), then bob.
+    const back = await peer('carol', carolDir);
+    await carolWorking(back);
+    await startBob();
+    const detail = await stoppedAt(back, atCarol.id, 'carol’s re-run turn to be stopped');
+    expect(detail.thread.withdrawn).toMatchObject({ by: 'bob' });
+  }, 120_000);
 });
