@@ -38,8 +38,8 @@ export interface PeerDirectoryEntry {
   peer: string;
   /** online: a send goes now; offline: it waits until the peer is back; paused: sends are refused. */
   state: 'online' | 'offline' | 'paused';
-  /** When paused: by an owner here, or by the peer (it told us, at `pausedAt`). */
-  pausedBy?: 'us' | 'peer';
+  /** Present when the peer paused it (it told us, at `pausedAt`) and it is not paused here too. */
+  pausedBy?: 'peer';
   pausedAt?: string;
   /** The roles this peer lets this installation's roles address, with what they do. */
   roles: { address: string; description: string }[];

@@ -17,11 +17,10 @@ export function peerDirectory(db: Db, isOnline: (connectionId: number) => boolea
           : isOnline(connection.id)
             ? 'online'
             : 'offline',
-      ...(connection.status === 'paused'
-        ? { pausedBy: 'us' as const }
-        : connection.peer_paused_at !== null
-          ? { pausedBy: 'peer' as const, pausedAt: connection.peer_paused_at }
-          : {}),
+      // Paused by the peer (it told us), not here: said so, since only the peer can undo it.
+      ...(connection.status !== 'paused' && connection.peer_paused_at !== null
+        ? { pausedBy: 'peer' as const, pausedAt: connection.peer_paused_at }
+        : {}),
       roles: peerRoles(db, connection.id).map((role) => ({
         address: `${connection.name}/${role.name}`,
         description: role.description,
