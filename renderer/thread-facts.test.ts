@@ -498,13 +498,13 @@ describe("an ask's state", () => {
       undefined,
     ],
     [
-      'not sent: withdrawn before it went out',
+      'withdrawn before bob confirmed it (queued, held or on the wire)',
       text(1, 'out', 'failed', 2, 'withdrawn', 'us'),
       [],
       thread({ withdrawn: { seq: 1, by: 'alice', at: at(4), told: true } }),
       connection(),
       true,
-      'Withdrawn by alice before it went out',
+      'Withdrawn by alice before bob confirmed it',
       undefined,
     ],
     [

@@ -430,7 +430,7 @@ function notDelivered(
     case 'withdrawn':
       return {
         tone: 'neutral',
-        words: `Withdrawn${thread.withdrawn ? ` by ${thread.withdrawn.by}` : ''} before it went out`,
+        words: `Withdrawn${thread.withdrawn ? ` by ${thread.withdrawn.by}` : ''} before ${peer} confirmed it`,
       };
     default:
       return { tone: 'bad', words: `Not delivered${text.reason ? `: ${text.reason}` : ''}` };

@@ -10,6 +10,7 @@ import type { TestInstallation } from '../testing/installation';
 import { openPeer, pair } from '../testing/network';
 import { RawPeer, standInIdentity } from '../testing/raw-peer';
 import { startWirePeer, type WirePeer } from '../testing/wire-peer';
+import { findRun } from '../store/queries/runs';
 import { decideWithdraw } from './withdrawals';
 
 const open: TestInstallation[] = [];
@@ -109,6 +110,11 @@ describe('withdraw (DESIGN §12.6)', () => {
       const detail = await alice.owner('threads.get', { id: mine!.id });
       return detail.thread.withdrawn?.told === true && detail.thread.withdrawn.by === owner;
     }, 'bob to note alice’s withdrawal');
+    // carol's agent is told where it stands: `parley context` (and MCP's `context`) says its work was withdrawn.
+    const carolRun = findRun(carol.installation.db, { kind: 'thread', id: atCarol.id })!;
+    const context = carol.installation.engine.describeThread(carolRun);
+    expect(context.withdrawn).toMatchObject({ by: 'bob' });
+    expect(context.summary).toContain('Your work here was withdrawn by bob');
     // Nothing is left to withdraw.
     await expect(alice.owner('threads.withdraw', { id: mine!.id })).rejects.toMatchObject({ code: 'invalid' });
 
@@ -381,4 +387,49 @@ describe('withdraw across a crash of the middle installation', () => {
     const detail = await stoppedAt(back, atCarol.id, 'carol’s re-run turn to be stopped');
     expect(detail.thread.withdrawn).toMatchObject({ by: 'bob' });
   }, 120_000);
+});
+
+describe('withdraw of a text still on the wire', () => {
+  it('fails it, so it is never sent again: the next link carries the withdrawal and no text', async () => {
+    const alice = await peer('alice');
+    const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+    const { code } = await alice.owner('connections.invite', { roles: ['assistant'] });
+    const bob = await standInIdentity('bob', code, { roles: ['researcher'], exposes: ['researcher'] });
+    const dial = async () => {
+      const raw = await RawPeer.dial(bob.identity, alice.installation.peerAddress!, alice.installation.id, {
+        type: 'hello',
+        protocol: 2,
+        name: 'bob',
+        address: null,
+      });
+      raws.push(raw);
+      await raw.next('roles');
+      return raw;
+    };
+    const raw = await dial();
+    const chat = await alice.owner('conversations.open', { roleId: assistant.id });
+    await alice.owner('conversations.send', { id: chat.id, text: 'ask bob/researcher: are you there?' });
+    // bob holds back its ack: the text is on the wire.
+    const sent = await raw.next('text');
+    const mine = await alice.waitFor(
+      async () => (await alice.owner('threads.list', { root: { kind: 'conversation', id: chat.id } }))[0],
+      'alice’s ask',
+    );
+    await alice.owner('threads.withdraw', { id: mine.id });
+    const withdraw = await raw.next('withdraw');
+    expect(withdraw).toEqual({ type: 'withdraw', thread: sent.thread, seq: 1 });
+    expect((await texts(alice, mine.id, 'out')).map((t) => [t.state, t.reason])).toEqual([['failed', 'withdrawn']]);
+    // The link drops before bob notes it: the next one carries the withdrawal again, and not the text.
+    raw.close();
+    await alice.waitFor(async () => !(await alice.owner('connections.list', {}))[0]!.online, 'bob offline');
+    const again = await dial();
+    await again.next('withdraw');
+    again.send({ type: 'noted', thread: sent.thread, seq: 1, of: 'withdraw' });
+    await again.roundTrip();
+    expect(again.frames.filter((f) => f.type === 'text')).toEqual([]);
+    await alice.waitFor(
+      async () => (await alice.owner('threads.get', { id: mine.id })).thread.withdrawn?.told,
+      'bob’s note to be recorded',
+    );
+  }, 60_000);
 });

@@ -90,6 +90,8 @@ export class Withdrawals {
   private afterWithdrawals(threads: ThreadRow[], cancelled: ApprovalRow[]): void {
     // Their rows changed (and texts failed): read them again when next needed.
     this.core.threads.clear();
+    // What was on the wire failed: nothing of it waits for an ack any more.
+    for (const thread of threads) this.core.open.get(thread.connection_id)?.inFlight.delete(thread.id);
     for (const thread of threads) {
       this.sendWithdraw(thread.connection_id, getThread(this.core.db, thread.id));
       this.core.threadChanged(thread.id);
@@ -213,13 +215,17 @@ export class Withdrawals {
 
 /**
  * Inside a transaction: records our withdrawal of a thread's asks up to its newest
- * text, and fails what of them has not gone out (held ones' approvals are cancelled).
+ * text, and fails what of them the peer has not confirmed: held, queued, and on the wire
+ * (were one sent again after the `withdraw` on a new link, the peer would work on it).
+ * Held ones' approvals are cancelled.
  */
 function withdrawInTransaction(db: Db, thread: ThreadRow, by: string): ApprovalRow[] {
   const seq = lastOutSeq(db, thread.id);
   recordWithdrawal(db, thread.id, seq, by, true);
   const unsent = db
-    .prepare("SELECT id, state FROM texts WHERE thread_id = ? AND direction = 'out' AND state IN ('held', 'queued')")
+    .prepare(
+      "SELECT id, state FROM texts WHERE thread_id = ? AND direction = 'out' AND state IN ('held', 'queued', 'sent')",
+    )
     .all(thread.id) as Array<{ id: number; state: string }>;
   for (const text of unsent) failText(db, text.id, 'withdrawn', 'us');
   return endHeld(
