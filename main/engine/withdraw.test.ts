@@ -257,6 +257,8 @@ describe('revision 1 peers', () => {
     const bob = await standInIdentity('bob', code, { roles: ['researcher'], exposes: ['researcher'] });
     const [connection] = await alice.owner('connections.list', {});
     await alice.owner('connections.setPolicy', { id: connection!.id, incoming: 'ask' });
+    // What bob said when he last spoke revision 2: he paused. Speaking revision 1 now, he can never unpause it.
+    alice.installation.db.prepare("UPDATE connections SET peer_paused_at = '2026-12-01T00:00:00.000Z'").run();
     const raw = await RawPeer.dial(
       bob.identity,
       alice.installation.peerAddress!,
@@ -266,6 +268,10 @@ describe('revision 1 peers', () => {
     );
     raws.push(raw);
     await raw.next('roles');
+    await alice.waitFor(
+      async () => (await alice.owner('connections.list', {}))[0]?.peerPausedAt === null,
+      'the old pause to be dropped',
+    );
     // bob (revision 1) asks; alice's owner declines it; alice pauses, then withdraws her own ask.
     raw.send({ type: 'text', thread: 'B'.repeat(22), seq: 1, from: 'researcher', to: 'assistant', body: 'hi' });
     await raw.next('ack');

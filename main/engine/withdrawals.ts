@@ -203,8 +203,18 @@ export class Withdrawals {
 
   /** A link opened: our pause, then every withdrawal and decline the peer has not noted. */
   flush(open: OpenLink): void {
-    if (open.link.revision < frameRevision.status) return;
     const { db } = this.core;
+    if (open.link.revision < frameRevision.status) {
+      // A peer that no longer speaks revision 2 cannot tell us it unpaused: what it said before is dropped.
+      if (getConnectionRow(db, open.connectionId)?.peer_paused_at != null) {
+        void this.core.batch
+          .run((_after, tx) => this.receiveStatus(open, false, tx))
+          .catch(() => {
+            // Kept; the next link tries again.
+          });
+      }
+      return;
+    }
     this.sendStatus(open);
     for (const row of untoldWithdrawals(db, open.connectionId))
       open.link.send({ type: 'withdraw', thread: row.wire_id, seq: row.withdrawn_seq });
