@@ -1,7 +1,8 @@
 // Approvals where people work (DESIGN §11.9): an owner sets a connection to ask first in
 // Settings; a held ask shows Approve and Deny under the chat line that made it; approved,
 // it goes out and its answer comes back; denied, the agent is told. A peer's text held
-// before the agent takes it, and an agent's request to use a tool, wait the same way.
+// before the agent takes it (denied, its sender's line says so), and an agent's request
+// to use a tool, wait the same way.
 // Chromium against two real `parley serve` installations; each new screen is scanned by
 // axe-core and saved, light and dark.
 import path from 'node:path';
@@ -262,6 +263,11 @@ describeInBrowser('approvals where people work', () => {
       await text.getByRole('button', { name: /^Deny text #\d+ from alice\/assistant$/ }).click();
       await visible(text.getByText('Denied', { exact: true }));
       await visible(text.getByText('Never given to the agent: a person denied it.'));
+      // alice is told (revision 2's `declined`): her ask line says so, where it had said delivered.
+      const asker = await open(alice, { view: 'conversation-1' });
+      await visible(asker.page.locator('.ask-state').filter({ hasText: 'bob declined' }), 30_000);
+      await scan(asker.page, 'ask-declined');
+      expect(asker.problems).toEqual([]);
       await bob.api.call('connections.setPolicy', { id: await connectionId(bob, 'alice'), incoming: 'run' });
       expect(problems).toEqual([]);
     },

@@ -1,6 +1,6 @@
 // Where people work, the window tells the state of what they asked and of the links it
 // travels on: the ask's live state under the chat line that made it (delivered,
-// working, answered, stopped by the peer, not delivered and which side paused), paused
+// working, answered, stopped by the peer, withdrawn, not delivered and which side paused), paused
 // / offline on the agent conversation cards and the narrow layout's tab, and a banner
 // (with Reconnect) while the page's own link to Parley is down. Chromium against two
 // real `parley serve` installations, one of them killed and started again; each new
@@ -13,6 +13,7 @@ import {
   axeInBothSchemes,
   launchChromium,
   openConversationWith,
+  openSettings,
   openUi,
   pair,
   restartNode,
@@ -116,35 +117,51 @@ describeInBrowser('the state of asks and links where people work', () => {
   );
 
   it(
-    'bob pauses: the ask is not delivered, and the line says bob paused the connection',
+    'bob pauses: alice is told — her card says bob paused the connection, and her agent’s ask is refused at home',
     { timeout: 60_000 },
     async () => {
       const { alice, bob } = nodes();
       const bobSide = await connectionId(bob, 'alice');
       await bob.api.call('connections.pause', { id: bobSide });
       try {
-        const { page, problems } = await open(alice, { view: 'conversation-1' });
-        await say(page, 'ask bob/researcher: are you there?');
-        const line = askLine(page, 1);
-        await visible(line.getByText('Not delivered: bob paused the connection'), 30_000);
-        // Nothing alice can do here: no Unpause for bob's pause.
-        expect(await line.getByRole('button', { name: 'Unpause' }).count()).toBe(0);
-        await scan(page, 'ask-paused-by-peer');
+        const { page, problems } = await open(alice);
+        await openSettings(page, 'Connections');
+        const card = page.getByRole('article', { name: 'Connection bob' });
+        await visible(card.getByText(/^bob paused the connection/), 30_000);
+        await visible(card.getByText('Paused by bob', { exact: true }));
+        // Nothing alice can do about bob's pause: her own side stays active.
+        await visible(card.getByRole('button', { name: 'Pause' }));
+        await scan(page, 'connection-paused-by-peer');
+        const chat = await open(alice, { view: 'conversation-1' });
+        await say(chat.page, 'ask bob/researcher: are you there?');
+        await visible(
+          chat.page
+            .getByRole('region', { name: 'Messages' })
+            .getByText(/^error: bob has paused the connection; nothing can be sent until bob unpauses it/),
+          30_000,
+        );
         expect(problems).toEqual([]);
+        expect(chat.problems).toEqual([]);
       } finally {
         await bob.api.call('connections.unpause', { id: bobSide });
+        await alice.api.waitFor(
+          async () =>
+            (await alice.api.call('connections.list', {})).find((c) => c.name === 'bob')?.peerPausedAt === null,
+          30_000,
+          'alice to hear of the unpause',
+        );
       }
     },
   );
 
   it(
-    'bob’s agent works on it: alice’s line says working; bob stops it: “stopped by bob”; alice pauses: her card, tab and line say so, with Unpause',
+    'bob’s agent works on it: alice’s line says working; bob stops it: “stopped by bob”; alice pauses: her card and tab say so, and the line still says stopped by bob',
     { timeout: 90_000 },
     async () => {
       const { alice, bob } = nodes();
       const { page, problems } = await open(alice, { view: 'conversation-1', viewport: SMALL });
       await say(page, 'ask bob/researcher: sleep 60');
-      const line = askLine(page, 2);
+      const line = askLine(page, 1);
       await visible(line.getByText('Working: bob’s agent has it'), 30_000);
       await scan(page, 'ask-working-800x600');
       const working = await workingPeerThread(bob.api);
@@ -156,17 +173,21 @@ describeInBrowser('the state of asks and links where people work', () => {
 
       const aliceSide = await connectionId(alice, 'bob');
       await alice.api.call('connections.pause', { id: aliceSide });
-      await visible(line.getByText('Delivered; no answer can come while you pause the connection to bob'));
       const tab = page.getByRole('tab', { name: /Agent conversations/ });
       await visible(tab.getByText('bob paused'));
+      // A stop by bob stays a stop: unpausing would bring no answer, so the line offers none.
+      await visible(line.getByText('Stopped by bob; no answer will come'));
+      expect(await line.getByText(/no answer can come while you pause/).count()).toBe(0);
+      expect(await line.getByRole('button', { name: 'Unpause' }).count()).toBe(0);
+      await scan(page, 'ask-stopped-then-paused-here-800x600');
       await tab.click();
       const card = threadCard(threadsRegion(page), 'bob', 'researcher');
       await visible(card.getByText('Paused', { exact: true }));
       await visible(card.getByText(/The connection to bob is paused here/));
       await shoot(page, 'ask-paused-here-800x600');
       await page.getByRole('tab', { name: 'Chat' }).click();
-      await askLine(page, 2).getByRole('button', { name: 'Unpause' }).click();
-      await visible(askLine(page, 2).getByText('Stopped by bob; no answer will come'));
+      await alice.api.call('connections.unpause', { id: aliceSide });
+      await visible(askLine(page, 1).getByText('Stopped by bob; no answer will come'));
       expect((await alice.api.call('connections.list', {})).find((c) => c.id === aliceSide)?.status).toBe('active');
       await until(async () => (await tab.getByText('bob paused').count()) === 0, 'the tab to drop its mark');
       expect(problems).toEqual([]);
@@ -190,7 +211,7 @@ describeInBrowser('the state of asks and links where people work', () => {
           await visible(card.getByText('Offline', { exact: true }), 30_000);
           await visible(card.getByText('bob is offline: texts wait here and go out when it is back.'));
           await say(page, 'ask bob/researcher: still there?');
-          const line = askLine(page, 3);
+          const line = askLine(page, 2);
           await visible(line.getByText('Waiting to go out: bob is offline'), 30_000);
           await shoot(page, 'ask-offline');
           await say(member.page, 'ask bob/researcher: and for dana?');
@@ -216,6 +237,37 @@ describeInBrowser('the state of asks and links where people work', () => {
       await until(async () => (await card.getByText('Offline', { exact: true }).count()) === 0, 'bob back online');
       expect(problems).toEqual([]);
       expect(member.problems).toEqual([]);
+    },
+  );
+
+  it(
+    'alice withdraws an ask bob’s agent works on: bob stops it, and her line and card say who withdrew it',
+    { timeout: 90_000 },
+    async () => {
+      const { alice, bob } = nodes();
+      const { page, problems } = await open(alice, { view: 'conversation-1' });
+      await say(page, 'ask bob/researcher: sleep 60');
+      const line = askLine(page, 3);
+      await visible(line.getByText('Working: bob’s agent has it'), 30_000);
+      const working = await workingPeerThread(bob.api);
+      await line.getByRole('button', { name: 'Withdraw' }).click();
+      await visible(line.getByText(/^Withdrawn by .+; bob stopped working on it$/), 30_000);
+      expect(await line.getByRole('button', { name: 'Withdraw' }).count()).toBe(0);
+      // bob's agent was stopped as bob's own Stop would, saying who withdrew it.
+      const stopped = await bob.api.waitFor(
+        async () => {
+          const { thread } = await bob.api.call('threads.get', { id: working.id });
+          return thread.run.lastTurn?.status === 'stopped' ? thread : undefined;
+        },
+        30_000,
+        'bob’s agent to stop',
+      );
+      expect(stopped.run.lastTurn?.reason).toBe('Withdrawn by alice');
+      expect(stopped.withdrawn).toMatchObject({ by: 'alice' });
+      const card = threadCard(threadsRegion(page), 'bob', 'researcher');
+      await visible(card.getByText(/^Withdrawn by /));
+      await scan(page, 'ask-withdrawn');
+      expect(problems).toEqual([]);
     },
   );
 

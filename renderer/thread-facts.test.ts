@@ -4,6 +4,7 @@ import type { ConnectionSummary, Message, RunSummary, TextView, TurnSummary } fr
 import {
   answeredAfter,
   askState,
+  canWithdraw,
   connectionState,
   linkAsks,
   listConnectionStates,
@@ -458,6 +459,79 @@ describe("an ask's state", () => {
       'unpause',
     ],
     [
+      'stopped by bob, paused here since: a stop stays a stop (unpausing brings nothing)',
+      delivered,
+      [delivered],
+      thread({ peerTurn: { state: 'stopped', seq: 1, at: at(3) } }),
+      connection({ status: 'paused' }),
+      true,
+      'Stopped by bob; no answer will come',
+      undefined,
+    ],
+    [
+      'failed at bob, paused here since',
+      delivered,
+      [delivered],
+      thread({ peerTurn: { state: 'failed', seq: 1, at: at(3) } }),
+      connection({ status: 'paused' }),
+      true,
+      'bob’s agent failed on it; no answer will come',
+      undefined,
+    ],
+    [
+      'declined by a person at bob',
+      text(1, 'out', 'failed', 2, 'declined', 'peer'),
+      [],
+      thread(),
+      connection(),
+      true,
+      'bob declined',
+      undefined,
+    ],
+    [
+      'withdrawn here, bob has confirmed it',
+      delivered,
+      [delivered],
+      thread({
+        withdrawn: { seq: 1, by: 'alice', at: at(4), told: true },
+        peerTurn: { state: 'stopped', seq: 1, at: at(5) },
+      }),
+      connection(),
+      true,
+      'Withdrawn by alice; bob stopped working on it',
+      undefined,
+    ],
+    [
+      'withdrawn here, not confirmed yet',
+      delivered,
+      [delivered],
+      thread({ withdrawn: { seq: 1, by: 'alice', at: at(4), told: false } }),
+      connection({ online: false }),
+      true,
+      'Withdrawn by alice; bob has not confirmed it yet',
+      undefined,
+    ],
+    [
+      'a later text continues a withdrawn agent conversation',
+      text(2, 'out', 'acked', 5),
+      [delivered, text(2, 'out', 'acked', 5)],
+      thread({ withdrawn: { seq: 1, by: 'alice', at: at(4), told: true } }),
+      connection(),
+      true,
+      'Delivered; no answer yet',
+      undefined,
+    ],
+    [
+      'withdrawn before bob confirmed it (queued, held or on the wire)',
+      text(1, 'out', 'failed', 2, 'withdrawn', 'us'),
+      [],
+      thread({ withdrawn: { seq: 1, by: 'alice', at: at(4), told: true } }),
+      connection(),
+      true,
+      'Withdrawn by alice before bob confirmed it',
+      undefined,
+    ],
+    [
       'working at bob, who is offline now',
       delivered,
       [delivered],
@@ -591,5 +665,28 @@ describe('texts that wait for approval', () => {
     expect(textLabel(text(1, 'in', 'handled', 1, 'closed'), 'bob/researcher').note).toBe(
       'Never given to the agent: its agent conversation closed while it waited.',
     );
+  });
+});
+
+describe('canWithdraw', () => {
+  it.each([
+    ['an ask on its way or delivered, no answer', thread({ lastText: text(1, 'out', 'acked', 2) }), true],
+    ['one still queued or held here', thread({ lastText: text(1, 'out', 'held', 2) }), true],
+    ['answered: the newest text is the peer’s', thread({ lastText: text(2, 'in', 'handled', 3) }), false],
+    ['failed (declined, not delivered)', thread({ lastText: text(1, 'out', 'failed', 2, 'declined') }), false],
+    [
+      'withdrawn already',
+      thread({ lastText: text(1, 'out', 'acked', 2), withdrawn: { seq: 1, by: 'alice', at: at(3), told: false } }),
+      false,
+    ],
+    [
+      'a later ask after a withdrawal',
+      thread({ lastText: text(2, 'out', 'acked', 4), withdrawn: { seq: 1, by: 'alice', at: at(3), told: true } }),
+      true,
+    ],
+    ['started by the peer', thread({ startedBy: 'peer', lastText: text(1, 'out', 'acked', 2) }), false],
+    ['closed', thread({ status: 'closed', lastText: text(1, 'out', 'acked', 2) }), false],
+  ])('%s', (_about, summary, expected) => {
+    expect(canWithdraw(summary)).toBe(expected);
   });
 });

@@ -436,6 +436,14 @@ function notDelivered(
       return { tone: 'bad', words: 'Not delivered: the agent conversation closed before it went out' };
     case 'denied':
       return { tone: 'neutral', words: 'Not sent: it was denied' };
+    case 'declined':
+      // It reached the peer; a person there turned it away before its agent saw it.
+      return { tone: 'warn', words: `${peer} declined` };
+    case 'withdrawn':
+      return {
+        tone: 'neutral',
+        words: `Withdrawn${thread.withdrawn ? ` by ${thread.withdrawn.by}` : ''} before ${peer} confirmed it`,
+      };
     default:
       return { tone: 'bad', words: `Not delivered${text.reason ? `: ${text.reason}` : ''}` };
   }
@@ -460,6 +468,14 @@ export function askState(
       ? { tone: 'warn', words: `Held for your approval before it goes to ${peer}`, fix: 'approve' }
       : { tone: 'warn', words: `Held: waiting for approval before it goes to ${peer}` };
   if (answeredAfter(text, texts)) return { tone: 'good', words: 'Answered' };
+  const withdrawn = thread.withdrawn;
+  if (withdrawn && withdrawn.seq >= text.seq)
+    return {
+      tone: 'neutral',
+      words: withdrawn.told
+        ? `Withdrawn by ${withdrawn.by}; ${peer} stopped working on it`
+        : `Withdrawn by ${withdrawn.by}; ${peer} has not confirmed it yet`,
+    };
   if (thread.status === 'closed')
     return { tone: 'neutral', words: `Closed${thread.closeReason ? `: ${thread.closeReason}` : ''}, with no answer` };
   const state = connectionState(connection);
@@ -470,6 +486,11 @@ export function askState(
     return { tone: 'info', words: 'Sending…' };
   }
   if (text.state === 'sent') return { tone: 'info', words: `Sent; ${peer} has not confirmed it yet` };
+  // The peer's turn on it ended with no answer: that stays so whatever happens after (a pause here brings nothing back).
+  const ended = peerTurnOf(text, thread.peerTurn)?.state;
+  if (ended === 'stopped') return { tone: 'warn', words: `Stopped by ${peer}; no answer will come` };
+  if (ended === 'failed') return { tone: 'bad', words: `${peer}’s agent failed on it; no answer will come` };
+  if (ended === 'ended') return { tone: 'neutral', words: `${peer}’s agent finished without answering` };
   // Delivered: the peer stored it. A pause here holds any answer back, whatever the peer does.
   if (state === 'paused')
     return isOwner
@@ -499,4 +520,20 @@ export function askState(
   }
   if (state === 'offline') return { tone: 'neutral', words: `Delivered; no answer yet, and ${peer} is offline` };
   return { tone: 'info', words: 'Delivered; no answer yet' };
+}
+
+/**
+ * Whether a person may withdraw an agent conversation's ask here: one started here, open,
+ * whose newest text is an ask of ours that went or waits to go, newer than any withdrawal.
+ */
+export function canWithdraw(thread: ThreadSummary): boolean {
+  const last = thread.lastText;
+  return (
+    thread.startedBy === 'local' &&
+    thread.status === 'open' &&
+    last !== null &&
+    last.direction === 'out' &&
+    last.state !== 'failed' &&
+    last.seq > (thread.withdrawn?.seq ?? 0)
+  );
 }

@@ -290,6 +290,8 @@ export const methods = {
   ),
   /** Stop the agent of an agent conversation; what it was given counts as handled. */
   'threads.stop': method<StopResult>()(byId, 'Stop the agent'),
+  /** Take back the asks of an agent conversation started here, while no answer has come: the peer stops, down its chain. */
+  'threads.withdraw': method<{ withdrawn: true }>()(byId, 'Withdraw the ask'),
 
   /** Every connection with its state. */
   'connections.list': method<ConnectionSummary[]>()(none, 'List connections'),

@@ -400,6 +400,12 @@ export interface ThreadSummary {
   lastText: TextView | null;
   /** In one started here: the peer's word on the turn that took our texts; null until it says any. */
   peerTurn: PeerTurn | null;
+  /**
+   * Its asks taken back up to `seq` (texts after it continue the agent conversation):
+   * `by` a person here, or the peer's name when the peer withdrew; `told` false while
+   * the peer has yet to note our withdrawal.
+   */
+  withdrawn?: { seq: number; by: string; at: string; told: boolean } | null;
   createdAt: string;
 }
 
@@ -483,5 +489,7 @@ export interface ConnectionSummary {
   /** Roles the peer lets us address. */
   peerRoles: Array<{ name: string; description: string }>;
   lastError: string | null;
+  /** Since when the peer has paused the connection (it told us); null or absent: it has not. */
+  peerPausedAt?: string | null;
   createdAt: string;
 }

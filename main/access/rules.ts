@@ -93,7 +93,7 @@ export type Target =
 export const actions = {
   conversation: ['read', 'send', 'stop', 'delete'],
   task: ['read', 'comment', 'subtask', 'stop', 'finish', 'delete'],
-  thread: ['read', 'stop'],
+  thread: ['read', 'stop', 'withdraw'],
   approval: ['read', 'decide'],
   installation: ['read', 'manage'],
 } as const;

@@ -23,7 +23,9 @@ export function describePeers(peers: readonly PeerDirectoryEntry[]): string[] {
         ? 'online'
         : entry.state === 'offline'
           ? 'offline: a text waits until it is back'
-          : 'paused: sends are refused';
+          : entry.pausedBy === 'peer'
+            ? `paused by ${entry.peer}: sends are refused until it unpauses`
+            : 'paused: sends are refused';
     if (entry.roles.length === 0) lines.push(`- ${entry.peer} (${state}) lets you address none of its roles`);
     for (const role of entry.roles)
       lines.push(`- ${role.address}${role.description.trim() ? ` — ${role.description.trim()}` : ''} (${state})`);

@@ -34,6 +34,8 @@ export interface AgentContext {
    * else the level of the peer it works for; `note` says why it is less than that level.
    */
   trust?: { level: TurnTrust; peer?: string; note?: string };
+  /** The peer took back what it asked here (a withdrawal); its later texts continue the agent conversation. */
+  withdrawn?: { by: string; at: string };
 }
 
 /** One connection as an agent sees it: whom it can ask there (DESIGN §11.8). */
@@ -42,6 +44,9 @@ export interface PeerDirectoryEntry {
   peer: string;
   /** online: a send goes now; offline: it waits until the peer is back; paused: sends are refused. */
   state: 'online' | 'offline' | 'paused';
+  /** Present when the peer paused it (it told us, at `pausedAt`) and it is not paused here too. */
+  pausedBy?: 'peer';
+  pausedAt?: string;
   /** The roles this peer lets this installation's roles address, with what they do. */
   roles: { address: string; description: string }[];
 }

@@ -361,6 +361,32 @@ async function expectStillWorking(f: ThreadFixture) {
   expect(groupAlive(f.pid!)).toBe(true);
 }
 
+/**
+ * The member asks a remote's role that naps on it: an ask rooted in the member's
+ * conversation, delivered, with no answer, which can be withdrawn.
+ */
+async function unansweredAsk(): Promise<ThreadFixture & { remote: TestInstallation }> {
+  const remote = await openRemote();
+  await remote.owner('roles.create', { name: 'sleeper', agent: { adapter: 'command', command: ['sleep', '120'] } });
+  await pair(remote, alice, { inviter: ['sleeper'] });
+  const role = await newTalker();
+  const conversation = await call(people.member, 'conversations.open', { roleId: role.id });
+  const question = fresh('question');
+  await call(people.member, 'conversations.send', {
+    id: conversation.id,
+    text: `ask ${remote.installation.name}/sleeper: ${question}`,
+  });
+  const thread = await alice.waitFor(async () => {
+    const [t] = await call(people.member, 'threads.list', { root: { kind: 'conversation', id: conversation.id } });
+    return t?.counts.acked === 1 ? t : undefined;
+  }, 'the ask delivered');
+  await remote.waitFor(async () => {
+    const [t] = await remote.owner('threads.list', { peerStarted: true });
+    return t?.run.state === 'running';
+  }, 'the remote’s agent to nap on it');
+  return { thread, reader: people.member, question, remote };
+}
+
 /** A peer of a row's own, closed (after the link is gone) by closeRemote. */
 async function openRemote(): Promise<TestInstallation> {
   const remote = await openPeer(fresh('remote'));
@@ -915,6 +941,27 @@ const rows: AnyRow[] = [
       expect(result.markdown).toBeNull();
     },
   }),
+  row({
+    method: 'threads.withdraw',
+    about: 'rooted in a person’s conversation',
+    expect: itsPersonOnly,
+    events: (f) => [heard('thread', f.thread.id, ['member'])],
+    setup: unansweredAsk,
+    fixtures: 'batch',
+    params: (f) => ({ id: f.thread.id }),
+    effect: async (f, result, caller) => {
+      expect(result).toEqual({ withdrawn: true });
+      expect((await threadDetail(f)).thread.withdrawn).toMatchObject({ seq: 1, by: caller.name });
+      // The remote stops its agent as its own Stop would.
+      await f.remote.waitFor(async () => {
+        const [t] = await f.remote.owner('threads.list', { peerStarted: true });
+        return t?.run.lastTurn?.status === 'stopped' && t.run.lastTurn.reason === 'Withdrawn by alice';
+      }, 'the remote to stop its agent');
+    },
+    unchanged: async (f) => expect((await threadDetail(f)).thread.withdrawn ?? null).toBeNull(),
+    cleanup: (f) => closeRemote(f.remote),
+  }),
+
   row({
     method: 'threads.list',
     about: 'rooted in a task',

@@ -407,6 +407,10 @@ const handlers: HandlerTable = {
     authorizedThread(services.db, person, id, 'stop');
     return services.runs.stop({ kind: 'thread', id }, person.name);
   },
+  'threads.withdraw': ({ services, person }, { id }) => {
+    authorizedThread(services.db, person, id, 'withdraw');
+    return engineCall(() => services.engine.withdraw(id, person.name));
+  },
 
   'connections.list': ({ services, person }) => {
     requireReader(person);

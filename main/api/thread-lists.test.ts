@@ -204,6 +204,15 @@ function slowSummary(inst: TestInstallation, id: number): ThreadSummary {
       thread.started_by === 'local' && thread.peer_turn
         ? { state: thread.peer_turn, seq: thread.peer_turn_seq!, at: thread.peer_turn_at! }
         : null,
+    withdrawn:
+      thread.withdrawn_seq === null
+        ? null
+        : {
+            seq: thread.withdrawn_seq,
+            by: thread.withdrawn_by!,
+            at: thread.withdrawn_at!,
+            told: thread.withdraw_untold === 0,
+          },
     createdAt: thread.created_at,
   };
 }

@@ -245,22 +245,20 @@ describe('pause (ADR 0035)', () => {
         'hello?',
       ),
     ).rejects.toMatchObject({ code: 'paused' });
-    // Text from alice is rejected with paused, and alice records the failure with a notice to her role.
-    await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: still there?' });
-    const aliceThread = await alice.waitFor(async () => {
-      const [t] = await alice.owner('threads.list', { root: { kind: 'conversation', id: conversation.id } });
-      return t && t.counts.failed === 1 && t.run.lastTurn?.status === 'done' ? t : undefined;
-    }, 'the rejection at alice');
-    const detail = await alice.owner('threads.get', { id: aliceThread.id });
-    expect(detail.texts.at(-1)).toMatchObject({
-      direction: 'out',
-      state: 'failed',
-      reason: 'paused',
-      body: 'still there?',
-    });
-    expect(detail.runLog.at(-1)?.output).toMatch(
-      /^notice: Your text #2 to bob\/researcher was rejected \(paused\): bob has paused the connection/,
+    // alice hears of the pause (DESIGN §12.7): her agent's send is refused there, and nothing goes on the wire.
+    await alice.waitFor(
+      async () => (await alice.owner('connections.list', {}))[0]?.peerPausedAt,
+      'alice to hear of bob’s pause',
     );
+    await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: still there?' });
+    const refusal = await alice.waitFor(async () => {
+      const detail = await alice.owner('conversations.get', { id: conversation.id });
+      return detail.messages.find((m) => m.body.startsWith('error: bob has paused the connection'));
+    }, 'the refusal at alice');
+    expect(refusal.author.kind).toBe('role');
+    const [aliceThread] = await alice.owner('threads.list', { root: { kind: 'conversation', id: conversation.id } });
+    expect((await alice.owner('threads.get', { id: aliceThread!.id })).texts.map((t) => t.body)).toEqual(['sleep 30']);
+    expect((await bob.owner('threads.get', { id: thread.id })).texts.map((t) => t.body)).toEqual(['sleep 30']);
     // Unpause restarts nothing.
     const unpaused = await bob.owner('connections.unpause', { id: bobsConnection });
     expect(unpaused.status).toBe('active');
@@ -294,7 +292,7 @@ describe('root deletion (ADR 0035)', () => {
   let bin: string;
   beforeAll(() => {
     bin = mkdtempSync(path.join(os.tmpdir(), 'parley-late-'));
-    // Answers late; after a `thread` rejection it sends again from the same root.
+    // Answers at once, then late; after a `thread` rejection it sends again from the same root.
     writeFileSync(
       path.join(bin, 'late.cjs'),
       `let input = '';
@@ -303,7 +301,7 @@ process.stdin.on('end', () => {
   const { execFileSync } = require('node:child_process');
   const turn = JSON.parse(input);
   for (const i of turn.inputs) {
-    if (i.kind === 'text') { execFileSync('sleep', ['1']); execFileSync('parley', ['reply', 'late answer to ' + i.body]); }
+    if (i.kind === 'text') { execFileSync('parley', ['reply', 'on it']); execFileSync('sleep', ['1']); execFileSync('parley', ['reply', 'late answer to ' + i.body]); }
     if (i.kind === 'notice' && i.body.includes('(thread)')) execFileSync('parley', ['send', '--to', 'alice/assistant', 'after the rejection']);
   }
   process.stdout.write('done');
@@ -326,8 +324,9 @@ process.stdin.on('end', () => {
     await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: slow question' });
     const thread = await alice.waitFor(async () => {
       const [t] = await alice.owner('threads.list', { root: { kind: 'conversation', id: conversation.id } });
-      return t?.counts.acked === 1 ? t : undefined;
-    }, 'the question delivered');
+      return t?.counts.acked === 1 && t.lastText?.direction === 'in' ? t : undefined;
+    }, 'the question answered at once');
+    // Answered, so nothing is withdrawn: bob's agent goes on, and its late answer finds the agent conversation closed.
     await alice.owner('conversations.delete', { id: conversation.id });
     // History stays, readable by owners: the thread is closed, its root gone.
     const orphaned = await onlyThread(alice, { orphaned: true });
@@ -344,7 +343,10 @@ process.stdin.on('end', () => {
     }, 'bob to close its side');
     expect(bobClosed.closeReason).toBe('closed by alice');
     const bobDetail = await bob.owner('threads.get', { id: bobClosed.id });
-    expect(bobDetail.texts.find((t) => t.direction === 'out')).toMatchObject({ state: 'failed', reason: 'thread' });
+    expect(bobDetail.texts.filter((t) => t.direction === 'out').map((t) => [t.body, t.state, t.reason])).toEqual([
+      ['on it', 'acked', null],
+      ['late answer to slow question', 'failed', 'thread'],
+    ]);
     const fresh = await alice.waitFor(async () => {
       const threads = await alice.owner('threads.list', { peerStarted: true });
       return threads[0];

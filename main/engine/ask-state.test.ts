@@ -241,15 +241,24 @@ describe('a turn cut off by crashes', () => {
 });
 
 describe('which side paused', { timeout: 90_000 }, () => {
-  it('a text bob refused while he paused says bob; one a pause here failed says here', async () => {
-    const { alice, bob, ask, aliceThread, inviterConnectionId, acceptorConnectionId } = await aliceAndBob();
+  it('bob’s pause is told, so alice’s agent is refused at home; a text a pause here failed says here', async () => {
+    const { alice, bob, ask, aliceThread, conversation, inviterConnectionId, acceptorConnectionId } =
+      await aliceAndBob();
+    await ask('ask bob/researcher: hello');
+    const refused = await aliceThread('researcher', (t) => t.counts.acked === 1, 'delivered');
     await bob.owner('connections.pause', { id: inviterConnectionId });
+    await alice.waitFor(async () => (await alice.owner('connections.list', {}))[0]?.peerPausedAt, 'bob’s pause told');
     await ask('ask bob/researcher: are you there?');
-    const refused = await aliceThread('researcher', (t) => t.counts.failed === 1, 'refused');
-    expect((await texts(alice, refused.id, 'out')).map((t) => [t.state, t.reason, t.failedBy])).toEqual([
-      ['failed', 'paused', 'peer'],
-    ]);
+    // Refused before anything went out: the agent is told, and no text of it is anywhere.
+    await alice.waitFor(async () => {
+      const { messages } = await alice.owner('conversations.get', { id: conversation.id });
+      return messages.some((m) => m.body.startsWith('error: bob has paused the connection'));
+    }, 'the refusal');
     await bob.owner('connections.unpause', { id: inviterConnectionId });
+    await alice.waitFor(
+      async () => (await alice.owner('connections.list', {}))[0]?.peerPausedAt === null,
+      'bob’s unpause told',
+    );
 
     // bob away: alice's next text waits, and alice pauses.
     await close(bob);
@@ -261,9 +270,9 @@ describe('which side paused', { timeout: 90_000 }, () => {
     await ask('ask bob/researcher: still there?');
     await aliceThread('researcher', (t) => t.counts.queued === 1, 'queued');
     await alice.owner('connections.pause', { id: acceptorConnectionId });
-    expect((await texts(alice, refused.id, 'out')).map((t) => [t.state, t.reason, t.failedBy])).toEqual([
-      ['failed', 'paused', 'peer'],
-      ['failed', 'paused', 'us'],
+    expect((await texts(alice, refused.id, 'out')).map((t) => [t.body, t.state, t.reason, t.failedBy])).toEqual([
+      ['hello', 'acked', null, null],
+      ['still there?', 'failed', 'paused', 'us'],
     ]);
   });
 });

@@ -40,6 +40,7 @@ import { endHeld, heldIds } from './holds';
 import type { LinkManager } from './links';
 import { roleIds } from './pairing';
 import { CloseCode } from './wire';
+import type { Withdrawals } from './withdrawals';
 
 export class Control {
   constructor(
@@ -47,6 +48,8 @@ export class Control {
     private readonly links: LinkManager,
     /** The connection is revoked: drop whatever waited to be told to its peer. */
     private readonly revoked: (connectionId: number) => void,
+    /** Tells the peer of our pause, and withdraws the asks of deleted roots. */
+    private readonly told: Withdrawals,
   ) {}
 
   /**
@@ -91,6 +94,7 @@ export class Control {
     this.core.open.get(connectionId)?.inFlight.clear();
     this.core.threads.clear();
     this.core.connectionChanged(connectionId);
+    this.told.statusChanged(connectionId);
     for (const approval of cancelled) this.core.approvalChanged(approval);
     await signal();
     for (const thread of threads) this.core.threadChanged(thread.id);
@@ -103,6 +107,7 @@ export class Control {
     if (connection.status !== 'paused') return;
     transaction(this.core.db, () => setConnectionStatus(this.core.db, connectionId, 'active'));
     this.core.connectionChanged(connectionId);
+    this.told.statusChanged(connectionId);
   }
 
   /**
@@ -178,6 +183,7 @@ export class Control {
     const { db } = this.core;
     let threads: ThreadRow[] = [];
     const cancelled: ApprovalRow[] = [];
+    const withdrawn: Array<() => void> = [];
     const signal = transaction(db, () => {
       threads = roots.flatMap((root) => (root.kind === 'thread' ? [] : threadsByRoot(db, root.kind, root.id)));
       for (const root of roots) {
@@ -193,6 +199,9 @@ export class Control {
         for (const text of unsent) failText(db, text.id, 'closed', 'us');
         cancelled.push(...endHeld(db, heldIncomingOfThread(db, thread.id), heldIds(unsent), 'closed'));
       }
+      // Their asks still open are withdrawn: the peers stop working on them, down the chain.
+      for (const root of roots)
+        if (root.kind !== 'thread') withdrawn.push(this.told.withdrawUnder(root.kind, root.id, by));
       // What the deleted roots' own agents asked for (tools) waits no more.
       for (const root of roots)
         cancelled.push(...cancelContextApprovals(db, root, 'its conversation or task was deleted'));
@@ -201,6 +210,7 @@ export class Control {
       return stopping;
     });
     committed?.();
+    for (const send of withdrawn) send();
     this.core.threads.clear();
     for (const thread of threads) this.core.threadChanged(thread.id);
     for (const approval of cancelled) this.core.approvalChanged(approval);

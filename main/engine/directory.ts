@@ -11,7 +11,16 @@ export function peerDirectory(db: Db, isOnline: (connectionId: number) => boolea
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((connection) => ({
       peer: connection.name,
-      state: connection.status === 'paused' ? 'paused' : isOnline(connection.id) ? 'online' : 'offline',
+      state:
+        connection.status === 'paused' || connection.peer_paused_at !== null
+          ? 'paused'
+          : isOnline(connection.id)
+            ? 'online'
+            : 'offline',
+      // Paused by the peer (it told us), not here: said so, since only the peer can undo it.
+      ...(connection.status !== 'paused' && connection.peer_paused_at !== null
+        ? { pausedBy: 'peer' as const, pausedAt: connection.peer_paused_at }
+        : {}),
       roles: peerRoles(db, connection.id).map((role) => ({
         address: `${connection.name}/${role.name}`,
         description: role.description,

@@ -38,6 +38,7 @@ import { Sender, type SendResult } from './sender';
 import { relayAnswerLost } from './relay-end';
 import { TurnSignals } from './turn-signals';
 import { Views } from './views';
+import { Withdrawals } from './withdrawals';
 import type { TurnState } from './wire';
 
 export type { EngineOptions } from './core';
@@ -56,12 +57,18 @@ export class ConnectionEngine implements PeerGateway {
   private readonly signals: TurnSignals;
   private readonly views: Views;
   private readonly holds: Holds;
+  private readonly withdrawals: Withdrawals;
 
   constructor(options: EngineOptions) {
     const core = new EngineCore(options);
     core.audienceOf = (thread) => this.threadAudience(thread);
     this.core = core;
-    this.holds = new Holds(core, (open, state, after, tx) => this.sender.claimNext(open, state, after, tx));
+    this.withdrawals = new Withdrawals(core);
+    this.holds = new Holds(
+      core,
+      (open, state, after, tx) => this.sender.claimNext(open, state, after, tx),
+      (thread, textId, seq, after) => this.withdrawals.declined(thread, textId, seq, after),
+    );
     this.sender = new Sender(core, (id) => this.links.isOnline(id), this.holds);
     this.links = new LinkManager(core, {
       // A new link: our roles first, what our agents did meanwhile, then every agent
@@ -69,6 +76,7 @@ export class ConnectionEngine implements PeerGateway {
       opened: (open) => {
         this.control.sendRoles(open);
         this.signals.flush(open);
+        this.withdrawals.flush(open);
         this.sender.resendAll(open).catch((error: unknown) => frameFailed(open.link, error));
         core.connectionChanged(open.connectionId);
       },
@@ -77,13 +85,14 @@ export class ConnectionEngine implements PeerGateway {
     });
     this.pairing = new Pairing(core, this.links);
     this.signals = new TurnSignals(core);
-    this.control = new Control(core, this.links, (id) => this.signals.forget(id));
+    this.control = new Control(core, this.links, (id) => this.signals.forget(id), this.withdrawals);
     this.receiver = new Receiver(
       core,
       this.sender,
       this.holds,
       (open) => this.control.revokedByPeer(open),
       (open, frame) => this.signals.acked(open, frame),
+      this.withdrawals,
     );
     this.views = new Views(core, this.links);
   }
@@ -226,6 +235,11 @@ export class ConnectionEngine implements PeerGateway {
   /** How far runs working for this connection's peer may reach, from their next turn. */
   setTrust(connectionId: number, level: TrustLevel): void {
     this.control.setTrust(connectionId, level);
+  }
+
+  /** A person here takes back the asks of an agent conversation started here; the peer stops, down the chain. */
+  withdraw(threadRowId: number, by: string): Promise<{ withdrawn: true }> {
+    return this.withdrawals.withdraw(threadRowId, by);
   }
 
   /** A person's word on a held text (the caller has checked that it is theirs to give). */

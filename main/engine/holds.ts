@@ -35,6 +35,8 @@ export class Holds {
     private readonly core: EngineCore,
     /** The sender's: puts the thread's next undelivered text on the wire after the commit. */
     private readonly claimNext: (open: OpenLink, state: ThreadState, after: After, tx: Tx) => void,
+    /** A peer's held text was declined here: its sender is to be told. */
+    private readonly declined: (thread: ThreadRow, textId: number, seq: number, after: After) => void = () => {},
   ) {}
 
   /** Inside a group commit: the approval a text just committed as held waits on. */
@@ -90,7 +92,10 @@ export class Holds {
         this.core.connectionChangedAfter(connection.id, tx);
       } else {
         if (approve) setTextState(db, text.id, 'received');
-        else setTextState(db, text.id, 'handled', 'denied');
+        else {
+          setTextState(db, text.id, 'handled', 'denied');
+          this.declined(thread, text.id, text.seq, after);
+        }
         // Either may let later texts through that waited behind this one. While paused (a
         // denial) they go to the next turn without starting one: the next text or a
         // person's approval after unpausing starts it, not an unrelated wake.

@@ -43,6 +43,7 @@ import {
   type TurnAckFrame,
   type TurnFrame,
 } from './wire';
+import type { Withdrawals } from './withdrawals';
 
 type After = (action: () => void) => void;
 
@@ -54,6 +55,8 @@ const rejectNotices: Record<RejectReason, (peer: string) => string> = {
   paused: (peer) => `${peer} has paused the connection; the text was not delivered.`,
   queue: (peer) => `${peer} has too much waiting; the text was not delivered. Try again later.`,
   revoke: (peer) => `${peer} revoked the connection; the text was not delivered.`,
+  declined: (peer) =>
+    `a person at ${peer} declined it: it reached ${peer} but its agent never saw it. Do not send it again unless someone asks you to.`,
 };
 
 /** How a peer's turn ended without an answer, as the relaying agent is told. */
@@ -71,7 +74,8 @@ export class Receiver {
     /** The peer revoked the connection (a `revoke` frame). */
     private readonly revokedByPeer: (open: OpenLink) => Promise<void>,
     /** The peer recorded a turn state we sent (a `turn-ack` frame). */
-    private readonly turnAcked: (open: OpenLink, frame: TurnAckFrame) => void = () => {},
+    private readonly turnAcked: (open: OpenLink, frame: TurnAckFrame) => void,
+    private readonly withdrawals: Withdrawals,
   ) {}
 
   onFrame(open: OpenLink, frame: Frame): void {
@@ -143,6 +147,15 @@ export class Receiver {
           if (!isStorageFailure(error)) throw error;
           log.warn('could not record the peer’s acknowledgement of a turn state', { error: String(error) });
         }
+        return;
+      case 'withdraw':
+        this.withdrawals.receiveWithdraw(open, frame);
+        return;
+      case 'noted':
+        batch.run((_after, tx) => this.withdrawals.receiveNoted(open, frame, tx)).catch(failed);
+        return;
+      case 'status':
+        batch.run((_after, tx) => this.withdrawals.receiveStatus(open, frame.paused, tx)).catch(failed);
         return;
       case 'hello':
         return;
@@ -325,9 +338,12 @@ export class Receiver {
     const state = threads.reload(thread);
     const connection = getConnectionRow(db, connectionId)!;
     const text = outText(db, thread.id, seq);
-    if (text && (text.state === 'sent' || text.state === 'queued')) {
+    // A decline comes after the ack: the text was delivered, and a person there turned it away.
+    const declinable = reason === 'declined' && text?.state === 'acked';
+    if (reason === 'declined') after(() => open.link.send({ type: 'noted', thread: wireId, seq, of: 'declined' }));
+    if (text && (text.state === 'sent' || text.state === 'queued' || declinable)) {
       failText(db, text.id, reason, 'peer');
-      if (state.undelivered !== undefined) state.undelivered--;
+      if (state.undelivered !== undefined && !declinable) state.undelivered--;
       const peer = `${connection.name}/${thread.peer_role}`;
       // Paused means nothing moves: then the notice waits for the next turn.
       this.core.notify(

@@ -266,6 +266,12 @@ export class Sender {
     if (connection.status === 'revoked') throw new EngineError('revoked', `the connection to ${name} was revoked`);
     if (connection.status === 'paused')
       throw new EngineError('paused', `the connection to ${name} is paused; an owner can unpause it`);
+    // The peer told us it paused: refused here, with nothing on the wire.
+    if (connection.peer_paused_at !== null)
+      throw new EngineError(
+        'paused',
+        `${name} has paused the connection; nothing can be sent until ${name} unpauses it`,
+      );
     return connection;
   }
 

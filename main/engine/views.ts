@@ -1,6 +1,7 @@
 // What people and agents are shown of connections and agent conversations: summaries
 // for the app API, a run's description of where it is and whom it answers for, and a
 // role's history with a peer role.
+import { lastInSeq } from '../store/queries/withdrawals';
 import type { ConnectionSummary, RunSummary, TextView, ThreadSummary, TurnSummary } from '../../shared/domain';
 import type { AgentContext, PeerDirectoryEntry } from '../agents/types';
 import type { Role } from '../../shared/domain';
@@ -53,6 +54,7 @@ export class Views {
       exposedRoles: exposedRoleNames(db, connection.id),
       peerRoles: peerRoles(db, connection.id),
       lastError: this.links.lastError(connection.id),
+      peerPausedAt: connection.peer_paused_at,
       createdAt: connection.created_at,
     };
   }
@@ -89,9 +91,19 @@ export class Views {
       peerStarted: thread.started_by === 'peer',
     };
     if (thread.started_by === 'peer') {
+      // Withdrawn, and nothing the peer wrote since continues it.
+      const withdrawn =
+        thread.withdrawn_seq !== null && thread.withdrawn_seq >= lastInSeq(db, thread.id)
+          ? { by: thread.withdrawn_by!, at: thread.withdrawn_at! }
+          : null;
       return {
         ...base,
-        summary: `You are ${role.name}, in an agent conversation that ${peer} started.`,
+        summary: `You are ${role.name}, in an agent conversation that ${peer} started.${
+          withdrawn
+            ? ` Your work here was withdrawn by ${withdrawn.by}: do not answer it or go on with it unless ${connection.name} asks again.`
+            : ''
+        }`,
+        ...(withdrawn ? { withdrawn } : {}),
         root: { kind: 'thread', id: thread.id, summary: `this agent conversation with ${peer}` },
         reporting:
           `Answer ${peer} with \`reply\`; when a turn of yours ends without a reply, your final output is sent to ${peer} as your reply. ` +
@@ -226,6 +238,10 @@ function toThreadSummary(row: ThreadListRow, stopping: ReadonlySet<number>): Thr
             }
           : { state: row.peer_turn, seq: row.peer_turn_seq!, at: row.peer_turn_at! }
         : null,
+    withdrawn:
+      row.withdrawn_seq === null
+        ? null
+        : { seq: row.withdrawn_seq, by: row.withdrawn_by!, at: row.withdrawn_at!, told: row.withdraw_untold === 0 },
     createdAt: row.created_at,
   };
 }

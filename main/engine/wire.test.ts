@@ -168,6 +168,8 @@ describe('revisions of protocol 2', () => {
       [['parley.2', 'parley.2.1', 'parley.2.2'], 2, 'parley.2.2'],
       // A dialler of revision 1, a listener of today.
       [['parley.2', 'parley.2.1'], 2, 'parley.2.1'],
+      // A dialler and a listener of revision 1.
+      [['parley.2', 'parley.2.1'], 1, 'parley.2.1'],
       // A dialler of today, a listener that speaks only revision 0.
       [['parley.2', 'parley.2.1'], 0, 'parley.2'],
       // A newer dialler: the listener takes what it knows.
@@ -185,6 +187,9 @@ describe('revisions of protocol 2', () => {
     expect(Object.entries(frameRevision).filter(([, revision]) => revision > 0)).toEqual([
       ['turn', 1],
       ['turn-ack', 2],
+      ['withdraw', 2],
+      ['noted', 2],
+      ['status', 2],
     ]);
     expect(Math.max(...Object.values(frameRevision))).toBe(PROTOCOL_REVISION);
   });

@@ -7,8 +7,9 @@
 // peers of different numbers refuse each other. Frames a peer can go without are
 // added as a *revision* of protocol 2 instead, agreed before the first frame as the
 // WebSocket subprotocol (an older peer never sees a frame it does not know: peers
-// from before revisions close the link on one). Revision 1 adds `turn`; revision 2 adds
-// `turn-ack` (a `turn` is sent again until acknowledged) and the `relayed` state.
+// from before revisions close the link on one). Revision 1 adds `turn`. Revision 2 adds
+// `turn-ack` (a `turn` is sent again until acknowledged) and the `relayed` state, and
+// `withdraw`, `noted`, `status` and the `declined` reason of `reject`.
 import { z } from 'zod';
 
 export const PROTOCOL_VERSION = 2;
@@ -43,8 +44,12 @@ const roleName = z.string().regex(ROLE_NAME).max(MAX_ROLE_CHARS);
 const threadId = z.string().regex(THREAD_ID);
 const seq = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
-export const rejectReasons = ['thread', 'roles', 'role', 'paused', 'queue', 'revoke'] as const;
+export const rejectReasons = ['thread', 'roles', 'role', 'paused', 'queue', 'revoke', 'declined'] as const;
 export type RejectReason = (typeof rejectReasons)[number];
+/** Revision 2: a person there declined a text it had acked (held for approval); never sent to an older peer. */
+export const DECLINED_REVISION = 2;
+/** What a `noted` frame confirms: a withdrawal, or a `declined` rejection. */
+export const notedKinds = ['withdraw', 'declined'] as const;
 
 /**
  * What a peer's agent is doing with our texts of a thread: a turn took them (`working`),
@@ -105,6 +110,12 @@ export const frameSchema = z.discriminatedUnion('type', [
   }),
   /** Revision 2: the `turn` of that thread, seq and state is recorded; the sender stops sending it again. */
   z.strictObject({ type: z.literal('turn-ack'), thread: threadId, seq, state: z.enum(turnStates) }),
+  /** Revision 2: the asker takes back its texts up to `seq` of a thread it started; sent until `noted`. */
+  z.strictObject({ type: z.literal('withdraw'), thread: threadId, seq }),
+  /** Revision 2: this side has recorded the peer's withdrawal or `declined` rejection; it need not send it again. */
+  z.strictObject({ type: z.literal('noted'), thread: threadId, seq, of: z.enum(notedKinds) }),
+  /** Revision 2: whether this side has paused the connection; sent on every link and on each change. */
+  z.strictObject({ type: z.literal('status'), paused: z.boolean() }),
 ]);
 export type Frame = z.infer<typeof frameSchema>;
 export type HelloFrame = z.infer<typeof helloFrame>;
@@ -112,6 +123,8 @@ export type TextFrame = Extract<Frame, { type: 'text' }>;
 export type AckFrame = Extract<Frame, { type: 'ack' }>;
 export type TurnFrame = Extract<Frame, { type: 'turn' }>;
 export type TurnAckFrame = Extract<Frame, { type: 'turn-ack' }>;
+export type WithdrawFrame = Extract<Frame, { type: 'withdraw' }>;
+export type NotedFrame = Extract<Frame, { type: 'noted' }>;
 
 /** The revision of protocol 2 each frame came with: it goes only on a link that agreed to that revision. */
 export const frameRevision: Record<Frame['type'], number> = {
@@ -123,6 +136,9 @@ export const frameRevision: Record<Frame['type'], number> = {
   revoke: 0,
   turn: 1,
   'turn-ack': 2,
+  withdraw: 2,
+  noted: 2,
+  status: 2,
 };
 
 /** The revision a frame needs: its type's, or for a `turn` its state's when that came later. */

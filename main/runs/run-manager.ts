@@ -270,8 +270,12 @@ export class RunManager {
    * if anything was stopped) once their processes are gone. Deleting a root commits its
    * stops in the transaction that deletes it.
    */
-  stopInTransaction(contexts: ContextRef[], stoppedBy: string): () => Promise<boolean> {
-    const reason = `Stopped by ${stoppedBy}`;
+  stopInTransaction(
+    contexts: ContextRef[],
+    stoppedBy: string,
+    /** What the agent and people are told, when it is not a plain stop (a peer's withdrawal). */
+    reason = `Stopped by ${stoppedBy}`,
+  ): () => Promise<boolean> {
     const turns: ActiveTurn[] = [];
     let held = false;
     for (const context of contexts) {
@@ -787,7 +791,7 @@ export class RunManager {
       this.db,
       run.id,
       'notice',
-      `${reason.replace(/^Stopped by/, 'You were stopped by')} before your previous turn finished. What you were given in it was dropped and will not be retried.`,
+      `${reason.replace(/^Stopped by/, 'You were stopped by').replace(/^Withdrawn by/, 'Your work was withdrawn by')} before your previous turn finished. What you were given in it was dropped and will not be retried.`,
       'parley',
       false,
     );

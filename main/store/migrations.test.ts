@@ -271,6 +271,14 @@ const seeds: Record<number, (db: Db) => void> = {
       "INSERT INTO inputs (run_id, kind, body, author_name, answers) SELECT id, 'notice', 'carol stopped', 'parley', 1 FROM runs ORDER BY id LIMIT 1",
     ).run();
   },
+  24: (db) => {
+    // alice withdrew T1 and bob has not confirmed it; bob paused; a peer's text declined here, untold.
+    db.prepare(
+      "UPDATE threads SET withdrawn_seq = 1, withdrawn_by = 'alice', withdrawn_at = '2029-01-02', withdraw_untold = 1 WHERE wire_id = 'T1'",
+    ).run();
+    db.prepare("UPDATE connections SET peer_paused_at = '2029-01-03' WHERE id = 1").run();
+    db.prepare("UPDATE texts SET decline_untold = 1 WHERE thread_id = 2 AND direction = 'in' AND seq = 5").run();
+  },
 };
 
 /** Row ids the search index finds for an FTS5 query in one of its tables. */
@@ -609,6 +617,28 @@ const checks: Record<number, (db: Db) => void> = {
     expect(db.prepare('SELECT body, answers FROM inputs WHERE answers != 0').all()).toEqual([
       { body: 'carol stopped', answers: 1 },
     ]);
+  },
+  24: (db) => {
+    // Nothing before it was withdrawn, declined untold, or paused by a peer.
+    expect(
+      db
+        .prepare(
+          'SELECT wire_id, withdrawn_seq, withdrawn_by, withdraw_untold FROM threads WHERE withdrawn_seq IS NOT NULL',
+        )
+        .all(),
+    ).toEqual([{ wire_id: 'T1', withdrawn_seq: 1, withdrawn_by: 'alice', withdraw_untold: 1 }]);
+    expect(db.prepare('SELECT body FROM texts WHERE decline_untold = 1').pluck().all()).toEqual(['e']);
+    expect(db.prepare('SELECT id, peer_paused_at FROM connections WHERE peer_paused_at IS NOT NULL').all()).toEqual([
+      { id: 1, peer_paused_at: '2029-01-03' },
+    ]);
+    // The resends look only at what waits to be told.
+    expect(
+      db
+        .prepare('EXPLAIN QUERY PLAN SELECT id FROM threads WHERE connection_id = 1 AND withdraw_untold = 1')
+        .all()
+        .map((row) => (row as { detail: string }).detail),
+    ).toEqual([expect.stringContaining('threads_withdraw_untold')]);
+    expect(() => db.prepare("UPDATE threads SET withdraw_untold = 2 WHERE wire_id = 'T1'").run()).toThrow(/CHECK/);
   },
 };
 

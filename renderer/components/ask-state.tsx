@@ -9,7 +9,16 @@ import type { Message } from '../../shared/domain';
 import { selectConnection, selectConnections, useConnections } from '../store/connections';
 import { selectIsOwner, useSession } from '../store/session';
 import { selectThread, selectThreadDetail, useThreads, watchThread, type ThreadListKey } from '../store/threads';
-import { askState, linkAsks, mentionedPeers, peerKey, threadAt, threadsByPeer, type AskLink } from '../thread-facts';
+import {
+  askState,
+  canWithdraw,
+  linkAsks,
+  mentionedPeers,
+  peerKey,
+  threadAt,
+  threadsByPeer,
+  type AskLink,
+} from '../thread-facts';
 import { approvalOfText, selectApprovals, useApprovals } from '../store/approvals';
 import { ApprovalActions } from './approvals';
 import { ArrowOutIcon } from './icons';
@@ -102,6 +111,16 @@ export function AskLine({ link }: { link: AskLink }) {
         </button>
       )}
       {state.fix === 'approve' && approval && <ApprovalActions approval={approval} />}
+      {state.tone !== 'good' && text.seq === thread.lastText?.seq && canWithdraw(thread) && (
+        <button
+          type="button"
+          className="link-button"
+          disabled={busy}
+          onClick={() => void run(() => useThreads.getState().withdraw(thread.id))}
+        >
+          Withdraw
+        </button>
+      )}
     </p>
   );
 }

@@ -19,6 +19,7 @@ import { selectExpandedThreads, useUi } from '../store/ui';
 import { selectConnection, useConnections } from '../store/connections';
 import {
   answeredAfter,
+  canWithdraw,
   connectionState,
   connectionStateLabel,
   connectionStateNote,
@@ -50,6 +51,7 @@ import {
   StopButton,
   TextStateBadge,
   UnreadBadge,
+  useAction,
 } from './ui';
 
 /** Rows read ahead of those in view, either way: about a page of the store's (renderer/store/threads.ts). */
@@ -363,6 +365,8 @@ export const ThreadCard = memo(function ThreadCard({
   const thread = useThreads(selectThread(id));
   const connection = useConnections(selectConnection(thread?.connection.id ?? 0));
   const stop = useThreads((s) => s.stop);
+  const withdraw = useThreads((s) => s.withdraw);
+  const [withdrawing, runWithdraw] = useAction();
   const approvals = useApprovals(selectApprovals);
   // Opened, its held texts carry their own Approve and Deny; a tool request has no text.
   const waiting = useMemo(
@@ -432,8 +436,24 @@ export const ThreadCard = memo(function ThreadCard({
             : // Working says it is open; Open is for the quiet ones.
               !active && <Badge tone="good">Open</Badge>}
           {active && <StopButton size="sm" onStop={() => stop(id)} disabled={thread.run.state === 'stopping'} />}
+          {canWithdraw(thread) && (
+            <button
+              type="button"
+              className="link-button"
+              disabled={withdrawing}
+              aria-label={`Withdraw the ask to ${peer}`}
+              onClick={() => void runWithdraw(() => withdraw(id))}
+            >
+              Withdraw
+            </button>
+          )}
         </div>
       </div>
+      {thread.withdrawn && !canWithdraw(thread) && thread.lastText?.seq === thread.withdrawn.seq && (
+        <p className="thread-withdrawn">
+          Withdrawn by {thread.withdrawn.by} · {shortTime(thread.withdrawn.at)}
+        </p>
+      )}
       {thread.status === 'closed' && thread.closeReason && (
         <p className="thread-close-reason" title={thread.closeReason}>
           Closed: <TextWithCode text={thread.closeReason} />

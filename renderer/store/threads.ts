@@ -57,6 +57,8 @@ interface ThreadsState {
   loadRange: (key: ThreadListKey, start: number, end: number) => Promise<void>;
   loadDetail: (id: number) => Promise<void>;
   stop: (id: number) => Promise<boolean>;
+  /** Takes back the ask of an agent conversation started here; the peer stops, down its chain. */
+  withdraw: (id: number) => Promise<void>;
   /** A `changed thread` event: refetches it and moves it between the lists it belongs to. */
   changed: (id: number) => Promise<void>;
   /** Forgets the lists of a root that is gone, so they are read anew. */
@@ -245,6 +247,11 @@ export const useThreads = create<ThreadsState>()((set, get) => {
       const { stopped } = await call('threads.stop', { id });
       await get().loadDetail(id);
       return stopped;
+    },
+
+    async withdraw(id) {
+      await call('threads.withdraw', { id });
+      await get().loadDetail(id);
     },
 
     async changed(id) {

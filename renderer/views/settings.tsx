@@ -206,7 +206,11 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
               {c.online ? 'Online' : 'Offline'}
             </span>
           )}
-          <Badge tone={statusTone[c.status]}>{statusLabel[c.status]}</Badge>
+          {c.peerPausedAt && !revoked && c.status === 'active' ? (
+            <Badge tone={statusTone.paused}>Paused by {c.name}</Badge>
+          ) : (
+            <Badge tone={statusTone[c.status]}>{statusLabel[c.status]}</Badge>
+          )}
         </div>
       </header>
       <div className="connection-grid">
@@ -304,6 +308,15 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
         <p className="paused-note small">
           Paused here: its agents were stopped, nothing is sent to {c.name} and what it sends is refused until you
           unpause.
+        </p>
+      )}
+      {c.peerPausedAt && !revoked && (
+        <p className="paused-note small peer-paused-note">
+          {c.name} paused the connection{' '}
+          <time dateTime={c.peerPausedAt} title={fullTime(c.peerPausedAt)}>
+            {shortTime(c.peerPausedAt)}
+          </time>
+          : your agents’ sends to {c.name} are refused until {c.name} unpauses.
         </p>
       )}
       {dialog === 'pause' && (

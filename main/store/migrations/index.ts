@@ -22,6 +22,7 @@ import { addConnectionTrust } from './0020-connection-trust';
 import { placeholder21 } from './0021-placeholder';
 import { indexApprovalOrder } from './0022-approval-order';
 import { keepTurnSignals } from './0023-turn-signals';
+import { withdrawAndPeerPause } from './0024-withdraw-and-peer-pause';
 
 export interface Migration {
   version: number;
@@ -56,4 +57,5 @@ export const migrations: readonly Migration[] = [
   { version: 21, name: 'placeholder', up: placeholder21 },
   { version: 22, name: 'approval-order', up: indexApprovalOrder },
   { version: 23, name: 'turn-signals', up: keepTurnSignals },
+  { version: 24, name: 'withdraw-and-peer-pause', up: withdrawAndPeerPause },
 ];

@@ -26,6 +26,8 @@ export interface ConnectionRow {
   incoming_policy: IncomingPolicy;
   /** How far runs working for this peer may reach (DESIGN §12.3). */
   trust: TrustLevel;
+  /** Since when the peer has paused the connection (its `status` frame); null: it has not. */
+  peer_paused_at: string | null;
 }
 
 /** The connections people see: every one but those removed. */

@@ -59,7 +59,8 @@ const SUMMARY = `
   last.direction AS last_direction, last.seq AS last_seq, last.body AS last_body, last.state AS last_state,
   last.reason AS last_reason, last.created_at AS last_created_at,
   threads.peer_turn, threads.peer_turn_seq, threads.peer_turn_at, last.failed_by AS last_failed_by,
-  deleted_roots.title AS root_title, threads.peer_relayed_on`;
+  deleted_roots.title AS root_title, threads.peer_relayed_on,
+  threads.withdrawn_seq, threads.withdrawn_by, threads.withdrawn_at, threads.withdraw_untold`;
 
 /** One row of SUMMARY, as values. */
 type ListValues = [
@@ -108,6 +109,10 @@ type ListValues = [
   FailedBy | null,
   string | null,
   string | null,
+  number | null,
+  string | null,
+  string | null,
+  number,
 ];
 
 const toListRow = (v: [...ListValues, ...unknown[]]): ThreadListRow => ({
@@ -156,8 +161,12 @@ const toListRow = (v: [...ListValues, ...unknown[]]): ThreadListRow => ({
   last_failed_by: v[42],
   root_title: v[43],
   peer_relayed_on: v[44],
+  withdrawn_seq: v[45],
+  withdrawn_by: v[46],
+  withdrawn_at: v[47],
+  withdraw_untold: v[48],
 });
-const COLUMN_COUNT = 45;
+const COLUMN_COUNT = 49;
 
 const summaryJoins = (join: 'JOIN' | 'LEFT JOIN') => `
   ${join} threads ON threads.id = page.id

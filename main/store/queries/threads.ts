@@ -34,6 +34,12 @@ export interface ThreadRow {
   peer_turn_at: string | null;
   /** Set when the peer said its turn ended waiting on asks of its own (`relayed`): the PEER/ROLE it named, JSON. */
   peer_relayed_on: string | null;
+  /** Withdrawn up to this seq of the asker's texts, by whom and when (migration 0024); later texts continue it. */
+  withdrawn_seq: number | null;
+  withdrawn_by: string | null;
+  withdrawn_at: string | null;
+  /** 1: our withdrawal, which the peer has yet to note (it goes again on every link). */
+  withdraw_untold: number;
 }
 
 export type TurnState = 'working' | 'stopped' | 'failed' | 'ended';
