@@ -1,6 +1,7 @@
 // What an agent adapter sees of a turn, and what it hands back: one process per
 // turn, whose output the adapter knows how to read.
 import type { ContextKind, Role, TurnTrust } from '../../shared/domain';
+import { fenced, type Fence } from './peer-words';
 
 export type AgentInputKind = 'message' | 'comment' | 'text' | 'notice';
 
@@ -105,9 +106,22 @@ export interface AgentAdapter {
   prepare(request: TurnRequest): AgentLaunch;
 }
 
-/** The inputs as plain text, for agents that read a prompt. */
-export function inputsAsText(inputs: readonly AgentInput[]): string {
+/**
+ * The inputs as plain text, for agents that read a prompt: a notice as `[notice] …`, a
+ * person's message as `name: …`, and a peer's text inside the turn's fence, so nothing
+ * in it can pass for either.
+ */
+export function inputsAsText(inputs: readonly AgentInput[], fence: Fence): string {
   return inputs
-    .map((input) => (input.kind === 'notice' ? `[notice] ${input.body}` : `${input.from}: ${input.body}`))
+    .map((input) =>
+      input.kind === 'notice'
+        ? `[notice] ${input.body}`
+        : input.kind === 'text'
+          ? fenced(fence, `from ${input.from}`, input.body)
+          : `${input.from}: ${input.body}`,
+    )
     .join('\n\n');
 }
+
+/** Whether any input is a peer's words (the prompt then says what its fences are). */
+export const hasPeerText = (inputs: readonly AgentInput[]): boolean => inputs.some((input) => input.kind === 'text');

@@ -31,6 +31,7 @@ import { decideText } from './receive-decision';
 import { takeOffWire, type Sender } from './sender';
 import type { ThreadState } from './sender-key';
 import type { AckFrame, Frame, RejectReason, TextFrame, TurnFrame } from './wire';
+import { cleanDescription } from './announced';
 
 type After = (action: () => void) => void;
 
@@ -70,7 +71,9 @@ export class Receiver {
     switch (frame.type) {
       case 'roles':
         try {
-          transaction(db, () => setPeerRoles(db, connectionId, frame.roles));
+          // A description is the peer's word: kept as one clean line, never as it came.
+          const roles = frame.roles.map((role) => ({ name: role.name, description: cleanDescription(role.description) }));
+          transaction(db, () => setPeerRoles(db, connectionId, roles));
         } catch (error) {
           // The roles it knew stay; the peer sends them again on every link.
           if (!isStorageFailure(error)) throw error;
