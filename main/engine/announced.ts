@@ -4,6 +4,7 @@
 // name is cleaned before it names a connection, and an address is checked before
 // anything dials it.
 import { isIPv4, isIPv6 } from 'node:net';
+import unhomoglyph from 'unhomoglyph';
 
 /** Longest connection name, in characters. */
 export const MAX_PEER_NAME_CHARS = 40;
@@ -49,11 +50,40 @@ export function oneLine(text: string, max: number): string {
     .replace(/\s{2,}/g, ' ')
     .trim();
   const chars = Array.from(line);
-  return chars.length <= max ? line : chars.slice(0, max - 1).join('').trimEnd() + '…';
+  return chars.length <= max
+    ? line
+    : chars
+        .slice(0, max - 1)
+        .join('')
+        .trimEnd() + '…';
 }
 
 /** A peer role's description as it is stored and shown: one clean line of at most 200 characters. */
 export const cleanDescription = (text: string): string => oneLine(text, MAX_DESCRIPTION_CHARS);
+
+/** TR39's skeleton: NFD, each confusable mapped to its prototype (Unicode's confusables.txt), NFD again. */
+const skeleton = (text: string): string => unhomoglyph(text.normalize('NFD')).normalize('NFD');
+
+/**
+ * The forms a name is compared in: its skeleton after NFKC (full-width and other
+ * compatibility forms) with case folded before or after the mapping, since a capital
+ * can be confusable where its small letter is not (`I` reads as `l`).
+ */
+export function nameKeys(name: string): string[] {
+  const compatible = name.normalize('NFKC');
+  return [...new Set([skeleton(compatible).toLowerCase(), skeleton(compatible.toLowerCase()).toLowerCase()])];
+}
+
+export type NameClash = { name: string; ours: boolean } | null;
+
+/** Which name a peer's name would pass for: our own, or another connection's; null when none. */
+export function nameClash(candidate: string, ours: string, others: readonly string[]): NameClash {
+  const keys = new Set(nameKeys(candidate));
+  const reads = (name: string) => nameKeys(name).some((key) => keys.has(key));
+  if (reads(ours)) return { name: ours, ours: true };
+  const other = others.find(reads);
+  return other === undefined ? null : { name: other, ours: false };
+}
 
 export type AddressCheck = { ok: true; address: string } | { ok: false; reason: string };
 
