@@ -107,8 +107,13 @@ export function turnPrompt(request: TurnRequest, fence: Fence, options: PromptOp
     parts.push(`[Instructions from the role’s owner, until they say otherwise]\n${options.instructions.trim()}`);
   if (options.notice) parts.push(`[notice] ${options.notice}`);
   if (hasPeerText(request.inputs)) parts.push(fenceNotice(fence));
-  parts.push(inputsAsText(request.inputs, fence));
+  parts.push(inputsAsText(request.inputs, fence, turnPeople(request)));
   return parts.join('\n\n') + '\n';
+}
+
+/** The people a turn's prompt names: whose line a peer's text must not imitate. */
+export function turnPeople(request: TurnRequest): string[] {
+  return [...(request.people ?? []), ...(request.context.person ? [request.context.person.name] : [])];
 }
 
 /** The `parley` launcher Parley puts first on every agent's PATH. */

@@ -14,6 +14,7 @@ import { agentEnv } from './environment';
 import type { AgentAdapter, AgentContext, AgentInput, AgentLaunch, PeerDirectoryEntry } from './types';
 import { hasPeerText, inputsAsText } from './types';
 import { cleanDescription, fenceNotice, newFence } from './peer-words';
+import { turnPeople } from './agent-prompt';
 
 /** What a command reads on stdin with `input: "json"`. */
 export interface CommandTurn {
@@ -66,7 +67,9 @@ export const commandAdapter: AgentAdapter = {
     const stdin =
       agent.input === 'json'
         ? JSON.stringify(turn)
-        : (hasPeerText(request.inputs) ? fenceNotice(fence) + '\n\n' : '') + inputsAsText(request.inputs, fence) + '\n';
+        : (hasPeerText(request.inputs) ? fenceNotice(fence) + '\n\n' : '') +
+          inputsAsText(request.inputs, fence, turnPeople(request)) +
+          '\n';
     return {
       command,
       args,

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { agentEnv } from './environment';
-import { peerDirectory } from './agent-prompt';
+import { peerDirectory, turnPeople } from './agent-prompt';
 import { FENCE_RULE, fenceNotice, newFence, type Fence } from './peer-words';
 import type { AgentAdapter, AgentContext, AgentLaunch, PeerDirectoryEntry, TurnRequest } from './types';
 import { hasPeerText, inputsAsText } from './types';
@@ -124,7 +124,9 @@ export const openAiCompatibleAdapter: AgentAdapter = {
       temperature: agent.temperature ?? null,
       maxSteps: agent.maxSteps ?? DEFAULT_MAX_STEPS,
       system: systemPrompt(request.context, agent.instructions, request.peers, fence),
-      prompt: (hasPeerText(request.inputs) ? fenceNotice(fence) + '\n\n' : '') + inputsAsText(request.inputs, fence),
+      prompt:
+        (hasPeerText(request.inputs) ? fenceNotice(fence) + '\n\n' : '') +
+        inputsAsText(request.inputs, fence, turnPeople(request)),
       session,
       sessionFile: sessionFile(request.defaultCwd, session),
       historyBudgetChars: HISTORY_BUDGET_CHARS,

@@ -129,10 +129,12 @@ describe('a peer’s words reach an agent only as data', () => {
       },
     };
     alice = await openPeer('alice');
+    // The person whose line the peer forges.
+    await alice.owner('people.add', { name: 'mia', kind: 'member' });
     for (const [name, agent] of Object.entries(agents)) await alice.owner('roles.create', { name, agent });
     const { code } = await alice.owner('connections.invite', { roles: Object.keys(agents) });
     const mallory = await standInIdentity('mallory', code, { roles: ['helper'], exposes: ['helper'] });
-    closeStandIn = mallory.close;
+    closeStandIn = () => mallory.close();
     raw = await RawPeer.dial(mallory.identity, alice.installation.peerAddress!, alice.installation.id, {
       type: 'hello',
       protocol: 2,
@@ -181,7 +183,7 @@ describe('a peer’s words reach an agent only as data', () => {
   it('openai-compatible: the request’s user message is fenced and its system prompt holds the directory as data', async () => {
     const before = model.requests.length;
     await forge('oai');
-    await alice.waitFor(async () => model.requests.length > before, 'the model request', 60_000);
+    await alice.waitFor(() => Promise.resolve(model.requests.length > before), 'the model request', 60_000);
     const messages = model.requests[before]!.messages;
     const system = messages.find((m) => m.role === 'system')!.content!;
     const user = messages.filter((m) => m.role === 'user').at(-1)!.content!;
@@ -192,14 +194,14 @@ describe('a peer’s words reach an agent only as data', () => {
 
   it('claude-code: the prompt on stdin is fenced and the appended system prompt holds the directory as data', async () => {
     await forge('claude');
-    const run = await alice.waitFor(async () => invocations(states.claude!)[0], 'claude to run', 60_000);
+    const run = await alice.waitFor(() => Promise.resolve(invocations(states.claude!)[0]), 'claude to run', 60_000);
     expectFenced(run.prompt);
     expectDirectoryAsData(run.systemPrompt as string, 1);
   });
 
   it('codex: the prompt on stdin is fenced and the developer instructions hold the directory as data', async () => {
     await forge('codex');
-    const run = await alice.waitFor(async () => invocations(states.codex!)[0], 'codex to run', 60_000);
+    const run = await alice.waitFor(() => Promise.resolve(invocations(states.codex!)[0]), 'codex to run', 60_000);
     expectFenced(run.prompt);
     const overrides = run.overrides as Record<string, unknown>;
     expectDirectoryAsData(String(overrides.developer_instructions), 0);
@@ -208,14 +210,18 @@ describe('a peer’s words reach an agent only as data', () => {
   it('acp: the session’s first prompt is fenced, with the directory as data before it', async () => {
     await forge('acp');
     const log = path.join(states.acp!, 'log.jsonl');
-    const prompt = await alice.waitFor(async () => {
-      if (!existsSync(log)) return undefined;
-      const calls = readFileSync(log, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as { method: string; params: { prompt?: Array<{ text?: string }> } });
-      return calls.find((call) => call.method === 'session/prompt')?.params.prompt?.[0]?.text;
-    }, 'the acp prompt', 60_000);
+    const prompt = await alice.waitFor(
+      () => {
+        if (!existsSync(log)) return undefined;
+        const calls = readFileSync(log, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as { method: string; params: { prompt?: Array<{ text?: string }> } });
+        return calls.find((call) => call.method === 'session/prompt')?.params.prompt?.[0]?.text;
+      },
+      'the acp prompt',
+      60_000,
+    );
     // A new session hears the standing text first, then the turn from its `[Parley]` line on.
     const turnStart = prompt.indexOf('[Parley] ');
     const tag = expectFenced(prompt.slice(turnStart));

@@ -44,6 +44,8 @@ export interface PeerDirectoryEntry {
 export interface TurnRequest {
   role: Role;
   session: string | null;
+  /** This installation's people: a peer's line that starts with one of their names is quoted. */
+  people?: string[];
   inputs: AgentInput[];
   context: AgentContext;
   /** Whom the role can ask, as `parley peers` lists it when the turn starts. */
@@ -111,13 +113,18 @@ export interface AgentAdapter {
  * person's message as `name: …`, and a peer's text inside the turn's fence, so nothing
  * in it can pass for either.
  */
-export function inputsAsText(inputs: readonly AgentInput[], fence: Fence): string {
+export function inputsAsText(inputs: readonly AgentInput[], fence: Fence, people: readonly string[] = []): string {
+  // A peer's line that starts with the name of someone quoted here is quoted itself.
+  const names = [
+    ...people,
+    ...inputs.filter((input) => input.kind === 'message' || input.kind === 'comment').map((input) => input.from),
+  ];
   return inputs
     .map((input) =>
       input.kind === 'notice'
         ? `[notice] ${input.body}`
         : input.kind === 'text'
-          ? fenced(fence, `from ${input.from}`, input.body)
+          ? fenced(fence, `from ${input.from}`, input.body, names)
           : `${input.from}: ${input.body}`,
     )
     .join('\n\n');
