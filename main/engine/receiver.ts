@@ -4,6 +4,7 @@
 // recorded together; a rejection fails the text and tells the sending role. A peer's
 // word on the turn that took our texts (`turn`) is kept on the thread we started.
 import { log } from '../log';
+import { cleanDescription } from './announced';
 import { exposedRoleNames, getConnectionRow, setPeerRoles } from '../store/queries/connections';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
@@ -31,7 +32,6 @@ import { decideText } from './receive-decision';
 import { takeOffWire, type Sender } from './sender';
 import type { ThreadState } from './sender-key';
 import type { AckFrame, Frame, RejectReason, TextFrame, TurnFrame } from './wire';
-import { cleanDescription } from './announced';
 
 type After = (action: () => void) => void;
 
