@@ -72,7 +72,10 @@ export class Receiver {
       case 'roles':
         try {
           // A description is the peer's word: kept as one clean line, never as it came.
-          const roles = frame.roles.map((role) => ({ name: role.name, description: cleanDescription(role.description) }));
+          const roles = frame.roles.map((role) => ({
+            name: role.name,
+            description: cleanDescription(role.description),
+          }));
           transaction(db, () => setPeerRoles(db, connectionId, roles));
         } catch (error) {
           // The roles it knew stay; the peer sends them again on every link.
