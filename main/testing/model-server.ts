@@ -130,7 +130,13 @@ export function lastInput(text: string): { from: string; body: string } | null {
     if (open) {
       const end = lines.findIndex((l, j) => j > i && l.trim() === `${open[1]}>>>`);
       if (end < 0) break;
-      last = { from: open[2]!, body: lines.slice(i + 1, end).join('\n').trim() };
+      last = {
+        from: open[2]!,
+        body: lines
+          .slice(i + 1, end)
+          .join('\n')
+          .trim(),
+      };
       i = end;
       continue;
     }
