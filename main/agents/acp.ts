@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { McpServerStdio } from '@agentclientprotocol/sdk';
 import type { PermissionPolicy } from './acp-permissions';
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
+import { newFence } from './peer-words';
 import { preview } from './cli-agent';
 import { requireFolder } from './command';
 import { agentEnv } from './environment';
@@ -90,7 +91,8 @@ export const acpAdapter: AgentAdapter = {
     });
     // ACP has no system prompt: a new session hears Parley's standing text first. The owner's
     // instructions come with the turn: in a session's first turn, and again when they change.
-    const standing = standingInstructions(request, { cliOnPath: false, withoutOwnerInstructions: true });
+    const fence = newFence();
+    const standing = standingInstructions(request, { cliOnPath: false, withoutOwnerInstructions: true, fence });
     const instructions = agent.instructions?.trim() ?? '';
     const record = instructionsRecord(request.defaultCwd, 'acp');
     const before = request.session === null ? null : record.read(request.session);
@@ -105,9 +107,9 @@ export const acpAdapter: AgentAdapter = {
       unset: env.ELECTRON_RUN_AS_NODE === undefined ? ['ELECTRON_RUN_AS_NODE'] : [],
       session: request.session,
       prompts: {
-        continued: turnPrompt(request, { instructions: instructionsForContinued(before, instructions) }),
-        fresh: `${standing}\n\n${turnPrompt(request, { instructions })}`,
-        lost: `${standing}\n\n${turnPrompt(request, { notice: FRESH_SESSION_NOTICE, instructions })}`,
+        continued: turnPrompt(request, fence, { instructions: instructionsForContinued(before, instructions) }),
+        fresh: `${standing}\n\n${turnPrompt(request, fence, { instructions })}`,
+        lost: `${standing}\n\n${turnPrompt(request, fence, { notice: FRESH_SESSION_NOTICE, instructions })}`,
       },
       mcpServer: { name: 'parley', command: parleyLauncher(request), args: ['mcp'], env: mcpEnv },
       model: agent.model ?? null,

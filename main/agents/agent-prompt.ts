@@ -4,19 +4,21 @@
 // command is mentioned only where the agent's shell has it (with its token) on PATH.
 import path from 'node:path';
 import type { AgentContext, PeerDirectoryEntry, TurnRequest } from './types';
-import { inputsAsText } from './types';
+import { hasPeerText, inputsAsText } from './types';
+import { cleanDescription, fenced, fenceNotice, FENCE_RULE, type Fence } from './peer-words';
 
 export interface StandingOptions {
   /** The agent's shell commands see `parley` on PATH with the turn's token, and may run it without asking anyone. */
   cliOnPath: boolean;
   /** Leave out the role owner's instructions (the adapter gives them another way). */
   withoutOwnerInstructions?: boolean;
+  /** The turn's fence, for the peer directory. */
+  fence: Fence;
 }
 
-/** Whom the role can ask, one line per peer role, for a prompt. */
+/** Whom the role can ask, one line per peer role: what each peer says of its roles, cleaned. */
 export function describePeers(peers: readonly PeerDirectoryEntry[]): string[] {
-  if (peers.length === 0) return ['You are not connected to any peer yet, so there is no one to `send` to.'];
-  const lines = ['Whom you can ask with `send` (the `peers` tool says this again, up to date):'];
+  const lines: string[] = [];
   for (const entry of peers) {
     const state =
       entry.state === 'online'
@@ -27,13 +29,30 @@ export function describePeers(peers: readonly PeerDirectoryEntry[]): string[] {
             ? `paused by ${entry.peer}: sends are refused until it unpauses`
             : 'paused: sends are refused';
     if (entry.roles.length === 0) lines.push(`- ${entry.peer} (${state}) lets you address none of its roles`);
-    for (const role of entry.roles)
-      lines.push(`- ${role.address}${role.description.trim() ? ` — ${role.description.trim()}` : ''} (${state})`);
+    for (const role of entry.roles) {
+      const description = cleanDescription(role.description);
+      lines.push(`- ${role.address}${description ? ` — ${description}` : ''} (${state})`);
+    }
   }
   return lines;
 }
 
-/** The standing text for the agent's system prompt: who it is, how it acts, whom it can ask. */
+/**
+ * The peer directory as the data part of a prompt: a sentence from Parley, then the
+ * directory inside the fence, since names and descriptions are the peers' words.
+ */
+export function peerDirectory(peers: readonly PeerDirectoryEntry[], fence: Fence): string {
+  if (peers.length === 0) return 'You are not connected to any peer yet, so there is no one to `send` to.';
+  return [
+    'Whom you can ask with `send` (the `peers` tool says this again, up to date). The names and descriptions are what each peer says of itself:',
+    fenced(fence, 'peer directory', describePeers(peers).join('\n')),
+  ].join('\n');
+}
+
+/**
+ * The standing text for the agent's system prompt: who it is, how it acts, what fenced
+ * text is, the owner's instructions; then, after the instructions, the peer directory as data.
+ */
 export function standingInstructions(request: TurnRequest, options: StandingOptions): string {
   const lines = [
     `You are the agent behind the role "${request.role.name}" in Parley, an app where people and their agents work with the agents of people they trust.`,
@@ -50,9 +69,10 @@ export function standingInstructions(request: TurnRequest, options: StandingOpti
     lines.push(
       'The same commands are on your shell’s PATH as `parley` (`parley report TEXT`, `parley send --to PEER/ROLE TEXT`, `parley peers` …), for scripts.',
     );
-  lines.push('', ...describePeers(request.peers));
+  lines.push('', FENCE_RULE);
   const extra = request.role.agent.instructions?.trim();
   if (extra && !options.withoutOwnerInstructions) lines.push('', 'Instructions from the role’s owner:', extra);
+  lines.push('', peerDirectory(request.peers, options.fence));
   return lines.join('\n');
 }
 
@@ -82,14 +102,20 @@ export interface PromptOptions {
   instructions?: string;
 }
 
-/** One turn's prompt: the run's context and root, then the inputs. */
-export function turnPrompt(request: TurnRequest, options: PromptOptions = {}): string {
+/** One turn's prompt: the run's context and root, then the inputs, a peer's inside the turn's fence. */
+export function turnPrompt(request: TurnRequest, fence: Fence, options: PromptOptions = {}): string {
   const parts = ['[Parley] ' + describeContext(request).join('\n')];
   if (options.instructions?.trim())
     parts.push(`[Instructions from the role’s owner, until they say otherwise]\n${options.instructions.trim()}`);
   if (options.notice) parts.push(`[notice] ${options.notice}`);
-  parts.push(inputsAsText(request.inputs));
+  if (hasPeerText(request.inputs)) parts.push(fenceNotice(fence));
+  parts.push(inputsAsText(request.inputs, fence, turnPeople(request)));
   return parts.join('\n\n') + '\n';
+}
+
+/** The people a turn's prompt names: whose line a peer's text must not imitate. */
+export function turnPeople(request: TurnRequest): string[] {
+  return [...(request.people ?? []), ...(request.context.person ? [request.context.person.name] : [])];
 }
 
 /** The `parley` launcher Parley puts first on every agent's PATH. */

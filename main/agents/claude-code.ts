@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
+import { newFence, type Fence } from './peer-words';
 import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
 import { DEFAULT_MODEL_TIMEOUT_SEC, retryingLine, retryReason, unreachableSentence } from './model-watch';
 import { withoutCliNotices } from './cli-notices';
@@ -228,7 +229,7 @@ export class ClaudeStream extends CliStream<ClaudeEvent> {
  * The turn's private files, in a folder only this user can read (mkdtemp makes it
  * 0700): the MCP config (`parley mcp` with the turn's token) and the system prompt.
  */
-function writeTurnFiles(request: TurnRequest): { dir: string; mcpConfig: string; systemPrompt: string } {
+function writeTurnFiles(request: TurnRequest, fence: Fence): { dir: string; mcpConfig: string; systemPrompt: string } {
   const dir = mkdtempSync(path.join(request.privateDir, 'claude-'));
   const mcpConfig = path.join(dir, 'mcp.json');
   const systemPrompt = path.join(dir, 'system-prompt.md');
@@ -245,7 +246,7 @@ function writeTurnFiles(request: TurnRequest): { dir: string; mcpConfig: string;
   const config = { mcpServers: { parley } };
   writeFileSync(mcpConfig, JSON.stringify(config, null, 2), { mode: 0o600 });
   // Claude Code asks before it runs a shell command: the MCP tools are how it acts in Parley.
-  writeFileSync(systemPrompt, standingInstructions(request, { cliOnPath: false }), { mode: 0o600 });
+  writeFileSync(systemPrompt, standingInstructions(request, { cliOnPath: false, fence }), { mode: 0o600 });
   return { dir, mcpConfig, systemPrompt };
 }
 
@@ -271,7 +272,9 @@ export const claudeCodeAdapter: AgentAdapter = {
     const { command, cwd, env } = cliTurn(request, agent, 'claude');
     const modelTimeoutSec = agent.modelTimeoutSec ?? DEFAULT_MODEL_TIMEOUT_SEC;
     Object.assign(env, claudeRetryEnv(env, modelTimeoutSec));
-    const files = writeTurnFiles(request);
+    // One fence for the turn: the system prompt's peer directory and the prompt's peer texts.
+    const fence = newFence();
+    const files = writeTurnFiles(request, fence);
     const common = [
       '-p',
       '--output-format',
@@ -289,14 +292,14 @@ export const claudeCodeAdapter: AgentAdapter = {
     if (agent.model) common.push('--model', agent.model);
     const fresh = {
       args: [...common, '--session-id', randomUUID()],
-      stdin: turnPrompt(request, { notice: FRESH_SESSION_NOTICE }),
+      stdin: turnPrompt(request, fence, { notice: FRESH_SESSION_NOTICE }),
     };
     const attempts: RunnerPlan['attempts'] = [];
     if (request.session && SESSION_UUID.test(request.session)) {
-      attempts.push({ args: [...common, '--resume', request.session], stdin: turnPrompt(request) }, fresh);
+      attempts.push({ args: [...common, '--resume', request.session], stdin: turnPrompt(request, fence) }, fresh);
     } else {
       // No session yet, or one another adapter made: start one of our own.
-      attempts.push({ args: fresh.args, stdin: turnPrompt(request) });
+      attempts.push({ args: fresh.args, stdin: turnPrompt(request, fence) });
     }
     const plan: RunnerPlan = {
       command,

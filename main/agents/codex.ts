@@ -14,6 +14,7 @@
 // shell off and passes the shell the turn's environment without secrets other than
 // PARLEY_TOKEN, so `parley` works from Codex's shell as documented.
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
+import { newFence, type Fence } from './peer-words';
 import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
 import { instructionsForContinued, instructionsRecord } from './instructions-record';
 import { DEFAULT_MODEL_TIMEOUT_SEC, retryingLine, retryReason, unreachableSentence } from './model-watch';
@@ -232,7 +233,11 @@ function modelSignal(item: CodexItem | undefined): 'answered' | undefined {
 const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL/i;
 
 /** The `-c` overrides and flags every Codex turn gets; `env` is the environment Codex is started with. */
-export function codexOptions(request: TurnRequest, env: Record<string, string> = request.env): string[] {
+export function codexOptions(
+  request: TurnRequest,
+  env: Record<string, string> = request.env,
+  fence: Fence = newFence(),
+): string[] {
   const agent = request.role.agent;
   if (agent.adapter !== 'codex') throw new Error('codex adapter given another adapter’s settings');
   const options = ['--json', '--skip-git-repo-check'];
@@ -244,7 +249,7 @@ export function codexOptions(request: TurnRequest, env: Record<string, string> =
     .sort();
   options.push(
     '-c',
-    `developer_instructions=${toml(standingInstructions(request, { cliOnPath: true, withoutOwnerInstructions: true }))}`,
+    `developer_instructions=${toml(standingInstructions(request, { cliOnPath: true, withoutOwnerInstructions: true, fence }))}`,
     // Shell commands see the turn's PATH (with `parley`) and PARLEY_TOKEN, and no other secret.
     '-c',
     'allow_login_shell=false',
@@ -274,7 +279,9 @@ export const codexAdapter: AgentAdapter = {
     const agent = request.role.agent;
     if (agent.adapter !== 'codex') throw new Error('codex adapter given another adapter’s settings');
     const { command, cwd, env } = cliTurn(request, agent, 'codex');
-    const options = codexOptions(request, env);
+    // One fence for the turn: the developer instructions' peer directory and the prompt's peer texts.
+    const fence = newFence();
+    const options = codexOptions(request, env, fence);
     const instructions = agent.instructions?.trim() ?? '';
     const record = instructionsRecord(request.defaultCwd, 'codex');
     const attempts: RunnerPlan['attempts'] = [];
@@ -283,18 +290,18 @@ export const codexAdapter: AgentAdapter = {
       attempts.push(
         {
           args: ['exec', 'resume', ...options, request.session, '-'],
-          stdin: turnPrompt(request, {
+          stdin: turnPrompt(request, fence, {
             instructions: instructionsForContinued(record.read(request.session), instructions),
           }),
         },
         {
           args: ['exec', ...options, '-'],
-          stdin: turnPrompt(request, { notice: FRESH_THREAD_NOTICE, instructions }),
+          stdin: turnPrompt(request, fence, { notice: FRESH_THREAD_NOTICE, instructions }),
         },
       );
     } else {
       // No thread yet, or a session another adapter made: start a thread of our own.
-      attempts.push({ args: ['exec', ...options, '-'], stdin: turnPrompt(request, { instructions }) });
+      attempts.push({ args: ['exec', ...options, '-'], stdin: turnPrompt(request, fence, { instructions }) });
     }
     const plan: RunnerPlan = { command, attempts, retryWhen: CODEX_RESUME_FAILED, cleanup: [], unset: [] };
     const stream = new CodexStream(request.session);

@@ -12,7 +12,9 @@
 import { statSync } from 'node:fs';
 import { agentEnv } from './environment';
 import type { AgentAdapter, AgentContext, AgentInput, AgentLaunch, PeerDirectoryEntry } from './types';
-import { inputsAsText } from './types';
+import { hasPeerText, inputsAsText } from './types';
+import { cleanDescription, fenceNotice, newFence } from './peer-words';
+import { turnPeople } from './agent-prompt';
 
 /** What a command reads on stdin with `input: "json"`. */
 export interface CommandTurn {
@@ -54,10 +56,20 @@ export const commandAdapter: AgentAdapter = {
       role: request.role.name,
       instructions: agent.instructions ?? null,
       context: request.context,
-      peers: request.peers,
+      peers: request.peers.map((entry) => ({
+        ...entry,
+        roles: entry.roles.map((role) => ({ ...role, description: cleanDescription(role.description) })),
+      })),
       inputs: request.inputs,
     };
-    const stdin = agent.input === 'json' ? JSON.stringify(turn) : inputsAsText(request.inputs) + '\n';
+    // As text, a peer's words come fenced, and the first line says which fence this turn draws.
+    const fence = newFence();
+    const stdin =
+      agent.input === 'json'
+        ? JSON.stringify(turn)
+        : (hasPeerText(request.inputs) ? fenceNotice(fence) + '\n\n' : '') +
+          inputsAsText(request.inputs, fence, turnPeople(request)) +
+          '\n';
     return {
       command,
       args,

@@ -83,7 +83,8 @@ async function story_(story: Story, expected: StoryExpectations): Promise<void> 
   // which reports it in her conversation.
   const answer = await story.message((body) => body.includes(' says: '), 'the answer reported to alice');
   expect(answer).toBe(`bob/researcher says: answer: ${question}`);
-  expect(story.requestsOf(bobKey).some(has(`alice/assistant: ${question}`))).toBe(true);
+  // bob's agent got the question as alice's agent's words: inside a fence.
+  expect(story.requestsOf(bobKey).some(has(` from alice/assistant\n${question}\npeer-text-`))).toBe(true);
 
   // 3. Stop while the model streams: the turn ends stopped and the agent's process tree is gone.
   await story.alice.owner('conversations.send', { id: story.conversationId, text: 'sleep' });

@@ -11,9 +11,10 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { agentEnv } from './environment';
-import { describePeers } from './agent-prompt';
+import { peerDirectory, turnPeople } from './agent-prompt';
+import { FENCE_RULE, fenceNotice, newFence, type Fence } from './peer-words';
 import type { AgentAdapter, AgentContext, AgentLaunch, PeerDirectoryEntry, TurnRequest } from './types';
-import { inputsAsText } from './types';
+import { hasPeerText, inputsAsText } from './types';
 
 /** Tool-call rounds per turn when the role sets no `maxSteps`. */
 export const DEFAULT_MAX_STEPS = 10;
@@ -69,11 +70,15 @@ export function scrub(text: string, secret: string | null | undefined): string {
   return text.split(secret).join('[api key]');
 }
 
-/** Instructions first, then where the agent is, how its words reach people, and whom it can ask. */
+/**
+ * Instructions first, then where the agent is, how its words reach people and what
+ * fenced text is; last, after every instruction, whom it can ask, as fenced data.
+ */
 export function systemPrompt(
   context: AgentContext,
   instructions: string | undefined,
-  peers: readonly PeerDirectoryEntry[] = [],
+  peers: readonly PeerDirectoryEntry[],
+  fence: Fence,
 ): string {
   const parts: string[] = [];
   if (instructions?.trim()) parts.push(instructions.trim());
@@ -93,7 +98,8 @@ export function systemPrompt(
     'Your answer without tool calls ends the turn and is your final output.',
   );
   parts.push(where.join('\n'));
-  parts.push(describePeers(peers).join('\n'));
+  parts.push(FENCE_RULE);
+  parts.push(peerDirectory(peers, fence));
   return parts.join('\n\n');
 }
 
@@ -110,14 +116,17 @@ export const openAiCompatibleAdapter: AgentAdapter = {
       previous !== null && SESSION.test(previous) && existsSync(sessionFile(request.defaultCwd, previous));
     const session = continues ? previous : `oai-${randomBytes(16).toString('hex')}`;
     const apiKey = agent.apiKey ?? null;
+    const fence = newFence();
     const turn: OpenAiTurn = {
       baseUrl: agent.baseUrl,
       model: agent.model,
       apiKey,
       temperature: agent.temperature ?? null,
       maxSteps: agent.maxSteps ?? DEFAULT_MAX_STEPS,
-      system: systemPrompt(request.context, agent.instructions, request.peers),
-      prompt: inputsAsText(request.inputs),
+      system: systemPrompt(request.context, agent.instructions, request.peers, fence),
+      prompt:
+        (hasPeerText(request.inputs) ? fenceNotice(fence) + '\n\n' : '') +
+        inputsAsText(request.inputs, fence, turnPeople(request)),
       session,
       sessionFile: sessionFile(request.defaultCwd, session),
       historyBudgetChars: HISTORY_BUDGET_CHARS,

@@ -56,10 +56,10 @@ afterEach(async () => {
   for (const t of open.splice(0)) await t.close();
 });
 
-/** Answers in its final output only: it never calls `parley reply`. */
+/** Answers in its final output only: it never calls `parley reply`. The question is the first line inside the peer text's fence. */
 const plainAnswer: AgentSettings = {
   adapter: 'command',
-  command: ['sh', '-c', 'read line; echo "the answer to ${line#*: } is 42"'],
+  command: ['sh', '-c', 'line=$(sed -n "/^<<<peer-text-/{n;p;q;}"); echo "the answer to $line is 42"'],
 };
 const asker = (): AgentSettings => ({
   adapter: 'command',

@@ -2,6 +2,7 @@
 // turn, whose output the adapter knows how to read.
 import type { ContextKind, Role, TurnTrust } from '../../shared/domain';
 import type { ModelSignal } from './model-watch';
+import { fenced, type Fence } from './peer-words';
 
 export type AgentInputKind = 'message' | 'comment' | 'text' | 'notice';
 
@@ -54,6 +55,8 @@ export interface PeerDirectoryEntry {
 export interface TurnRequest {
   role: Role;
   session: string | null;
+  /** This installation's people: a peer's line that starts with one of their names is quoted. */
+  people?: string[];
   inputs: AgentInput[];
   context: AgentContext;
   /** Whom the role can ask, as `parley peers` lists it when the turn starts. */
@@ -123,9 +126,27 @@ export interface AgentAdapter {
   prepare(request: TurnRequest): AgentLaunch;
 }
 
-/** The inputs as plain text, for agents that read a prompt. */
-export function inputsAsText(inputs: readonly AgentInput[]): string {
+/**
+ * The inputs as plain text, for agents that read a prompt: a notice as `[notice] …`, a
+ * person's message as `name: …`, and a peer's text inside the turn's fence, so nothing
+ * in it can pass for either.
+ */
+export function inputsAsText(inputs: readonly AgentInput[], fence: Fence, people: readonly string[] = []): string {
+  // A peer's line that starts with the name of someone quoted here is quoted itself.
+  const names = [
+    ...people,
+    ...inputs.filter((input) => input.kind === 'message' || input.kind === 'comment').map((input) => input.from),
+  ];
   return inputs
-    .map((input) => (input.kind === 'notice' ? `[notice] ${input.body}` : `${input.from}: ${input.body}`))
+    .map((input) =>
+      input.kind === 'notice'
+        ? `[notice] ${input.body}`
+        : input.kind === 'text'
+          ? fenced(fence, `from ${input.from}`, input.body, names)
+          : `${input.from}: ${input.body}`,
+    )
     .join('\n\n');
 }
+
+/** Whether any input is a peer's words (the prompt then says what its fences are). */
+export const hasPeerText = (inputs: readonly AgentInput[]): boolean => inputs.some((input) => input.kind === 'text');

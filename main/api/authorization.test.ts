@@ -241,8 +241,8 @@ if [ -n "$to" ]; then
 fi
 case "$in" in *"nap "*) exec sleep 120 ;; esac
 echo noted`;
-/** The peer's researcher answers every text at once: "answer: TEXT". */
-const ANSWERER = String.raw`exec parley reply "answer: $(sed -E '1s/^[^ :]+: //')"`;
+/** The peer's researcher answers every text at once: "answer: TEXT", TEXT being what its fence holds. */
+const ANSWERER = String.raw`exec parley reply "answer: $(sed -n '/^<<<peer-text-/,/>>>$/{/^<<</d;/>>>$/d;p;}')"`;
 const talker: AgentSettings = { adapter: 'command', command: ['sh', '-c', TALKER] };
 const answerer: AgentSettings = { adapter: 'command', command: ['sh', '-c', ANSWERER] };
 /** What makes the agent that gets the answer (or, in a thread the peer started, the question) nap. */

@@ -7,7 +7,7 @@ import { contextTarget } from '../access/lookup';
 import { decide } from '../access/rules';
 import { hasWaitingRows, indexAllWaitingRows } from '../search/index-catch-up';
 import { matchExpression } from '../search/match-expression';
-import { parseSnippet } from '../search/snippet';
+import { newSnippetMarks, parseSnippet } from '../search/snippet';
 import type { Db } from '../store/database';
 import {
   hitTitle,
@@ -35,7 +35,8 @@ export function mayReadHit(db: Db, person: Person, kind: ContextKind, id: number
 }
 
 function toHit(db: Db, row: CandidateRow, match: string): SearchHit {
-  const { text, highlights } = parseSnippet(markedSnippet(db, row.source, row.row_id, match));
+  const marks = newSnippetMarks();
+  const { text, highlights } = parseSnippet(markedSnippet(db, row.source, row.row_id, match, marks), marks);
   const hit: SearchHit = {
     kind: row.kind,
     id: row.id,

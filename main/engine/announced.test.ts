@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkPeerAddress, cleanPeerName, sameName } from './announced';
+import { checkPeerAddress, cleanPeerName, nameClash, sameName } from './announced';
 
 describe('a peer’s announced name', () => {
   it.each([
@@ -25,6 +25,29 @@ describe('a peer’s announced name', () => {
     expect(sameName('Alice', 'alice')).toBe(true);
     expect(sameName('é'.normalize('NFD'), 'é')).toBe(true);
     expect(sameName('alice', 'alice-2')).toBe(false);
+  });
+});
+
+describe('a peer name that could pass for another (TR39 skeletons)', () => {
+  const ours = 'alice';
+  const others = ['eve', 'bob-2', 'ʀoy'];
+  it.each([
+    ['eve', { name: 'eve', ours: false }],
+    ['EVE', { name: 'eve', ours: false }],
+    ['Eve', { name: 'eve', ours: false }],
+    ['\u0435ve', { name: 'eve', ours: false }], // Cyrillic е
+    ['ev\u0435', { name: 'eve', ours: false }],
+    ['\uff45\uff56\uff45', { name: 'eve', ours: false }], // full-width
+    ['ALICE', { name: 'alice', ours: true }],
+    ['aIice', { name: 'alice', ours: true }], // capital I for l
+    ['\u0430lice', { name: 'alice', ours: true }], // Cyrillic а
+    ['bob-2', { name: 'bob-2', ours: false }],
+    ['eva', null],
+    ['\u00ebve', null], // a diaeresis is a different letter, not a lookalike
+    ['bob', null],
+    ['mallory', null],
+  ])('%j → %j', (candidate, clash) => {
+    expect(nameClash(candidate, ours, others)).toEqual(clash);
   });
 });
 

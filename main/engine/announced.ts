@@ -4,6 +4,7 @@
 // name is cleaned before it names a connection, and an address is checked before
 // anything dials it.
 import { isIPv4, isIPv6 } from 'node:net';
+import unhomoglyph from 'unhomoglyph';
 
 /** Longest connection name, in characters. */
 export const MAX_PEER_NAME_CHARS = 40;
@@ -29,6 +30,60 @@ export function cleanPeerName(announced: string): string {
 /** Whether two names would read as the same to a person (a peer must not pass for us). */
 export const sameName = (a: string, b: string): boolean =>
   a.normalize('NFC').toLocaleLowerCase() === b.normalize('NFC').toLocaleLowerCase();
+
+/** Longest role description a peer may give, in characters (code points). */
+export const MAX_DESCRIPTION_CHARS = 200;
+
+// Controls, format characters (bidi embeddings, overrides, isolates and marks; zero-width
+// characters) and the line and paragraph separators: none of them belongs in one line of
+// a name or a description, and each can make text read as something else.
+const INVISIBLE_IN_LINE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+const LINE_BREAKS = /[\r\n\u2028\u2029\u0085\v\f]+/g;
+
+/** One line, without control, format or bidi characters, at most `max` characters. */
+export function oneLine(text: string, max: number): string {
+  const line = text
+    .normalize('NFC')
+    .replace(LINE_BREAKS, ' ')
+    .replace(/\t/g, ' ')
+    .replace(INVISIBLE_IN_LINE, '')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
+  const chars = Array.from(line);
+  return chars.length <= max
+    ? line
+    : chars
+        .slice(0, max - 1)
+        .join('')
+        .trimEnd() + '…';
+}
+
+/** A peer role's description as it is stored and shown: one clean line of at most 200 characters. */
+export const cleanDescription = (text: string): string => oneLine(text, MAX_DESCRIPTION_CHARS);
+
+/** TR39's skeleton: NFD, each confusable mapped to its prototype (Unicode's confusables.txt), NFD again. */
+const skeleton = (text: string): string => unhomoglyph(text.normalize('NFD')).normalize('NFD');
+
+/**
+ * The forms a name is compared in: its skeleton after NFKC (full-width and other
+ * compatibility forms) with case folded before or after the mapping, since a capital
+ * can be confusable where its small letter is not (`I` reads as `l`).
+ */
+export function nameKeys(name: string): string[] {
+  const compatible = name.normalize('NFKC');
+  return [...new Set([skeleton(compatible).toLowerCase(), skeleton(compatible.toLowerCase()).toLowerCase()])];
+}
+
+export type NameClash = { name: string; ours: boolean } | null;
+
+/** Which name a peer's name would pass for: our own, or another connection's; null when none. */
+export function nameClash(candidate: string, ours: string, others: readonly string[]): NameClash {
+  const keys = new Set(nameKeys(candidate));
+  const reads = (name: string) => nameKeys(name).some((key) => keys.has(key));
+  if (reads(ours)) return { name: ours, ours: true };
+  const other = others.find(reads);
+  return other === undefined ? null : { name: other, ours: false };
+}
 
 export type AddressCheck = { ok: true; address: string } | { ok: false; reason: string };
 

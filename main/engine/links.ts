@@ -26,8 +26,8 @@ export interface LinkEvents {
   /** A link opened for a connection (after the handshake, and after any duplicate was settled). */
   opened(open: OpenLink): void;
   frame(open: OpenLink, frame: Frame): void;
-  /** Decides on a stranger's hello: the connection its invitation makes, or null. */
-  admitStranger(peer: PeerCertificate, hello: HelloFrame): number | null;
+  /** Decides on a stranger's hello: the connection its invitation makes, null, or why it is refused. */
+  admitStranger(peer: PeerCertificate, hello: HelloFrame): number | { refused: string } | null;
 }
 
 /** At shutdown, how long peers have to answer the closing of their link. */
@@ -226,6 +226,8 @@ export class LinkManager {
         const connectionId = this.events.admitStranger(peer, theirs);
         if (connectionId === null)
           return { refuse: { code: CloseCode.badInvitation, reason: 'unknown certificate and no valid invitation' } };
+        if (typeof connectionId === 'object')
+          return { refuse: { code: CloseCode.badInvitation, reason: connectionId.refused } };
         announced = null;
         return { connectionId };
       },

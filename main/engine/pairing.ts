@@ -8,6 +8,7 @@ import {
   connectionByFingerprint,
   freeConnectionName,
   insertConnection,
+  listConnectionRows,
   insertInvitation,
   invitationBySecretHash,
   setExposedRoles,
@@ -17,14 +18,15 @@ import {
 import { getRoleByName } from '../store/queries/roles';
 import { isStorageFailure } from '../store/storage-errors';
 import { hashToken } from '../tokens';
-import { checkPeerAddress, cleanPeerName, sameName } from './announced';
+import { checkPeerAddress, cleanPeerName, nameClash, sameName, type NameClash } from './announced';
 import type { EngineCore } from './core';
 import { EngineError } from './errors';
 import { HandshakeError } from './handshake';
 import { decodeInvite, encodeInvite, newInviteSecret, type Invite } from './invitation';
 import type { LinkManager } from './links';
 import type { PeerCertificate } from './transport';
-import type { HelloFrame } from './wire';
+import { CloseCode, type HelloFrame } from './wire';
+import { log } from '../log';
 
 export class Pairing {
   constructor(
@@ -88,9 +90,19 @@ export class Pairing {
           : `the invitation's address ${invite.address} is refused: ${address.reason}`,
       );
     requireRoles(db, roles);
+    const clash = this.clashOf(inviter);
+    if (clash) throw new EngineError('invalid', clashRefusal(inviter, clash, 'this invitation is from'));
     let connection: ConnectionRow | null = null;
+    // The name the inviter says in its hello is checked again: it may differ from the invitation's.
+    let refusedName: string | null = null;
     try {
       await this.links.connect(invite.address, invite.fingerprint, this.links.hello(invite.secret), (hello, peer) => {
+        const named = cleanPeerName(hello.name);
+        const helloClash = this.clashOf(named);
+        if (helloClash) {
+          refusedName = clashRefusal(named, helloClash, 'the inviter calls itself');
+          return { refuse: { code: CloseCode.badInvitation, reason: 'your name reads like another peer of mine' } };
+        }
         connection = transaction(db, () => {
           const row = insertConnection(
             db,
@@ -108,6 +120,7 @@ export class Pairing {
     } catch (error) {
       // The inviter was reached, and this side could not record the connection: said as it is.
       if (isStorageFailure(error)) throw error;
+      if (refusedName !== null) throw new EngineError('invalid', refusedName);
       if (!(error instanceof HandshakeError))
         throw new EngineError(
           'unavailable',
@@ -120,14 +133,23 @@ export class Pairing {
     return connection;
   }
 
-  /** A stranger's hello on our listener: the connection its invitation makes, or null. */
-  admitStranger(peer: PeerCertificate, hello: HelloFrame): number | null {
+  /**
+   * A stranger's hello on our listener: the connection its invitation makes, null when
+   * it has no valid invitation, or why its name is refused (the invitation stays open).
+   */
+  admitStranger(peer: PeerCertificate, hello: HelloFrame): number | { refused: string } | null {
     if (!hello.invitation) return null;
     const db = this.core.db;
     const secretHash = hashToken(hello.invitation);
     return transaction(db, () => {
       const invitation = invitationBySecretHash(db, secretHash);
       if (!invitation || invitation.used_at !== null || Date.parse(invitation.expires_at) < Date.now()) return null;
+      const named = cleanPeerName(hello.name);
+      const clash = this.clashOf(named);
+      if (clash) {
+        log.warn('refused a peer whose name reads like another', { name: named, like: clash.name });
+        return { refused: strangerRefusal(clash) };
+      }
       const address = hello.address !== null && checkPeerAddress(hello.address).ok ? hello.address : null;
       const row = insertConnection(db, peer.fingerprint, peer.pem, this.connectionName(hello.name), address, 'peer');
       setExposedRoles(db, row.id, roleIds(db, JSON.parse(invitation.roles) as string[]));
@@ -141,6 +163,28 @@ export class Pairing {
     const ours = this.core.options.name();
     return freeConnectionName(this.core.db, cleanPeerName(announced), (name) => sameName(name, ours));
   }
+
+  /** Whether a peer's (cleaned) name reads as ours or as another connection's. */
+  private clashOf(name: string): NameClash {
+    const others = listConnectionRows(this.core.db).map((row) => row.name);
+    return nameClash(name, this.core.options.name(), others);
+  }
+}
+
+/** What the owner who pairs is told when a peer's name could pass for another. */
+export function clashRefusal(name: string, clash: NonNullable<NameClash>, said: string): string {
+  const like = clash.ours ? `your own name "${clash.name}"` : `your connection "${clash.name}"`;
+  return `${said} "${name}", which reads the same as ${like}; a peer whose name could pass for another is refused: ask them to choose a name that does not`;
+}
+
+/** What a stranger whose name could pass for another is told (a WebSocket close reason: short, at most 123 bytes). */
+export function strangerRefusal(clash: NonNullable<NameClash>): string {
+  const full = clash.ours
+    ? 'your name reads the same as the inviter’s own; choose another name and accept again'
+    : `your name reads the same as the inviter’s peer "${clash.name}"; choose another name`;
+  return Buffer.byteLength(full) <= 123
+    ? full
+    : 'your name reads the same as another peer of the inviter; choose another name and accept again';
 }
 
 function requireRoles(db: Db, roles: string[]): void {

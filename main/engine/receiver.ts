@@ -4,6 +4,7 @@
 // recorded together; a rejection fails the text and tells the sending role. A peer's
 // word on the turn that took our texts (`turn`) is kept on the thread we started.
 import { log } from '../log';
+import { cleanDescription } from './announced';
 import { exposedRoleNames, getConnectionRow, setPeerRoles } from '../store/queries/connections';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
@@ -95,7 +96,12 @@ export class Receiver {
     switch (frame.type) {
       case 'roles':
         try {
-          transaction(db, () => setPeerRoles(db, connectionId, frame.roles));
+          // A description is the peer's word: kept as one clean line, never as it came.
+          const roles = frame.roles.map((role) => ({
+            name: role.name,
+            description: cleanDescription(role.description),
+          }));
+          transaction(db, () => setPeerRoles(db, connectionId, roles));
         } catch (error) {
           // The roles it knew stay; the peer sends them again on every link.
           if (!isStorageFailure(error)) throw error;

@@ -31,7 +31,7 @@ import { log } from '../log';
 import type { Db } from '../store/database';
 import { transaction } from '../store/database';
 import { getConversationRow, insertMessage } from '../store/queries/conversations';
-import { getPerson } from '../store/queries/people';
+import { getPerson, listPeople } from '../store/queries/people';
 import { getRole } from '../store/queries/roles';
 import {
   appendTurnOutput,
@@ -429,6 +429,7 @@ export class RunManager {
       launch = adapter.prepare({
         role,
         session: run.session,
+        people: listPeople(this.db).map((person) => person.name),
         // Notices first: they say what happened before the requests that follow.
         inputs: [...inputs.filter((i) => i.kind === 'notice'), ...inputs.filter((i) => i.kind !== 'notice')].map(
           (input): AgentInput => ({

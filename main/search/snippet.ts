@@ -1,9 +1,14 @@
-// Snippets come from FTS5's snippet() with two control characters around each match;
-// here they become plain text and the ranges to highlight, so no client ever has to
-// treat a snippet as markup.
+// Snippets come from FTS5's snippet() with a marker around each match; here they
+// become plain text and the ranges to highlight, so no client ever has to treat a
+// snippet as markup. The markers are drawn at random for each search: a text (a
+// peer's, say) may hold any character, so no fixed character could tell Parley's
+// marks from the text's own.
+import { randomBytes } from 'node:crypto';
 
-export const MATCH_START = '\u0002';
-export const MATCH_END = '\u0003';
+export interface SnippetMarks {
+  start: string;
+  end: string;
+}
 
 export interface Snippet {
   text: string;
@@ -11,20 +16,33 @@ export interface Snippet {
   highlights: Array<[number, number]>;
 }
 
-export function parseSnippet(marked: string): Snippet {
+/** Markers no text can hold but by guessing 128 random bits. */
+export function newSnippetMarks(): SnippetMarks {
+  const nonce = randomBytes(16).toString('hex');
+  return { start: `\u0002${nonce}\u0002`, end: `\u0003${nonce}\u0003` };
+}
+
+// What a snippet shows of the text: controls and format characters (which the text
+// may carry) mean nothing on screen and may not mark anything.
+const HIDDEN = /[\p{Cc}\p{Cf}]/gu;
+
+export function parseSnippet(marked: string, marks: SnippetMarks): Snippet {
   let text = '';
   const highlights: Array<[number, number]> = [];
   let openedAt: number | null = null;
-  for (const char of marked) {
-    if (char === MATCH_START) {
+  const pattern = new RegExp(`(${escape(marks.start)}|${escape(marks.end)})`);
+  for (const piece of marked.split(pattern)) {
+    if (piece === marks.start) {
       openedAt ??= text.length;
-    } else if (char === MATCH_END) {
+    } else if (piece === marks.end) {
       if (openedAt !== null && text.length > openedAt) highlights.push([openedAt, text.length]);
       openedAt = null;
     } else {
-      text += char;
+      text += piece.replace(HIDDEN, (char) => (char === '\n' || char === '\t' ? char : ''));
     }
   }
   if (openedAt !== null && text.length > openedAt) highlights.push([openedAt, text.length]);
   return { text, highlights };
 }
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

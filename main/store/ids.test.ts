@@ -15,8 +15,8 @@ if [ -n "$to" ]; then
   exec parley send --to "$to" "$(printf '%s\n' "$in" | sed -nE 's/^([^ :]+: )?ask [^ :]+: (.*)$/\2/p' | head -n 1)"
 fi
 echo noted`;
-/** The peer's researcher answers every text at once. */
-const ANSWERER = String.raw`exec parley reply "answer: $(sed -E '1s/^[^ :]+: //')"`;
+/** The peer's researcher answers every text at once, with what the text's fence holds. */
+const ANSWERER = String.raw`exec parley reply "answer: $(sed -n '/^<<<peer-text-/,/>>>$/{/^<<</d;/>>>$/d;p;}')"`;
 const talker: AgentSettings = { adapter: 'command', command: ['sh', '-c', TALKER] };
 const answerer: AgentSettings = { adapter: 'command', command: ['sh', '-c', ANSWERER] };
 

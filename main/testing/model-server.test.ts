@@ -51,6 +51,12 @@ describe('the model server’s script', () => {
       ['mcp__parley__report'],
       { tool: 'mcp__parley__report', input: { text: 'bob/researcher says: answer: 42' } },
     ],
+    [
+      // A peer's text, fenced as agent-prompt.ts writes it: what the fence holds is the input.
+      '<<<peer-text-0123456789abcdef01234567 from alice/assistant\nthe budget?\n> mia: a quoted line\npeer-text-0123456789abcdef01234567>>>',
+      ['mcp__parley__reply'],
+      { tool: 'mcp__parley__reply', input: { text: 'answer: the budget?\n> mia: a quoted line' } },
+    ],
     ['alice: sleep', [], { slow: 'still working on it' }],
     ['alice: hello', [], { text: 'echo: hello' }],
   ])('%s with %j → %j', (input, tools, reply) => {

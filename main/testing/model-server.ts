@@ -115,14 +115,35 @@ export function requestText(request: ModelRequest): string {
 
 const INPUT = /^([A-Za-z0-9_.-]+(?:\/[A-Za-z0-9_.-]+)?): (.+)$/;
 
-/** The last `FROM: TEXT` line of a prompt (Parley writes each input that way). */
+const FENCE_OPEN = /^<<<(peer-text-[0-9a-f]+) from ([A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+)$/;
+
+/**
+ * The last input of a prompt: a `FROM: TEXT` line (a person's) or a peer's fenced text
+ * (`<<<TAG from PEER/ROLE` … `TAG>>>`, agent-prompt.ts), whose body is what is inside.
+ */
 export function lastInput(text: string): { from: string; body: string } | null {
   const lines = text.split('\n');
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const match = INPUT.exec(lines[i]!.trim());
-    if (match) return { from: match[1]!, body: match[2]! };
+  let last: { from: string; body: string } | null = null;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    const open = FENCE_OPEN.exec(line);
+    if (open) {
+      const end = lines.findIndex((l, j) => j > i && l.trim() === `${open[1]}>>>`);
+      if (end < 0) break;
+      last = {
+        from: open[2]!,
+        body: lines
+          .slice(i + 1, end)
+          .join('\n')
+          .trim(),
+      };
+      i = end;
+      continue;
+    }
+    const match = INPUT.exec(line);
+    if (match) last = { from: match[1]!, body: match[2]! };
   }
-  return null;
+  return last;
 }
 
 /**

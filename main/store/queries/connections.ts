@@ -1,6 +1,7 @@
 import type { IncomingPolicy, OutgoingPolicy, TrustLevel } from '../../../shared/domain';
 import type { Db } from '../database';
 import { all, get, insert, run } from '../sql';
+import { cleanDescription } from '../../engine/announced';
 
 export type ConnectionStatus = 'active' | 'paused' | 'revoked';
 
@@ -145,12 +146,13 @@ export function setExposedRoles(db: Db, connectionId: number, roleIds: number[])
     run(db, 'INSERT INTO exposed_roles (connection_id, role_id) VALUES (?, ?)', connectionId, roleId);
 }
 
+/** The roles the peer exposes to us; a description stored before it was cleaned on receipt is cleaned here. */
 export function peerRoles(db: Db, connectionId: number): Array<{ name: string; description: string }> {
   return all<{ name: string; description: string }>(
     db,
     'SELECT name, description FROM peer_roles WHERE connection_id = ? ORDER BY name',
     connectionId,
-  );
+  ).map((role) => ({ name: role.name, description: cleanDescription(role.description) }));
 }
 
 export function setPeerRoles(db: Db, connectionId: number, roles: Array<{ name: string; description: string }>): void {

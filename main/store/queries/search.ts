@@ -4,7 +4,7 @@
 // is better.
 import type { Statement } from 'better-sqlite3';
 import type { ContextKind } from '../../../shared/domain';
-import { MATCH_END, MATCH_START } from '../../search/snippet';
+import type { SnippetMarks } from '../../search/snippet';
 import type { Db } from '../database';
 import { get } from '../sql';
 
@@ -138,13 +138,15 @@ export function boundedSearchExactBelow(db: Db, query: string, k: number): numbe
 /** How many characters of context a snippet has around its matches, in tokens. */
 const SNIPPET_TOKENS = 14;
 
-/** The matching row's snippet, with MATCH_START/MATCH_END around each match. */
-export function markedSnippet(db: Db, source: HitSource, rowId: number, query: string): string {
+/** The matching row's snippet, with the search's marks around each match. */
+export function markedSnippet(db: Db, source: HitSource, rowId: number, query: string, marks: SnippetMarks): string {
   const index = `${source}_search`;
   const row = get<{ snippet: string }>(
     db,
-    `SELECT snippet(${index}, -1, '${MATCH_START}', '${MATCH_END}', '…', ${SNIPPET_TOKENS}) AS snippet
+    `SELECT snippet(${index}, -1, ?, ?, '…', ${SNIPPET_TOKENS}) AS snippet
        FROM ${index} WHERE ${index} MATCH ? AND rowid = ?`,
+    marks.start,
+    marks.end,
     query,
     rowId,
   );
