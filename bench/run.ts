@@ -30,6 +30,9 @@ import { a2aClient, a2aServer } from './wire-a2a';
 import { baselineClient, baselineServer, wireBench } from './wire';
 import { storeReceiver, storeSender } from './wire-store';
 
+// Never the public DHT from the project's own runs: its installations (and their children) stay off it.
+process.env.PARLEY_DHT_BOOTSTRAP ??= 'off';
+
 const LINES = ['turn-overhead', 'stop-latency', 'cli-start', 'ask', 'thread-page', 'wire'] as const;
 type Line = (typeof LINES)[number];
 

@@ -26,6 +26,9 @@ import { seedThreads } from '../main/testing/seed-threads';
 import { removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
 import { launchChromium } from '../e2e/support/ui-harness';
 
+// Never the public DHT from the project's own runs: its installations (and their children) stay off it.
+process.env.PARLEY_DHT_BOOTSTRAP ??= 'off';
+
 export interface UiBenchResult {
   name: 'ui';
   threads: number;

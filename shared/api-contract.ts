@@ -85,8 +85,10 @@ export interface Invitation {
   code: string;
   /** The same as a parley:// link. */
   link: string;
-  /** The address (host:port) the invitation tells the peer to dial. */
-  address: string;
+  /** The address (host:port) the invitation tells the peer to dial; null when it carries only the DHT key. */
+  address: string | null;
+  /** The DHT key (hex) the invitation carries, by which the peer finds this installation from anywhere. */
+  dht: string | null;
   expiresAt: string;
 }
 
@@ -113,6 +115,11 @@ export interface PeerNetworkStatus {
   problem: string | null;
   /** The last check that dialled the invitation address from here, or null before the first. */
   check: { address: string; reachable: boolean; message: string; at: string } | null;
+  /**
+   * The DHT carrier, by which peers reach this installation from anywhere with no address:
+   * `on` with our key, `off` as configured, or `failed` with why.
+   */
+  dht: { state: 'on' | 'off' | 'failed'; key: string | null; bootstrap: string; problem: string | null };
 }
 /** One search result: the conversation, task or agent conversation a match is in, with its best match. */
 export interface SearchHit {

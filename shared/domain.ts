@@ -469,4 +469,8 @@ export interface ConnectionSummary {
   peerRoles: Array<{ name: string; description: string }>;
   lastError: string | null;
   createdAt: string;
+  /** The peer's DHT key (hex), when it is reached by the DHT as well. */
+  dhtKey: string | null;
+  /** How the open link travels: its own TCP connection, holepunched over the DHT, or relayed; null while offline. */
+  path: 'direct' | 'holepunched' | 'relayed' | null;
 }

@@ -23,6 +23,7 @@ import type { ThreadRow } from '../store/queries/threads';
 import type { ThreadListRow } from '../store/queries/thread-lists';
 import { Control } from './control';
 import { EngineCore, frameFailed, type EngineOptions } from './core';
+import type { DhtBootstrap } from '../net/dht-bootstrap';
 import { LinkManager } from './links';
 import { Pairing } from './pairing';
 import { Receiver } from './receiver';
@@ -66,6 +67,7 @@ export class ConnectionEngine implements PeerGateway {
       },
       frame: (open, frame) => this.receiver.onFrame(open, frame),
       admitStranger: (peer, hello) => this.pairing.admitStranger(peer, hello),
+      invitationOpen: () => this.pairing.invitationOpen(),
     });
     this.pairing = new Pairing(core, this.links);
     this.signals = new TurnSignals(core);
@@ -82,6 +84,16 @@ export class ConnectionEngine implements PeerGateway {
    */
   listen(host: string, port: number): Promise<string> {
     return this.links.listen(host, port);
+  }
+
+  /** Joins the DHT and listens there under our DHT key (needs `listen` first); returns the key. */
+  listenDht(bootstrap: Exclude<DhtBootstrap, { kind: 'off' }>): Promise<string> {
+    return this.links.listenDht(bootstrap);
+  }
+
+  /** Our DHT key (hex), or null when not on the DHT. */
+  get dhtKey(): string | null {
+    return this.links.dhtKey;
   }
 
   /** host:port the listener is bound to, or null when not listening. */

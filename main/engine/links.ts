@@ -5,13 +5,18 @@ import type { TLSSocket } from 'node:tls';
 import type WebSocket from 'ws';
 import type { ConnectionSummary } from '../../shared/domain';
 import { log } from '../log';
+import type { DhtBootstrap } from '../net/dht-bootstrap';
 import { transaction } from '../store/database';
 import { isStorageFailure } from '../store/storage-errors';
 import {
+  connectionByDhtKey,
   connectionByFingerprint,
   getConnectionRow,
   listConnectionRows,
   setAnnouncedAddress,
+  setDhtKey,
+  setLastPath,
+  type ConnectionRow,
 } from '../store/queries/connections';
 import { checkPeerAddress } from './announced';
 import type { EngineCore, OpenLink } from './core';
@@ -19,7 +24,15 @@ import { wsFramePort } from './frame-port';
 import { handshake, HandshakeError, type Admission } from './handshake';
 import { PeerLink } from './peer-link';
 import { attemptsAfterOpen, keepNewLink, redialDelay, type Backoff } from './redial';
-import { dialPeer, listenForPeers, peerAuthenticated, type PeerCertificate, type PeerListener } from './transport';
+import { DhtCarrier } from './dht-carrier';
+import {
+  carrierOf,
+  dialPeer,
+  listenForPeers,
+  peerAuthenticated,
+  type PeerCertificate,
+  type PeerListener,
+} from './transport';
 import { CloseCode, PROTOCOL_VERSION, type Frame, type HelloFrame } from './wire';
 
 export interface LinkEvents {
@@ -28,6 +41,30 @@ export interface LinkEvents {
   frame(open: OpenLink, frame: Frame): void;
   /** Decides on a stranger's hello: the connection its invitation makes, or null. */
   admitStranger(peer: PeerCertificate, hello: HelloFrame): number | null;
+  /** Whether an invitation is open: only then may a DHT key we do not know connect. */
+  invitationOpen(): boolean;
+}
+
+/** How a link's bytes travel: its own TCP connection, or the DHT (straight, or through a relay). */
+export type LinkPath = 'direct' | 'holepunched' | 'relayed';
+
+/** Where to reach a peer: its address, its DHT key, or both (raced). */
+export interface ReachTarget {
+  address: string | null;
+  dhtKey: string | null;
+  /** The path that won the last time: raced at once instead of after the address's head start. */
+  lastPath?: 'direct' | 'dht' | null;
+}
+
+/** How long the address has to itself before the DHT is tried as well. */
+export const DHT_HEAD_START_MS = 1_000;
+
+/** Every path to a peer failed; `attempts` says how each did. */
+export class UnreachableError extends Error {
+  constructor(readonly attempts: { path: 'address' | 'dht'; target: string; error: Error }[]) {
+    super(attempts.map((a) => `${a.path === 'dht' ? 'by DHT' : `at ${a.target}`}: ${a.error.message}`).join('; '));
+    this.name = 'UnreachableError';
+  }
 }
 
 /** At shutdown, how long peers have to answer the closing of their link. */
@@ -48,6 +85,9 @@ export class LinkManager {
   private readonly dialers = new Map<number, Dialer>();
   private readonly lastErrors = new Map<number, string>();
   private listener: PeerListener | null = null;
+  private carrier: DhtCarrier | null = null;
+  /** The path each open link came by. */
+  private readonly paths = new Map<number, LinkPath>();
   /** What invitations and hellos carry: where peers dial us. */
   private ourAddress: string | null = null;
   /** host:port the listener is bound to. */
@@ -75,6 +115,42 @@ export class LinkManager {
     this.ourAddress = `${host.includes(':') ? `[${host}]` : host}:${bound}`;
     this.boundAddress = this.ourAddress;
     return this.ourAddress;
+  }
+
+  /**
+   * Joins the DHT and listens there under our DHT key; streams that pass the firewall go
+   * to the same TLS listener as TCP connections do. Needs `listen` first.
+   */
+  async listenDht(bootstrap: Exclude<DhtBootstrap, { kind: 'off' }>): Promise<string> {
+    const listener = this.listener;
+    if (!listener) throw new Error('the DHT carrier needs the peer listener');
+    if (this.carrier) throw new Error('already on the DHT');
+    this.carrier = await DhtCarrier.start({
+      identity: this.core.options.identity,
+      bootstrap,
+      admit: (key, host) => this.admitKey(key, host, listener),
+      onStream: (stream, peer) =>
+        listener.carry(stream, peer.gateKey, { kind: 'dht', remoteKey: peer.key, path: peer.path }),
+    });
+    if (this.closed) await this.carrier.close();
+    return this.carrier.publicKey;
+  }
+
+  /** Our DHT public key (hex), or null when not on the DHT. */
+  get dhtKey(): string | null {
+    return this.carrier?.publicKey ?? null;
+  }
+
+  /** The DHT firewall: keys of known connections, and strangers only while an invitation is open and there is room. */
+  private admitKey(key: string, host: string, listener: PeerListener): boolean {
+    if (this.closed) return false;
+    if (connectionByDhtKey(this.core.db, key)) return true;
+    return this.events.invitationOpen() && listener.hasRoom(`udp:${host}`);
+  }
+
+  /** The path the open link of a connection came by. */
+  path(connectionId: number): LinkPath | null {
+    return this.isOnline(connectionId) ? (this.paths.get(connectionId) ?? null) : null;
   }
 
   /** host:port the listener is bound to, or null when not listening. */
@@ -136,6 +212,7 @@ export class LinkManager {
     for (const link of links) link.close(CloseCode.shuttingDown, 'shutting down');
     await Promise.race([told, new Promise((resolve) => setTimeout(resolve, SHUTDOWN_WAIT_MS).unref())]);
     await this.listener?.close();
+    await this.carrier?.close();
   }
 
   isOnline(connectionId: number): boolean {
@@ -172,17 +249,19 @@ export class LinkManager {
   }
 
   /**
-   * Dials `address`, pinning `fingerprint`, and runs the handshake as the dialler with
-   * `hello`; `admit` decides on the peer's hello. Resolves once the link is open.
-   * Rejects with the dial's error, or a HandshakeError.
+   * Reaches the peer by every path it has (the address first, the DHT after a head start,
+   * or at once if it won last time), pinning `fingerprint`; the first socket through the
+   * pin wins and the others are cancelled before any frame. Then runs the handshake as the
+   * dialler with `hello`; `admit` decides on the peer's hello. Resolves once the link is
+   * open. Rejects with an UnreachableError, or a HandshakeError.
    */
   async connect(
-    address: string,
+    target: ReachTarget,
     fingerprint: string,
     hello: HelloFrame,
     admit: (theirs: HelloFrame, peer: PeerCertificate) => Admission,
   ): Promise<OpenLink | null> {
-    const { ws, peer, socket } = await dialPeer(this.core.options.identity, address, fingerprint);
+    const { ws, peer, socket, path } = await this.reach(target, fingerprint);
     const link = this.track(new PeerLink(wsFramePort(ws, socket), peer, this.core.fingerprint));
     const { connectionId } = await handshake(link, {
       side: 'dialler',
@@ -194,7 +273,77 @@ export class LinkManager {
       link.close(CloseCode.shuttingDown, 'shutting down');
       return null;
     }
-    return this.opened(connectionId, link);
+    if (target.address && target.dhtKey)
+      this.remember(connectionId, (db) => setLastPath(db, connectionId, path === 'direct' ? 'direct' : 'dht'));
+    if (path !== 'direct' && target.dhtKey) {
+      const key = target.dhtKey;
+      this.remember(connectionId, (db) => setDhtKey(db, connectionId, key));
+    }
+    return this.opened(connectionId, link, path);
+  }
+
+  /** A note about a peer worth keeping; not worth a link when it cannot be saved (a full disk). */
+  private remember(connectionId: number, write: (db: EngineCore['db']) => void): void {
+    try {
+      transaction(this.core.db, () => write(this.core.db));
+    } catch (error) {
+      if (!isStorageFailure(error)) throw error;
+      log.warn('could not record how a peer is reached', { connectionId, error: String(error) });
+    }
+  }
+
+  private async reach(target: ReachTarget, fingerprint: string) {
+    const identity = this.core.options.identity;
+    const cancel = new AbortController();
+    const attempts: { path: 'address' | 'dht'; target: string; error: Error }[] = [];
+    const tries: Promise<Awaited<ReturnType<typeof dialPeer>> & { path: LinkPath }>[] = [];
+    if (target.address) {
+      const address = target.address;
+      tries.push(
+        dialPeer(identity, address, fingerprint, { signal: cancel.signal }).then(
+          (dialled) => ({ ...dialled, path: 'direct' as const }),
+          (error: Error) => {
+            attempts.push({ path: 'address', target: address, error });
+            throw error;
+          },
+        ),
+      );
+    }
+    const carrier = this.carrier;
+    if (target.dhtKey && carrier) {
+      const key = target.dhtKey;
+      const headStart = target.address && target.lastPath !== 'dht' ? DHT_HEAD_START_MS : 0;
+      tries.push(
+        waitUnlessCancelled(headStart, cancel.signal)
+          .then(async () => {
+            const { stream, path } = carrier.connect(key);
+            const dialled = await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
+              stream,
+              signal: cancel.signal,
+            });
+            return { ...dialled, path: path() };
+          })
+          .catch((error: Error) => {
+            attempts.push({ path: 'dht', target: key, error });
+            throw error;
+          }),
+      );
+    }
+    if (tries.length === 0)
+      throw new UnreachableError([
+        {
+          path: target.dhtKey ? 'dht' : 'address',
+          target: target.dhtKey ?? '',
+          error: new Error(target.dhtKey ? 'this installation is not on the DHT' : 'no address to dial'),
+        },
+      ]);
+    try {
+      return await Promise.any(tries);
+    } catch {
+      throw new UnreachableError(attempts.filter((a) => !a.error.message.startsWith('cancelled')));
+    } finally {
+      cancel.abort();
+    }
   }
 
   private track(link: PeerLink): PeerLink {
@@ -214,6 +363,7 @@ export class LinkManager {
       return;
     }
     const link = this.track(new PeerLink(wsFramePort(ws, socket), peer, peer.fingerprint));
+    const carrier = carrierOf(socket);
     let announced: string | null = null;
     handshake(link, {
       side: 'listener',
@@ -235,7 +385,10 @@ export class LinkManager {
         // A known peer now: its connection no longer counts against the caps on strangers.
         peerAuthenticated(ws);
         const note = announced === null ? null : this.takeAnnouncedAddress(connectionId, announced);
-        this.opened(connectionId, link);
+        // Noise proved the peer holds this key, TLS that it holds the pinned certificate: its DHT key from now on.
+        if (carrier && getConnectionRow(this.core.db, connectionId)?.dht_key !== carrier.remoteKey)
+          this.remember(connectionId, (db) => setDhtKey(db, connectionId, carrier.remoteKey));
+        this.opened(connectionId, link, carrier?.path ?? 'direct');
         if (note) this.noteError(connectionId, note);
       })
       .catch((error: Error) => {
@@ -271,7 +424,7 @@ export class LinkManager {
   }
 
   /** A link finished its handshake: keep one per peer, then open it. */
-  private opened(connectionId: number, link: PeerLink): OpenLink | null {
+  private opened(connectionId: number, link: PeerLink, path: LinkPath): OpenLink | null {
     const existing = this.core.open.get(connectionId);
     if (existing && existing.link.state !== 'closed') {
       if (!keepNewLink(existing.link.dialledBy, link.dialledBy, this.core.fingerprint, link.peer.fingerprint)) {
@@ -282,6 +435,7 @@ export class LinkManager {
     }
     const open: OpenLink = { connectionId, link, inFlight: new Map(), acks: null };
     this.core.open.set(connectionId, open);
+    this.paths.set(connectionId, path);
     this.lastErrors.delete(connectionId);
     const dialer = this.dialers.get(connectionId);
     if (dialer) dialer.attempt = attemptsAfterOpen(dialer.attempt, link.dialledBy === this.core.fingerprint);
@@ -307,7 +461,7 @@ export class LinkManager {
   private scheduleDial(connectionId: number, delayMs?: number): void {
     if (this.closed) return;
     const connection = getConnectionRow(this.core.db, connectionId);
-    if (!connection || connection.status === 'revoked' || !connection.address) return;
+    if (!connection || connection.status === 'revoked' || !reachable(connection)) return;
     let dialer = this.dialers.get(connectionId);
     if (!dialer) {
       dialer = { timer: null, attempt: 0, dialling: false, at: null };
@@ -330,10 +484,15 @@ export class LinkManager {
   async dial(connectionId: number, dialer: { dialling: boolean }): Promise<void> {
     if (this.closed || this.isOnline(connectionId)) return;
     const connection = getConnectionRow(this.core.db, connectionId);
-    if (!connection || connection.status === 'revoked' || !connection.address) return;
+    if (!connection || connection.status === 'revoked' || !reachable(connection)) return;
     dialer.dialling = true;
     try {
-      await this.connect(connection.address, connection.fingerprint, this.hello(), () => ({ connectionId }));
+      await this.connect(
+        { address: connection.address, dhtKey: connection.dht_key, lastPath: connection.last_path },
+        connection.fingerprint,
+        this.hello(),
+        () => ({ connectionId }),
+      );
     } catch (error) {
       const message = (error as Error).message;
       if (error instanceof HandshakeError && error.kind === 'protocol')
@@ -345,4 +504,24 @@ export class LinkManager {
     }
     if (!this.isOnline(connectionId)) this.scheduleDial(connectionId);
   }
+}
+
+function reachable(connection: ConnectionRow): boolean {
+  return connection.address !== null || connection.dht_key !== null;
+}
+
+/** Resolves after `ms`, or rejects as cancelled when `signal` aborts first. */
+function waitUnlessCancelled(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Error('cancelled: another path won'));
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', abort);
+      resolve();
+    }, ms);
+    const abort = () => {
+      clearTimeout(timer);
+      reject(new Error('cancelled: another path won'));
+    };
+    signal.addEventListener('abort', abort, { once: true });
+  });
 }

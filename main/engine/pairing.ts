@@ -10,6 +10,8 @@ import {
   insertConnection,
   insertInvitation,
   invitationBySecretHash,
+  hasOpenInvitation,
+  setDhtKey,
   setExposedRoles,
   useInvitation,
   type ConnectionRow,
@@ -22,7 +24,7 @@ import type { EngineCore } from './core';
 import { EngineError } from './errors';
 import { HandshakeError } from './handshake';
 import { decodeInvite, encodeInvite, newInviteSecret, type Invite } from './invitation';
-import type { LinkManager } from './links';
+import { UnreachableError, type LinkManager, type ReachTarget } from './links';
 import type { PeerCertificate } from './transport';
 import type { HelloFrame } from './wire';
 
@@ -36,9 +38,10 @@ export class Pairing {
     createdBy: number,
     roles: string[],
     expiresInMinutes = 24 * 60,
-  ): { code: string; link: string; address: string; expiresAt: string } {
+  ): { code: string; link: string; address: string | null; dht: string | null; expiresAt: string } {
     const address = this.links.address;
-    if (!address)
+    const dht = this.links.dhtKey;
+    if (!address && !dht)
       throw new EngineError(
         'unavailable',
         this.links.listening
@@ -49,18 +52,17 @@ export class Pairing {
     const secret = newInviteSecret();
     const expiresAt = new Date(Date.now() + expiresInMinutes * 60_000).toISOString();
     transaction(this.core.db, () => insertInvitation(this.core.db, hashToken(secret), roles, createdBy, expiresAt));
-    return {
-      ...encodeInvite({
-        v: 2,
-        name: this.core.options.name(),
-        address,
-        fingerprint: this.core.fingerprint,
-        secret,
-        expires: expiresAt,
-      }),
-      address,
-      expiresAt,
-    };
+    const common = { name: this.core.options.name(), fingerprint: this.core.fingerprint, secret, expires: expiresAt };
+    // Off the DHT, the version every Parley since the second release reads.
+    const invite: Invite = dht
+      ? { v: 3, ...common, dht, ...(address ? { address } : {}) }
+      : { v: 2, ...common, address: address! };
+    return { ...encodeInvite(invite), address, dht, expiresAt };
+  }
+
+  /** Whether an unused invitation is still open: only then may a stranger's DHT key connect. */
+  invitationOpen(): boolean {
+    return hasOpenInvitation(this.core.db, new Date().toISOString());
   }
 
   /** Dials the inviter, proves the secret and pins its certificate. */
@@ -79,27 +81,31 @@ export class Pairing {
     const existing = connectionByFingerprint(db, invite.fingerprint);
     if (existing?.status === 'revoked') throw new EngineError('revoked', revokedRefusal(existing));
     if (existing) throw new EngineError('invalid', `you are already connected to ${existing.name}`);
-    const address = checkPeerAddress(invite.address);
-    if (!address.ok)
-      throw new EngineError(
-        'invalid',
-        isUnspecifiedHost(parseHostPort(invite.address)?.host ?? '')
-          ? `this invitation carries ${invite.address}, which no one can dial; ask ${inviter} to start Parley with --advertise HOST:PORT (the address you can reach it at) and invite you again`
-          : `the invitation's address ${invite.address} is refused: ${address.reason}`,
-      );
+    if (invite.address !== undefined) {
+      const address = checkPeerAddress(invite.address);
+      if (!address.ok)
+        throw new EngineError(
+          'invalid',
+          isUnspecifiedHost(parseHostPort(invite.address)?.host ?? '')
+            ? `this invitation carries ${invite.address}, which no one can dial; ask ${inviter} to start Parley with --advertise HOST:PORT (the address you can reach it at) and invite you again`
+            : `the invitation's address ${invite.address} is refused: ${address.reason}`,
+        );
+    }
     requireRoles(db, roles);
+    const target = { address: invite.address ?? null, dhtKey: invite.v === 3 ? invite.dht : null };
     let connection: ConnectionRow | null = null;
     try {
-      await this.links.connect(invite.address, invite.fingerprint, this.links.hello(invite.secret), (hello, peer) => {
+      await this.links.connect(target, invite.fingerprint, this.links.hello(invite.secret), (hello, peer) => {
         connection = transaction(db, () => {
           const row = insertConnection(
             db,
             peer.fingerprint,
             peer.pem,
             this.connectionName(hello.name),
-            invite.address,
+            target.address,
             'invitation',
           );
+          if (target.dhtKey) setDhtKey(db, row.id, target.dhtKey);
           setExposedRoles(db, row.id, roleIds(db, roles));
           return row;
         });
@@ -109,10 +115,7 @@ export class Pairing {
       // The inviter was reached, and this side could not record the connection: said as it is.
       if (isStorageFailure(error)) throw error;
       if (!(error instanceof HandshakeError))
-        throw new EngineError(
-          'unavailable',
-          `could not reach ${inviter} at ${invite.address}: ${(error as Error).message}`,
-        );
+        throw new EngineError('unavailable', unreachableSentence(inviter, target, error as Error, this.links.dhtKey));
       if (error.kind === 'protocol') throw new EngineError('invalid', `${inviter} ${error.message}`);
       throw new EngineError('invalid', `${inviter} refused the invitation: ${error.message}`);
     }
@@ -161,4 +164,33 @@ function revokedRefusal(connection: ConnectionRow): string {
         : // Revoked before this installation recorded which side did it.
           `the connection with ${connection.name} was revoked`;
   return `${why}; a revoked peer cannot be paired again`;
+}
+
+/**
+ * Why the inviter could not be reached, in words an owner can act on: what was tried and
+ * what each side can do about it.
+ */
+export function unreachableSentence(
+  inviter: string,
+  target: ReachTarget,
+  error: Error,
+  ourDhtKey: string | null,
+): string {
+  const attempts = error instanceof UnreachableError ? error.attempts : [];
+  const tried = attempts.map((a) =>
+    a.path === 'dht' ? `by its DHT key (${a.error.message})` : `at ${a.target} (${a.error.message})`,
+  );
+  const what = tried.length > 0 ? tried.join(', and ') : error.message;
+  const advice: string[] = [];
+  if (target.dhtKey && !ourDhtKey)
+    advice.push('this installation is not on the DHT: turn the DHT on (Settings, or drop --no-dht) and try again');
+  else if (target.dhtKey)
+    advice.push(
+      `ask ${inviter} to check that Parley is running and online; if both of you are behind strict routers, one of you can add a relay`,
+    );
+  if (target.address && !target.dhtKey)
+    advice.push(
+      `ask ${inviter} whether ${target.address} is still where Parley listens, and that it is reachable from your network`,
+    );
+  return `could not reach ${inviter}: tried ${what}. ${advice.join('; ')}.`.replace(/\.\.$/, '.');
 }

@@ -53,6 +53,8 @@ export class Views {
       peerRoles: peerRoles(db, connection.id),
       lastError: this.links.lastError(connection.id),
       createdAt: connection.created_at,
+      dhtKey: connection.dht_key,
+      path: this.links.path(connection.id),
     };
   }
 

@@ -21,6 +21,7 @@ import {
   type PeerSettings,
 } from './peer-settings';
 import { checkReachable, type Reachability } from './reachability';
+import { describeBootstrap, type DhtBootstrap } from '../net/dht-bootstrap';
 
 /** How an installation gets its peer settings. */
 export type PeerConfig =
@@ -71,6 +72,8 @@ export interface PeerNetworkOptions {
   identity: Identity;
   events: EventHub;
   config: PeerConfig;
+  /** Which DHT it joins beside listening on its address (off: none). */
+  dht?: DhtBootstrap;
 }
 
 export class PeerNetwork {
@@ -78,6 +81,8 @@ export class PeerNetwork {
   private boundPort: number | null = null;
   /** Why the listener is not running, when it should be. */
   private failure: string | null = null;
+  /** Why the DHT carrier is not running, when it should be. */
+  private dhtFailure: string | null = null;
   private lastCheck: Reachability | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly checks = new AbortController();
@@ -105,6 +110,7 @@ export class PeerNetwork {
       } catch (error) {
         throw listenFailure(this.settings, error);
       }
+      await this.joinDht();
       return;
     }
     try {
@@ -118,7 +124,30 @@ export class PeerNetwork {
       this.failure = listenFailure(this.settings, error).message;
       log.warn('not listening for peers', { reason: this.failure });
     }
+    await this.joinDht();
     this.checkInBackground();
+  }
+
+  /**
+   * Joins the DHT as configured. Not being on it is reported, never fatal: the address
+   * still works, and the DHT may be unreachable for a while (no network yet).
+   */
+  private async joinDht(): Promise<void> {
+    const dht = this.options.dht ?? { kind: 'off' };
+    if (dht.kind === 'off' || this.options.engine.listening === null) return;
+    try {
+      const key = await this.options.engine.listenDht(dht);
+      this.dhtFailure = null;
+      log.info('on the DHT', { key, bootstrap: describeBootstrap(dht) });
+    } catch (error) {
+      this.dhtFailure = `could not join the DHT (${describeBootstrap(dht)}): ${(error as Error).message}`;
+      log.warn('not on the DHT', { reason: this.dhtFailure });
+    }
+  }
+
+  /** Whether invitations can be made: an address to dial, or a DHT key to find. */
+  get invitable(): boolean {
+    return this.invitationAddress !== null || this.options.engine.dhtKey !== null;
   }
 
   get invitationAddress(): string | null {
@@ -138,8 +167,20 @@ export class PeerNetwork {
       listening: this.options.engine.listening,
       invitationAddress: address,
       thisComputerOnly: parts !== null && isLoopback(parts.host),
-      problem: this.problem(address, check),
+      problem: this.invitable && address === null ? null : this.problem(address, check),
       check,
+      dht: this.dhtStatus(),
+    };
+  }
+
+  private dhtStatus(): PeerNetworkStatus['dht'] {
+    const dht = this.options.dht ?? { kind: 'off' };
+    const key = this.options.engine.dhtKey;
+    return {
+      state: dht.kind === 'off' ? 'off' : key ? 'on' : 'failed',
+      key,
+      bootstrap: describeBootstrap(dht),
+      problem: dht.kind === 'off' ? null : key ? null : (this.dhtFailure ?? 'not on the DHT'),
     };
   }
 

@@ -253,6 +253,16 @@ const seeds: Record<number, (db: Db) => void> = {
       "INSERT INTO deleted_roots (kind, id, title) VALUES ('conversation', 2, 'carol’s conversation with assistant')",
     ).run();
   },
+  19: () => {},
+  20: () => {},
+  21: () => {},
+  22: () => {},
+  23: () => {},
+  24: () => {},
+  25: (db) => {
+    // carol is reached by the DHT as well; a second connection may not claim her key.
+    db.prepare(`UPDATE connections SET dht_key = '${'ab'.repeat(32)}', last_path = 'dht' WHERE id = 1`).run();
+  },
 };
 
 /** Row ids the search index finds for an FTS5 query in one of its tables. */
@@ -536,6 +546,24 @@ const checks: Record<number, (db: Db) => void> = {
       { kind: 'conversation', id: 2, title: 'carol’s conversation with assistant' },
     ]);
     expect(() => db.prepare("UPDATE threads SET peer_turn = 'asleep' WHERE wire_id = 'T1'").run()).toThrow(/CHECK/);
+  },
+  19: () => {},
+  20: () => {},
+  21: () => {},
+  22: () => {},
+  23: () => {},
+  24: () => {},
+  25: (db) => {
+    // Every connection had only its address before; the DHT key and the relays start empty.
+    expect(db.prepare('SELECT relays FROM connections WHERE id = 2').get()).toEqual({ relays: '[]' });
+    expect(db.prepare('SELECT dht_key, last_path FROM connections WHERE id = 1').get()).toEqual({
+      dht_key: 'ab'.repeat(32),
+      last_path: 'dht',
+    });
+    expect(() => db.prepare(`UPDATE connections SET dht_key = '${'ab'.repeat(32)}' WHERE id = 2`).run()).toThrow(
+      /UNIQUE/,
+    );
+    expect(() => db.prepare("UPDATE connections SET dht_key = 'short' WHERE id = 2").run()).toThrow(/CHECK/);
   },
 };
 

@@ -587,7 +587,14 @@ function InviteDialog({ onClose }: { onClose: () => void }) {
           <CopyField label="Invitation code" value={invitation.code} copyLabel="Copy code" multiline />
           <CopyField label="Invitation link" value={invitation.link} copyLabel="Copy link" />
           <p className="invite-address">
-            They will dial <code>{invitation.address}</code>.
+            {invitation.address ? (
+              <>
+                They will dial <code>{invitation.address}</code>
+                {invitation.dht ? ', and find this installation by its DHT key if that fails' : ''}.
+              </>
+            ) : (
+              'They will find this installation by its DHT key, wherever both of you are.'
+            )}
           </p>
           {network && network.invitationAddress === invitation.address && <ThisComputerOnly status={network} />}
           <p className="muted small">

@@ -17,6 +17,13 @@ import { summariseThreadLists } from './0015-thread-list-summaries';
 import { addApprovals } from './0016-approvals';
 import { createAttention } from './0017-attention';
 import { keepAskState } from './0018-ask-state';
+import { placeholder19 } from './0019-placeholder';
+import { placeholder20 } from './0020-placeholder';
+import { placeholder21 } from './0021-placeholder';
+import { placeholder22 } from './0022-placeholder';
+import { placeholder23 } from './0023-placeholder';
+import { placeholder24 } from './0024-placeholder';
+import { recordReach } from './0025-reach';
 
 export interface Migration {
   version: number;
@@ -46,4 +53,11 @@ export const migrations: readonly Migration[] = [
   { version: 16, name: 'approvals', up: addApprovals, foreignKeys: 'off' },
   { version: 17, name: 'attention', up: createAttention },
   { version: 18, name: 'ask-state', up: keepAskState },
+  { version: 19, name: 'placeholder', up: placeholder19 },
+  { version: 20, name: 'placeholder', up: placeholder20 },
+  { version: 21, name: 'placeholder', up: placeholder21 },
+  { version: 22, name: 'placeholder', up: placeholder22 },
+  { version: 23, name: 'placeholder', up: placeholder23 },
+  { version: 24, name: 'placeholder', up: placeholder24 },
+  { version: 25, name: 'reach', up: recordReach },
 ];
