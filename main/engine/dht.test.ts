@@ -6,7 +6,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DhtBootstrap } from '../net/dht-bootstrap';
 import type { TestInstallation } from '../testing/installation';
 import { openPeer, pair } from '../testing/network';
+import { MAX_UNAUTHENTICATED_PER_ADDRESS } from '../net/limits';
 import { decodeInvite, encodeInvite } from './invitation';
+import { DHT_HEAD_START_MS, dhtHeadStart } from './links';
 
 let testnet: Testnet;
 let bootstrap: DhtBootstrap;
@@ -128,6 +130,96 @@ describe('the DHT carrier', () => {
       expect(Date.now() - started).toBeLessThan(5_000);
       if (side === 'bob') bob = back;
       else alice = back;
+    }
+  });
+
+  it.each([
+    [{ address: '127.0.0.1:1', dhtKey: 'k', lastPath: null }, DHT_HEAD_START_MS],
+    [{ address: '127.0.0.1:1', dhtKey: 'k', lastPath: 'direct' }, DHT_HEAD_START_MS],
+    [{ address: '127.0.0.1:1', dhtKey: 'k', lastPath: 'dht' }, 0],
+    [{ address: null, dhtKey: 'k', lastPath: null }, 0],
+  ] as const)('gives the address of %j a head start of %i ms over the DHT', (target, ms) => {
+    expect(dhtHeadStart(target)).toBe(ms);
+  });
+
+  it('races the address and the DHT: the address wins when it answers, the DHT when it does not, and the peer learns our key by a reach frame', async () => {
+    const alice = await peer('alice');
+    const bob = await peer('bob');
+    const { acceptorConnectionId, inviterConnectionId } = await pair(bob, alice);
+    const atAlice = () => alice.owner('connections.list', {}).then((list) => list[0]!);
+    const atBob = () => bob.owner('connections.list', {}).then((list) => list[0]!);
+    // Both paths open, the address wins on loopback and the DHT dial is cancelled before any frame.
+    expect(await atAlice()).toMatchObject({ path: 'direct', dhtKey: bob.installation.engine.dhtKey });
+    expect(
+      alice.installation.db.prepare('SELECT last_path FROM connections WHERE id = ?').get(acceptorConnectionId),
+    ).toEqual({ last_path: 'direct' });
+    // The link came by TCP, yet bob knows alice's DHT key: her reach frame told him.
+    await bob.waitFor(async () => (await atBob()).dhtKey === alice.installation.engine.dhtKey, "alice's key at bob");
+    // Now bob has no address to give, and the one alice has refuses: both find each other by the DHT.
+    bob.installation.engine.setAddress(null);
+    bob.installation.db.prepare('UPDATE connections SET address = NULL WHERE id = ?').run(inviterConnectionId);
+    alice.installation.db
+      .prepare("UPDATE connections SET address = '127.0.0.1:1' WHERE id = ?")
+      .run(acceptorConnectionId);
+    alice.installation.engine.reconnectAll();
+    await alice.waitFor(async () => (await atAlice()).path === 'holepunched', 'the link over the DHT');
+    await bob.waitFor(async () => {
+      const c = await atBob();
+      return c.online && c.path === 'holepunched';
+    }, 'bob over the DHT');
+  });
+
+  it('still takes a version 2 invitation (an address, no DHT key) on an installation that is on the DHT', async () => {
+    const alice = await peer('alice');
+    const bob = await peer('bob');
+    const invitation = await bob.owner('connections.invite', {});
+    const {
+      v: _v,
+      dht: _dht,
+      relays: _relays,
+      address,
+      ...rest
+    } = decodeInvite(invitation.code) as Extract<ReturnType<typeof decodeInvite>, { v: 3 }>;
+    const v2 = encodeInvite({ v: 2, ...rest, address: address! }).code;
+    const accepted = await alice.owner('connections.accept', { code: v2 });
+    expect(accepted).toMatchObject({ address: invitation.address, dhtKey: null, online: true, path: 'direct' });
+  });
+
+  it(`gives the DHT's strangers ${MAX_UNAUTHENTICATED_PER_ADDRESS} places per host, for a few seconds, while known peers come and go`, async () => {
+    const alice = await keyOnly('alice');
+    const bob = await keyOnly('bob');
+    await pair(bob, alice);
+    await bob.owner('connections.invite', {});
+    const stranger = new DHT({ bootstrap: testnet.bootstrap, host: '127.0.0.1' });
+    const many = MAX_UNAUTHENTICATED_PER_ADDRESS + 8;
+    try {
+      const key = Buffer.from(bob.installation.engine.dhtKey!, 'hex');
+      const streams = Array.from({ length: many }, () => stranger.connect(key, { keyPair: DHT.keyPair() }));
+      const closed = streams.map(
+        (stream) =>
+          new Promise<number>((resolve) => {
+            stream.on('error', () => {});
+            stream.once('close', () => resolve(Date.now()));
+          }),
+      );
+      // Those over the cap are refused (by the firewall, or dropped on arrival)...
+      let ended = 0;
+      await new Promise<void>((resolve) => {
+        for (const c of closed) void c.then(() => ++ended === many - MAX_UNAUTHENTICATED_PER_ADDRESS && resolve());
+      });
+      const heldAt = Date.now();
+      expect(streams.filter((stream) => !stream.destroyed).length).toBe(MAX_UNAUTHENTICATED_PER_ADDRESS);
+      // ...while a known peer's key holds no stranger's place and gets in at once.
+      alice.installation.engine.reconnectAll();
+      await alice.waitFor(
+        async () => (await alice.owner('connections.list', {}))[0]!.path === 'holepunched',
+        'alice back',
+      );
+      // The places are given back when the TLS handshake's time is up.
+      const times = await Promise.all(closed);
+      expect(Math.max(...times) - heldAt).toBeLessThan(6_000);
+    } finally {
+      await stranger.destroy();
     }
   });
 });

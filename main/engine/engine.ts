@@ -63,9 +63,11 @@ export class ConnectionEngine implements PeerGateway {
         this.control.sendRoles(open);
         this.signals.flush(open);
         this.sender.resendAll(open).catch((error: unknown) => frameFailed(open.link, error));
+        this.links.sendReach(open);
         core.connectionChanged(open.connectionId);
       },
-      frame: (open, frame) => this.receiver.onFrame(open, frame),
+      frame: (open, frame) =>
+        frame.type === 'reach' ? this.links.takeReach(open, frame) : this.receiver.onFrame(open, frame),
       admitStranger: (peer, hello) => this.pairing.admitStranger(peer, hello),
       invitationOpen: () => this.pairing.invitationOpen(),
     });

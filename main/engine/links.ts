@@ -16,6 +16,7 @@ import {
   setAnnouncedAddress,
   setDhtKey,
   setLastPath,
+  setRelays,
   type ConnectionRow,
 } from '../store/queries/connections';
 import { checkPeerAddress } from './announced';
@@ -33,7 +34,7 @@ import {
   type PeerCertificate,
   type PeerListener,
 } from './transport';
-import { CloseCode, PROTOCOL_VERSION, type Frame, type HelloFrame } from './wire';
+import { CloseCode, PROTOCOL_VERSION, type Frame, type HelloFrame, type ReachFrame } from './wire';
 
 export interface LinkEvents {
   /** A link opened for a connection (after the handshake, and after any duplicate was settled). */
@@ -58,6 +59,14 @@ export interface ReachTarget {
 
 /** How long the address has to itself before the DHT is tried as well. */
 export const DHT_HEAD_START_MS = 1_000;
+
+/**
+ * How long the DHT waits for the address: not at all when there is no address or the DHT
+ * won last time, else the head start (cut short by the address failing, see reach()).
+ */
+export function dhtHeadStart(target: ReachTarget): number {
+  return target.address && target.lastPath !== 'dht' ? DHT_HEAD_START_MS : 0;
+}
 
 /** Every path to a peer failed; `attempts` says how each did. */
 export class UnreachableError extends Error {
@@ -129,8 +138,13 @@ export class LinkManager {
       identity: this.core.options.identity,
       bootstrap,
       admit: (key, host) => this.admitKey(key, host, listener),
+      // A known key holds no stranger's place: Noise proved it is a peer's.
       onStream: (stream, peer) =>
-        listener.carry(stream, peer.gateKey, { kind: 'dht', remoteKey: peer.key, path: peer.path }),
+        listener.carry(stream, connectionByDhtKey(this.core.db, peer.key) ? null : peer.gateKey, {
+          kind: 'dht',
+          remoteKey: peer.key,
+          path: peer.path,
+        }),
     });
     if (this.closed) await this.carrier.close();
     return this.carrier.publicKey;
@@ -146,6 +160,31 @@ export class LinkManager {
     if (this.closed) return false;
     if (connectionByDhtKey(this.core.db, key)) return true;
     return this.events.invitationOpen() && listener.hasRoom(`udp:${host}`);
+  }
+
+  /** Tells the peer where we are reached besides our address (revision 2; an older peer gets nothing). */
+  sendReach(open: OpenLink): void {
+    open.link.send({ type: 'reach', dht: this.dhtKey, address: this.ourAddress, relays: [] });
+  }
+
+  /** Where the peer says it is reached: its DHT key is dialled from now on, as its address is. */
+  takeReach(open: OpenLink, frame: ReachFrame): void {
+    const { connectionId } = open;
+    const connection = getConnectionRow(this.core.db, connectionId);
+    if (!connection) return;
+    let note: string | null = null;
+    if (frame.address !== null) note = this.takeAnnouncedAddress(connectionId, frame.address);
+    const key = frame.dht;
+    const relays = JSON.stringify(frame.relays);
+    if (key !== null && key !== connection.dht_key) {
+      const holder = connectionByDhtKey(this.core.db, key);
+      if (holder && holder.id !== connectionId)
+        note = `ignored the DHT key ${connection.name} announced: it is ${holder.name}'s`;
+      else this.remember(connectionId, (db) => setDhtKey(db, connectionId, key));
+    }
+    if (relays !== connection.relays) this.remember(connectionId, (db) => setRelays(db, connectionId, relays));
+    if (note) this.noteError(connectionId, note);
+    else this.core.connectionChanged(connectionId);
   }
 
   /** The path the open link of a connection came by. */
@@ -297,6 +336,8 @@ export class LinkManager {
     const cancel = new AbortController();
     const attempts: { path: 'address' | 'dht'; target: string; error: Error }[] = [];
     const tries: Promise<Awaited<ReturnType<typeof dialPeer>> & { path: LinkPath }>[] = [];
+    /** The address failed: the DHT need not wait out the address's head start. */
+    const addressGaveUp = new AbortController();
     if (target.address) {
       const address = target.address;
       tries.push(
@@ -304,6 +345,7 @@ export class LinkManager {
           (dialled) => ({ ...dialled, path: 'direct' as const }),
           (error: Error) => {
             attempts.push({ path: 'address', target: address, error });
+            addressGaveUp.abort();
             throw error;
           },
         ),
@@ -312,9 +354,9 @@ export class LinkManager {
     const carrier = this.carrier;
     if (target.dhtKey && carrier) {
       const key = target.dhtKey;
-      const headStart = target.address && target.lastPath !== 'dht' ? DHT_HEAD_START_MS : 0;
+      const headStart = dhtHeadStart(target);
       tries.push(
-        waitUnlessCancelled(headStart, cancel.signal)
+        waitUnlessCancelled(headStart, cancel.signal, addressGaveUp.signal)
           .then(async () => {
             const { stream, path } = carrier.connect(key);
             const dialled = await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
@@ -510,18 +552,32 @@ function reachable(connection: ConnectionRow): boolean {
   return connection.address !== null || connection.dht_key !== null;
 }
 
-/** Resolves after `ms`, or rejects as cancelled when `signal` aborts first. */
-function waitUnlessCancelled(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms` or once `early` aborts, or rejects as cancelled when `signal` aborts first. */
+function waitUnlessCancelled(ms: number, signal: AbortSignal, early: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(new Error('cancelled: another path won'));
-    const timer = setTimeout(() => {
+    if (ms === 0 || early.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
       signal.removeEventListener('abort', abort);
+      early.removeEventListener('abort', done);
+    };
+    const timer = setTimeout(() => {
+      done();
       resolve();
     }, ms);
     const abort = () => {
-      clearTimeout(timer);
+      done();
       reject(new Error('cancelled: another path won'));
     };
     signal.addEventListener('abort', abort, { once: true });
+    early.addEventListener(
+      'abort',
+      () => {
+        done();
+        resolve();
+      },
+      { once: true },
+    );
   });
 }

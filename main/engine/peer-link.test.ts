@@ -268,10 +268,10 @@ describe('the revision a link speaks', () => {
   }
 
   it('is the newest both ends speak: this revision between two of today', async () => {
-    expect(PROTOCOL_REVISION).toBe(1);
-    expect(await overTls(PROTOCOL_REVISION)).toEqual({ revisions: [1, 1], sent: true, received: ['turn', 'revoke'] });
+    expect(PROTOCOL_REVISION).toBe(2);
+    expect(await overTls(PROTOCOL_REVISION)).toEqual({ revisions: [2, 2], sent: true, received: ['turn', 'revoke'] });
     const [dialler, listener] = memoryFramePorts();
-    expect(await exchange(dialler, listener)).toEqual({ revisions: [1, 1], sent: true, received: ['turn', 'revoke'] });
+    expect(await exchange(dialler, listener)).toEqual({ revisions: [2, 2], sent: true, received: ['turn', 'revoke'] });
   });
 
   it('is 0 with a dialler from before revisions, which then never gets a frame it does not know', async () => {

@@ -42,9 +42,10 @@ export interface PeerListener {
   /**
    * Takes a stream from another carrier (the DHT) as if it were a TCP connection: the same
    * TLS, WebSocket and hello follow. `gateKey` is whom its place before authentication
-   * counts against; `carrier` is what carrierOf gives back for the TLS socket.
+   * counts against (null: a known peer's, which holds none); `carrier` is what carrierOf
+   * gives back for the TLS socket.
    */
-  carry(stream: Duplex, gateKey: string, carrier: Carrier): void;
+  carry(stream: Duplex, gateKey: string | null, carrier: Carrier): void;
   /** Whether a carried stream counted against `gateKey` would get a place now. */
   hasRoom(gateKey: string): boolean;
   close(): Promise<void>;
@@ -178,7 +179,7 @@ export async function listenForPeers(
     hasRoom: (gateKey) => carriedGate.hasRoom(gateKey),
     carry(stream, gateKey, carrier) {
       stream.on('error', () => stream.destroy());
-      const ticket = carriedGate.admit(gateKey);
+      const ticket = gateKey === null ? { release() {} } : carriedGate.admit(gateKey);
       if (!ticket) {
         stream.destroy();
         return;

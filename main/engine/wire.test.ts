@@ -141,7 +141,7 @@ describe('the fast decoder of text and ack frames', () => {
 
 describe('revisions of protocol 2', () => {
   it('names each revision as a WebSocket subprotocol and reads it back; anything else is revision 0', () => {
-    expect(offeredSubprotocols()).toEqual(['parley.2', 'parley.2.1']);
+    expect(offeredSubprotocols()).toEqual(['parley.2', 'parley.2.1', 'parley.2.2']);
     expect(offeredSubprotocols(0)).toEqual(['parley.2']);
     const table: Array<[string, number]> = [
       ['parley.2.1', 1],
@@ -177,7 +177,10 @@ describe('revisions of protocol 2', () => {
   });
 
   it('puts every frame of protocol 2 in revision 0 except the ones added since', () => {
-    expect(Object.entries(frameRevision).filter(([, revision]) => revision > 0)).toEqual([['turn', 1]]);
+    expect(Object.entries(frameRevision).filter(([, revision]) => revision > 0)).toEqual([
+      ['turn', 1],
+      ['reach', 2],
+    ]);
     expect(Math.max(...Object.values(frameRevision))).toBe(PROTOCOL_REVISION);
   });
 });

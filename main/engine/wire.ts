@@ -7,12 +7,13 @@
 // peers of different numbers refuse each other. Frames a peer can go without are
 // added as a *revision* of protocol 2 instead, agreed before the first frame as the
 // WebSocket subprotocol (an older peer never sees a frame it does not know: peers
-// from before revisions close the link on one). Revision 1 adds `turn`.
+// from before revisions close the link on one). Revision 1 adds `turn`; revision 2 adds
+// `reach`.
 import { z } from 'zod';
 
 export const PROTOCOL_VERSION = 2;
 /** The newest revision of protocol 2 this Parley speaks (see the version rules above). */
-export const PROTOCOL_REVISION = 1;
+export const PROTOCOL_REVISION = 2;
 /** Largest frame accepted; a text body is capped well below it. */
 export const MAX_FRAME_BYTES = 256 * 1024;
 export const MAX_TEXT_CHARS = 100_000;
@@ -82,12 +83,23 @@ export const frameSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('revoke') }),
   /** Revision 1: the state of the turn that took the texts up to `seq` of a thread the receiver started. */
   z.strictObject({ type: z.literal('turn'), thread: threadId, seq, state: z.enum(turnStates) }),
+  /** Revision 2: where the sender is reached besides its address: its DHT key, and relays it uses. */
+  z.strictObject({
+    type: z.literal('reach'),
+    dht: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .nullable(),
+    address: z.string().max(300).nullable(),
+    relays: z.array(z.string().regex(/^[0-9a-f]{64}$/)).max(8),
+  }),
 ]);
 export type Frame = z.infer<typeof frameSchema>;
 export type HelloFrame = z.infer<typeof helloFrame>;
 export type TextFrame = Extract<Frame, { type: 'text' }>;
 export type AckFrame = Extract<Frame, { type: 'ack' }>;
 export type TurnFrame = Extract<Frame, { type: 'turn' }>;
+export type ReachFrame = Extract<Frame, { type: 'reach' }>;
 
 /** The revision of protocol 2 each frame came with: it goes only on a link that agreed to that revision. */
 export const frameRevision: Record<Frame['type'], number> = {
@@ -98,6 +110,7 @@ export const frameRevision: Record<Frame['type'], number> = {
   reject: 0,
   revoke: 0,
   turn: 1,
+  reach: 2,
 };
 
 /** The WebSocket subprotocol that names a revision of protocol 2: `parley.2`, `parley.2.1`, … */

@@ -98,6 +98,11 @@ export function setDhtKey(db: Db, id: number, key: string): void {
   run(db, 'UPDATE connections SET dht_key = ? WHERE id = ?', key, id);
 }
 
+/** The relays the peer named, a JSON array of their keys. */
+export function setRelays(db: Db, id: number, relays: string): void {
+  run(db, 'UPDATE connections SET relays = ? WHERE id = ?', relays, id);
+}
+
 export function setLastPath(db: Db, id: number, path: 'direct' | 'dht'): void {
   run(db, 'UPDATE connections SET last_path = ? WHERE id = ? AND last_path IS NOT ?', path, id, path);
 }
