@@ -36,6 +36,8 @@ export interface PeerDirectoryEntry {
   peer: string;
   /** online: a send goes now; offline: it waits until the peer is back; paused: sends are refused. */
   state: 'online' | 'offline' | 'paused';
+  /** Present when the link goes over the DHT: holepunched, or through a relay (which sees only ciphertext). */
+  path?: 'holepunched' | 'relayed';
   /** The roles this peer lets this installation's roles address, with what they do. */
   roles: { address: string; description: string }[];
 }

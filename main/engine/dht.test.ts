@@ -2,6 +2,7 @@
 // UDP sockets on 127.0.0.1, the same pinned mutual TLS as over TCP.
 import createTestnet, { type Testnet } from '@hyperswarm/testnet';
 import DHT from 'hyperdht';
+import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DhtBootstrap } from '../net/dht-bootstrap';
 import type { TestInstallation } from '../testing/installation';
@@ -9,6 +10,7 @@ import { openPeer, pair } from '../testing/network';
 import { MAX_UNAUTHENTICATED_PER_ADDRESS } from '../net/limits';
 import { decodeInvite, encodeInvite } from './invitation';
 import { DHT_HEAD_START_MS, dhtHeadStart } from './links';
+import { plainDialError } from './pairing';
 
 let testnet: Testnet;
 let bootstrap: DhtBootstrap;
@@ -65,6 +67,10 @@ describe('the DHT carrier', () => {
     expect(atAlice).toMatchObject({ address: null, dhtKey: bob.installation.engine.dhtKey, path: 'holepunched' });
     // The inviter learned the acceptor's key from the stream its link came by, and can dial it back.
     expect(atBob).toMatchObject({ address: null, dhtKey: alice.installation.engine.dhtKey, path: 'holepunched' });
+    // What roles see of their peers (`parley peers`, `parley context`) names the path too.
+    expect(alice.installation.engine.peers()).toEqual([
+      { peer: 'bob', state: 'online', path: 'holepunched', roles: [{ address: 'bob/researcher', description: '' }] },
+    ]);
 
     const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
     await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: over the DHT?' });
@@ -85,7 +91,7 @@ describe('the DHT carrier', () => {
     // carol's key with bob's fingerprint: whoever answers at carol's key is not bob.
     const forged = encodeInvite({ ...decodeInvite(code), v: 3, dht: carol.installation.engine.dhtKey! }).code;
     await expect(alice.owner('connections.accept', { code: forged })).rejects.toThrow(
-      /could not reach bob: tried by its DHT key \(the peer presented certificate [0-9a-f]{16}…, not the pinned/,
+      /could not reach bob \(tried by its DHT key: someone else answered there \(the peer presented certificate [0-9a-f]{16}…, not the pinned/,
     );
     expect(await alice.owner('connections.list', {})).toEqual([]);
     expect(await carol.owner('connections.list', {})).toEqual([]);
@@ -221,5 +227,53 @@ describe('the DHT carrier', () => {
     } finally {
       await stranger.destroy();
     }
+  });
+
+  it('tells an acceptor who cannot reach the inviter, within about 10 s, what was tried and what each side can do', async () => {
+    const alice = await peer('alice');
+    const bob = await keyOnly('bob');
+    // An address that takes the connection and never answers, and bob gone from the DHT.
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = `127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+      const invite = decodeInvite((await bob.owner('connections.invite', {})).code);
+      open.splice(open.indexOf(bob), 1);
+      await bob.close();
+      const code = encodeInvite({ ...invite, v: 3, dht: (invite as { dht: string }).dht, address }).code;
+      const started = Date.now();
+      const error = (await alice.owner('connections.accept', { code }).catch((e: unknown) => e)) as Error;
+      const took = Date.now() - started;
+      expect(error.message).toMatch(
+        new RegExp(
+          `^could not reach bob \\(tried at ${address}: no answer within 8 s; by its DHT key: (it is not on the DHT now|it did not let this installation in|no answer within 8 s)\\)\\. Ask bob to check that Parley is running and online; if both of you are behind strict routers, one of you can add a relay\\.$`,
+        ),
+      );
+      expect(took).toBeLessThan(10_000);
+    } finally {
+      silent.close();
+    }
+  });
+
+  it.each([
+    [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }), 'nothing listens there'],
+    [new Error('Opening handshake has timed out'), 'no answer within 8 s'],
+    [Object.assign(new Error('Peer not found'), { code: 'PEER_NOT_FOUND' }), 'it is not on the DHT now'],
+    [
+      Object.assign(new Error('Both remote and local NATs are randomized'), {
+        code: 'HOLEPUNCH_DOUBLE_RANDOMIZED_NATS',
+      }),
+      'both routers change ports on every connection, so only a relay can join you',
+    ],
+    [
+      Object.assign(new Error('Holepunching probe did not finish in time'), { code: 'HOLEPUNCH_PROBE_TIMEOUT' }),
+      'holepunching through the routers failed',
+    ],
+    [
+      Object.assign(new Error('Could not connect to peer'), { code: 'PEER_CONNECTION_FAILED' }),
+      'it did not let this installation in',
+    ],
+  ])('says %s as %j', (error, words) => {
+    expect(plainDialError(error)).toBe(words);
   });
 });

@@ -5,18 +5,27 @@ import type { Db } from '../store/database';
 import { listConnectionRows, peerRoles, type ConnectionRow } from '../store/queries/connections';
 import { EngineError } from './errors';
 
-export function peerDirectory(db: Db, isOnline: (connectionId: number) => boolean): PeerDirectoryEntry[] {
+export function peerDirectory(
+  db: Db,
+  isOnline: (connectionId: number) => boolean,
+  /** How an open link travels; only a link over the DHT is named (a direct one is the usual case). */
+  path: (connectionId: number) => 'direct' | 'holepunched' | 'relayed' | null = () => null,
+): PeerDirectoryEntry[] {
   return listConnectionRows(db)
     .filter((connection) => connection.status !== 'revoked')
     .sort((a, b) => a.name.localeCompare(b.name))
-    .map((connection) => ({
-      peer: connection.name,
-      state: connection.status === 'paused' ? 'paused' : isOnline(connection.id) ? 'online' : 'offline',
-      roles: peerRoles(db, connection.id).map((role) => ({
-        address: `${connection.name}/${role.name}`,
-        description: role.description,
-      })),
-    }));
+    .map((connection) => {
+      const via = path(connection.id);
+      return {
+        peer: connection.name,
+        state: connection.status === 'paused' ? 'paused' : isOnline(connection.id) ? 'online' : 'offline',
+        ...(via && via !== 'direct' ? { path: via } : {}),
+        roles: peerRoles(db, connection.id).map((role) => ({
+          address: `${connection.name}/${role.name}`,
+          description: role.description,
+        })),
+      };
+    });
 }
 
 /** A refusal for a connection that does not exist, naming whom the role can ask instead. */

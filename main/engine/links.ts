@@ -57,6 +57,9 @@ export interface ReachTarget {
   lastPath?: 'direct' | 'dht' | null;
 }
 
+/** How long each path has to get through the pin: an acceptor who cannot reach the inviter learns why soon after. */
+export const DIAL_TIMEOUT_MS = 8_000;
+
 /** How long the address has to itself before the DHT is tried as well. */
 export const DHT_HEAD_START_MS = 1_000;
 
@@ -341,7 +344,7 @@ export class LinkManager {
     if (target.address) {
       const address = target.address;
       tries.push(
-        dialPeer(identity, address, fingerprint, { signal: cancel.signal }).then(
+        dialPeer(identity, address, fingerprint, { signal: cancel.signal, timeoutMs: DIAL_TIMEOUT_MS }).then(
           (dialled) => ({ ...dialled, path: 'direct' as const }),
           (error: Error) => {
             attempts.push({ path: 'address', target: address, error });
@@ -362,6 +365,7 @@ export class LinkManager {
             const dialled = await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
               stream,
               signal: cancel.signal,
+              timeoutMs: DIAL_TIMEOUT_MS - headStart,
             });
             return { ...dialled, path: path() };
           })
@@ -382,7 +386,12 @@ export class LinkManager {
     try {
       return await Promise.any(tries);
     } catch {
-      throw new UnreachableError(attempts.filter((a) => !a.error.message.startsWith('cancelled')));
+      // Said in the order they were tried: the address, then the DHT.
+      throw new UnreachableError(
+        attempts
+          .filter((a) => !a.error.message.startsWith('cancelled'))
+          .sort((a, b) => (a.path === b.path ? 0 : a.path === 'address' ? -1 : 1)),
+      );
     } finally {
       cancel.abort();
     }

@@ -24,7 +24,7 @@ import type { EngineCore } from './core';
 import { EngineError } from './errors';
 import { HandshakeError } from './handshake';
 import { decodeInvite, encodeInvite, newInviteSecret, type Invite } from './invitation';
-import { UnreachableError, type LinkManager, type ReachTarget } from './links';
+import { DIAL_TIMEOUT_MS, UnreachableError, type LinkManager, type ReachTarget } from './links';
 import type { PeerCertificate } from './transport';
 import type { HelloFrame } from './wire';
 
@@ -166,6 +166,24 @@ function revokedRefusal(connection: ConnectionRow): string {
   return `${why}; a revoked peer cannot be paired again`;
 }
 
+/** A dial's failure in plain words (the libraries' own say little to a person). */
+export function plainDialError(error: Error & { code?: string }): string {
+  const code = error.code ?? '';
+  const message = error.message;
+  if (error.name === 'FingerprintMismatch') return `someone else answered there (${message})`;
+  if (code === 'ECONNREFUSED') return 'nothing listens there';
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'that network cannot be reached from here';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'that name does not resolve';
+  if (code === 'PEER_NOT_FOUND') return 'it is not on the DHT now';
+  if (code === 'HOLEPUNCH_DOUBLE_RANDOMIZED_NATS')
+    return 'both routers change ports on every connection, so only a relay can join you';
+  if (code.includes('HOLEPUNCH')) return 'holepunching through the routers failed';
+  if (code === 'PEER_CONNECTION_FAILED') return 'it did not let this installation in';
+  if (/handshake has timed out|ETIMEDOUT|timed out/i.test(message) || code === 'ETIMEDOUT')
+    return `no answer within ${DIAL_TIMEOUT_MS / 1000} s`;
+  return message;
+}
+
 /**
  * Why the inviter could not be reached, in words an owner can act on: what was tried and
  * what each side can do about it.
@@ -178,19 +196,21 @@ export function unreachableSentence(
 ): string {
   const attempts = error instanceof UnreachableError ? error.attempts : [];
   const tried = attempts.map((a) =>
-    a.path === 'dht' ? `by its DHT key (${a.error.message})` : `at ${a.target} (${a.error.message})`,
+    a.path === 'dht' ? `by its DHT key: ${plainDialError(a.error)}` : `at ${a.target}: ${plainDialError(a.error)}`,
   );
-  const what = tried.length > 0 ? tried.join(', and ') : error.message;
+  if (target.dhtKey && !ourDhtKey) tried.push('not by its DHT key, because this installation is not on the DHT');
+  const what = tried.length > 0 ? tried.join('; ') : plainDialError(error);
   const advice: string[] = [];
-  if (target.dhtKey && !ourDhtKey)
-    advice.push('this installation is not on the DHT: turn the DHT on (Settings, or drop --no-dht) and try again');
-  else if (target.dhtKey)
+  if (target.dhtKey && !ourDhtKey) advice.push('turn the DHT on here (Settings, or parley serve without --no-dht)');
+  if (target.dhtKey)
     advice.push(
       `ask ${inviter} to check that Parley is running and online; if both of you are behind strict routers, one of you can add a relay`,
     );
-  if (target.address && !target.dhtKey)
+  else if (target.address)
     advice.push(
-      `ask ${inviter} whether ${target.address} is still where Parley listens, and that it is reachable from your network`,
+      `ask ${inviter} whether ${target.address} is where Parley listens and is reachable from your network, or for an invitation from a Parley on the DHT`,
     );
-  return `could not reach ${inviter}: tried ${what}. ${advice.join('; ')}.`.replace(/\.\.$/, '.');
+  return `could not reach ${inviter} (tried ${what}). ${capitalise(advice.join('; '))}.`;
 }
+
+const capitalise = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);

@@ -277,6 +277,14 @@ export function dialPeer(
       }
     });
     ws.once('error', (error) => reject(error));
+    // A hard limit of its own: the request's timeout counts only idle time on the socket.
+    const deadline = setTimeout(() => {
+      ws.terminate();
+      reject(new Error('Opening handshake has timed out'));
+    }, timeoutMs);
+    deadline.unref();
+    ws.once('open', () => clearTimeout(deadline));
+    ws.once('close', () => clearTimeout(deadline));
     // Cancelled while on its way (another path won): nothing more is sent. Once open, the socket is the caller's.
     const abort = () => {
       ws.terminate();

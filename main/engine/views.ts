@@ -131,7 +131,11 @@ export class Views {
 
   /** Whom roles can ask (DESIGN §11.8). */
   peers(): PeerDirectoryEntry[] {
-    return peerDirectory(this.core.db, (id) => this.links.isOnline(id));
+    return peerDirectory(
+      this.core.db,
+      (id) => this.links.isOnline(id),
+      (id) => this.links.path(id),
+    );
   }
 
   /** `parley history`: everything between a role and a peer role, every agent conversation. */
