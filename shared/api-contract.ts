@@ -415,8 +415,10 @@ export const methods = {
         listenHost: z.string().trim().min(1).max(100).optional(),
         port: z.number().int().min(0).max(65535).optional(),
         advertise: z.string().trim().min(1).max(300).nullable().optional(),
+        /** Whether to be on the DHT as well (the desktop app's switch). */
+        dht: z.boolean().optional(),
       })
-      .refine((p) => Object.keys(p).length > 0, 'give listenHost, port or advertise'),
+      .refine((p) => Object.keys(p).length > 0, 'give listenHost, port or advertise (or dht, the DHT switch)'),
     'Change the peer address',
   ),
   /** Owner: dial the invitation address from here now, and say whether this installation answered. */

@@ -276,4 +276,29 @@ describe('the DHT carrier', () => {
   ])('says %s as %j', (error, words) => {
     expect(plainDialError(error)).toBe(words);
   });
+
+  it('has a switch in the desktop app’s settings: off leaves the DHT and stays off after a restart, on joins it again', async () => {
+    const alice = await peer('alice', { peers: { kind: 'remembered' }, peerPort: undefined });
+    expect((await alice.owner('network.get', {})).dht).toMatchObject({
+      state: 'on',
+      key: alice.installation.engine.dhtKey,
+    });
+    expect((await alice.owner('network.update', { dht: false })).dht).toEqual({
+      state: 'off',
+      key: null,
+      bootstrap: '127.0.0.1:' + testnet.bootstrap[0]!.port,
+      problem: null,
+    });
+    const dataDir = alice.installation.dataDir;
+    open.splice(open.indexOf(alice), 1);
+    await alice.installation.close();
+    const again = await peer('alice', { dataDir, peers: { kind: 'remembered' }, peerPort: undefined });
+    expect((await again.owner('network.get', {})).dht.state).toBe('off');
+    const on = await again.owner('network.update', { dht: true });
+    expect(on.dht).toMatchObject({ state: 'on', key: again.installation.engine.dhtKey });
+    // Where the environment keeps it off the DHT (as the test suite does), the switch cannot turn it on.
+    const bob = await openPeer('bob', { peers: { kind: 'remembered' } });
+    open.push(bob);
+    await expect(bob.owner('network.update', { dht: true })).rejects.toThrow(/PARLEY_DHT_BOOTSTRAP=off keeps/);
+  });
 });

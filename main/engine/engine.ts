@@ -93,6 +93,10 @@ export class ConnectionEngine implements PeerGateway {
     return this.links.listenDht(bootstrap);
   }
 
+  stopDht(): Promise<void> {
+    return this.links.stopDht();
+  }
+
   /** Our DHT key (hex), or null when not on the DHT. */
   get dhtKey(): string | null {
     return this.links.dhtKey;

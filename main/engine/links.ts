@@ -153,6 +153,13 @@ export class LinkManager {
     return this.carrier.publicKey;
   }
 
+  /** Leaves the DHT: links over it close and are redialled by address where there is one. */
+  async stopDht(): Promise<void> {
+    const carrier = this.carrier;
+    this.carrier = null;
+    await carrier?.close();
+  }
+
   /** Our DHT public key (hex), or null when not on the DHT. */
   get dhtKey(): string | null {
     return this.carrier?.publicKey ?? null;
@@ -175,8 +182,9 @@ export class LinkManager {
     const { connectionId } = open;
     const connection = getConnectionRow(this.core.db, connectionId);
     if (!connection) return;
+    // Its address is taken from its hello as before (by the side it dialled), not from here:
+    // a dialler keeps dialling the address it was given, a proxy's included.
     let note: string | null = null;
-    if (frame.address !== null) note = this.takeAnnouncedAddress(connectionId, frame.address);
     const key = frame.dht;
     const relays = JSON.stringify(frame.relays);
     if (key !== null && key !== connection.dht_key) {

@@ -113,6 +113,15 @@ export function PeerAddressCard() {
               Change address
             </button>
           )}
+          {status.configuredBy === 'settings' && (status.dht.state !== 'off' || status.dht.bootstrap !== 'off') && (
+            <button
+              type="button"
+              className="btn btn-ghost btn-sm"
+              onClick={() => void run(() => useNetwork.getState().update({ dht: status.dht.state === 'off' }))}
+            >
+              {status.dht.state === 'off' ? 'Turn the DHT on' : 'Turn the DHT off'}
+            </button>
+          )}
           <button
             type="button"
             className="btn btn-ghost btn-sm"
