@@ -17,6 +17,8 @@
 //                 texts, against the bare SQL; opening the busiest one; RSS (bench/thread-page.ts)
 //  wire           texts between two installations, against raw wss, the store alone and
 //                 the A2A JS SDK (bench/wire.ts)
+//  wire-dht       the same over the DHT carrier (a loopback testnet) next to direct, and
+//                 connections.accept → online (bench/wire-dht.ts)
 //
 // The UI line runs on its own (dist/bench/ui.js, Chromium).
 import { parseArgs } from 'node:util';
@@ -28,12 +30,13 @@ import { threadPageBench, threadPageWorker } from './thread-page';
 import { turnBench } from './turns';
 import { a2aClient, a2aServer } from './wire-a2a';
 import { baselineClient, baselineServer, wireBench } from './wire';
+import { wireDhtBench } from './wire-dht';
 import { storeReceiver, storeSender } from './wire-store';
 
 // Never the public DHT from the project's own runs: its installations (and their children) stay off it.
 process.env.PARLEY_DHT_BOOTSTRAP ??= 'off';
 
-const LINES = ['turn-overhead', 'stop-latency', 'cli-start', 'ask', 'thread-page', 'wire'] as const;
+const LINES = ['turn-overhead', 'stop-latency', 'cli-start', 'ask', 'thread-page', 'wire', 'wire-dht'] as const;
 type Line = (typeof LINES)[number];
 
 /** The baselines' processes are this script in another mode. */
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
   if (selected.has('ask')) await askBench(emit, progress, { scale });
   if (selected.has('thread-page')) await threadPageBench(emit, progress, { scale });
   if (selected.has('wire')) await wireBench(emit, progress, { threads, profileDir: values.profile, scale });
+  if (selected.has('wire-dht')) await wireDhtBench(emit, progress, { threads: threads?.filter((t) => t > 1), scale });
   progress(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
