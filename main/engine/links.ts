@@ -134,20 +134,26 @@ export class LinkManager {
    * to the same TLS listener as TCP connections do. Needs `listen` first.
    */
   async listenDht(bootstrap: Exclude<DhtBootstrap, { kind: 'off' }>): Promise<string> {
-    const listener = this.listener;
-    if (!listener) throw new Error('the DHT carrier needs the peer listener');
+    if (!this.listener) throw new Error('the DHT carrier needs the peer listener');
     if (this.carrier) throw new Error('already on the DHT');
     this.carrier = await DhtCarrier.start({
       identity: this.core.options.identity,
       bootstrap,
-      admit: (key, host) => this.admitKey(key, host, listener),
-      // A known key holds no stranger's place: Noise proved it is a peer's.
-      onStream: (stream, peer) =>
+      admit: (key, host) => this.admitKey(key, host),
+      // The listener of the moment (Settings may have moved it). A known key holds no
+      // stranger's place: Noise proved it is a peer's.
+      onStream: (stream, peer) => {
+        const listener = this.listener;
+        if (!listener || this.closed) {
+          stream.destroy();
+          return;
+        }
         listener.carry(stream, connectionByDhtKey(this.core.db, peer.key) ? null : peer.gateKey, {
           kind: 'dht',
           remoteKey: peer.key,
           path: peer.path,
-        }),
+        });
+      },
     });
     if (this.closed) await this.carrier.close();
     return this.carrier.publicKey;
@@ -166,10 +172,10 @@ export class LinkManager {
   }
 
   /** The DHT firewall: keys of known connections, and strangers only while an invitation is open and there is room. */
-  private admitKey(key: string, host: string, listener: PeerListener): boolean {
-    if (this.closed) return false;
+  private admitKey(key: string, host: string): boolean {
+    if (this.closed || !this.listener) return false;
     if (connectionByDhtKey(this.core.db, key)) return true;
-    return this.events.invitationOpen() && listener.hasRoom(`udp:${host}`);
+    return this.events.invitationOpen() && this.listener.hasRoom(`udp:${host}`);
   }
 
   /** Tells the peer where we are reached besides our address (revision 2; an older peer gets nothing). */
