@@ -301,4 +301,19 @@ describe('the DHT carrier', () => {
     open.push(bob);
     await expect(bob.owner('network.update', { dht: true })).rejects.toThrow(/PARLEY_DHT_BOOTSTRAP=off keeps/);
   });
+
+  it('refuses a code of a version it does not know with the words an older Parley gives a version 3 code', () => {
+    const v3 = {
+      v: 3,
+      name: 'bob',
+      fingerprint: 'a'.repeat(64),
+      dht: 'b'.repeat(64),
+      secret: 's'.repeat(32),
+      expires: new Date().toISOString(),
+    };
+    expect(decodeInvite(Buffer.from(JSON.stringify(v3)).toString('base64url'))).toMatchObject({ v: 3 });
+    expect(() => decodeInvite(Buffer.from(JSON.stringify({ ...v3, v: 4 })).toString('base64url'))).toThrow(
+      'this is not a Parley invitation code (or it comes from another version of Parley)',
+    );
+  });
 });
