@@ -8,7 +8,8 @@ export default defineConfig({
     // Tests spawn real agents and servers; two cores do not gain from more workers.
     maxWorkers: 2,
     reporters: ['default'],
-    // Installations made by tests (also `parley serve` children) get no first-run `assistant` role.
-    env: { PARLEY_DEFAULT_ROLE: 'off' },
+    // Installations made by tests (also `parley serve` children) get no first-run `assistant` role,
+    // and never join the public DHT: a test that wants the DHT gives its own loopback testnet.
+    env: { PARLEY_DEFAULT_ROLE: 'off', PARLEY_DHT_BOOTSTRAP: 'off' },
   },
 });

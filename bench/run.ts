@@ -19,6 +19,8 @@
 //                 the A2A JS SDK (bench/wire.ts)
 //  approvals      approvals.list with 100,000 pending, most of them others', against the
 //                 unfiltered 1,000 oldest (bench/approvals.ts)
+//  wire-dht       the same over the DHT carrier (a loopback testnet) next to direct, and
+//                 connections.accept → online (bench/wire-dht.ts)
 //
 // The UI line runs on its own (dist/bench/ui.js, Chromium).
 import { parseArgs } from 'node:util';
@@ -31,9 +33,22 @@ import { threadPageBench, threadPageWorker } from './thread-page';
 import { turnBench } from './turns';
 import { a2aClient, a2aServer } from './wire-a2a';
 import { baselineClient, baselineServer, wireBench } from './wire';
+import { wireDhtBench } from './wire-dht';
 import { storeReceiver, storeSender } from './wire-store';
 
-const LINES = ['turn-overhead', 'stop-latency', 'cli-start', 'ask', 'thread-page', 'wire', 'approvals'] as const;
+// Never the public DHT from the project's own runs: its installations (and their children) stay off it.
+process.env.PARLEY_DHT_BOOTSTRAP ??= 'off';
+
+const LINES = [
+  'turn-overhead',
+  'stop-latency',
+  'cli-start',
+  'ask',
+  'thread-page',
+  'wire',
+  'wire-dht',
+  'approvals',
+] as const;
 type Line = (typeof LINES)[number];
 
 /** The baselines' processes are this script in another mode. */
@@ -94,6 +109,7 @@ async function main(): Promise<void> {
   if (selected.has('thread-page')) await threadPageBench(emit, progress, { scale });
   if (selected.has('wire')) await wireBench(emit, progress, { threads, profileDir: values.profile, scale });
   if (selected.has('approvals')) await approvalsBench(emit, progress, { scale });
+  if (selected.has('wire-dht')) await wireDhtBench(emit, progress, { threads: threads?.filter((t) => t > 1), scale });
   progress(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 

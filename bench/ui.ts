@@ -28,6 +28,9 @@ import { removeDataDir, startServe, type ServeProcess } from '../main/testing/se
 import { launchChromium } from '../e2e/support/ui-harness';
 import { benchUiOpen } from './ui-open';
 
+// Never the public DHT from the project's own runs: its installations (and their children) stay off it.
+process.env.PARLEY_DHT_BOOTSTRAP ??= 'off';
+
 export interface UiBenchResult {
   name: 'ui';
   threads: number;

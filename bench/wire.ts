@@ -77,24 +77,33 @@ export interface BaselineStats {
 const round = (value: number) => Math.round(value * 100) / 100;
 
 /** Two wire peers, paired: alice sends to bob/sink. */
-export async function openWirePair(): Promise<{
+export async function openWirePair(
+  /** Extra environment and arguments for both peers (the DHT carrier's line gives a testnet and no address). */
+  extra: { env?: NodeJS.ProcessEnv; args?: string[] } = {},
+): Promise<{
   alice: WirePeer;
   bob: WirePeer;
+  /** How long `connections.accept` took, until the link was online. */
+  acceptMs: number;
   close(): Promise<void>;
 }> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-wire-'));
-  const env = { PARLEY_LOG: 'silent' };
+  const env = { PARLEY_LOG: 'silent', ...extra.env };
+  const args = extra.args ?? [];
   const [alice, bob] = await Promise.all([
-    startWirePeer({ dataDir: path.join(root, 'alice'), name: 'alice', env }),
-    startWirePeer({ dataDir: path.join(root, 'bob'), name: 'bob', env }),
+    startWirePeer({ dataDir: path.join(root, 'alice'), name: 'alice', env, args }),
+    startWirePeer({ dataDir: path.join(root, 'bob'), name: 'bob', env, args }),
   ]);
   const close = async () => {
     await Promise.all([alice.exit(), bob.exit()]);
     rmSync(root, { recursive: true, force: true });
   };
+  let acceptMs = 0;
   try {
     const { code } = await bob.request<{ code: string }>('invite', { roles: ['sink'] });
+    const accepting = performance.now();
     await alice.request('accept', { code, roles: [] });
+    acceptMs = round(performance.now() - accepting);
     await bob.request('waitOnline', {});
     await alice.request('limit', { limit: QUEUE_LIMIT });
     await bob.request('limit', { limit: QUEUE_LIMIT });
@@ -102,7 +111,7 @@ export async function openWirePair(): Promise<{
     await close();
     throw error;
   }
-  return { alice, bob, close };
+  return { alice, bob, acceptMs, close };
 }
 
 /** One Parley measurement at `threads` agent conversations (prepared beforehand). */

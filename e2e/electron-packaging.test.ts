@@ -14,6 +14,7 @@ const require = createRequire(import.meta.url);
 
 type Config = Record<string, unknown> & {
   files?: unknown;
+  asarUnpack?: string[];
   electronFuses?: Record<string, boolean>;
   linux?: Record<string, unknown>;
   mac?: Record<string, unknown>;
@@ -75,7 +76,43 @@ function packagedFiles(platform: 'linux' | 'mac' | 'win'): string[] {
   return found.sort();
 }
 
+/** Packages the app depends on at run time, the whole tree (node_modules is flat here). */
+function productionPackages(): string[] {
+  const seen = new Set<string>();
+  const readDeps = (dir: string) => {
+    const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+    };
+    return Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies });
+  };
+  const queue = readDeps(root);
+  while (queue.length > 0) {
+    const name = queue.shift()!;
+    const dir = path.join(root, 'node_modules', name);
+    if (seen.has(name) || !existsSync(path.join(dir, 'package.json'))) continue;
+    seen.add(name);
+    queue.push(...readDeps(dir));
+  }
+  return [...seen].sort();
+}
+
+/** Whether a package brings a native addon: prebuilt binaries or a build of its own. */
+function isNative(name: string): boolean {
+  const dir = path.join(root, 'node_modules', name);
+  return existsSync(path.join(dir, 'binding.gyp')) || existsSync(path.join(dir, 'prebuilds'));
+}
+
 describe('electron-builder.yml', () => {
+  it('unpacks every native module from the asar (the DHT carrier’s udx-native and sodium-native among them)', () => {
+    const native = productionPackages().filter(isNative);
+    expect(native).toEqual(expect.arrayContaining(['better-sqlite3', 'sodium-native', 'udx-native']));
+    const unpacked = new Set(
+      (config.asarUnpack ?? []).map((pattern) => /^node_modules\/(.+)\/\*\*$/.exec(pattern)?.[1]).filter(Boolean),
+    );
+    expect(native.filter((name) => !unpacked.has(name))).toEqual([]);
+  });
+
   it('passes electron-builder’s own schema check, which does refuse a misspelt option', async () => {
     await expect(builderConfig.validateConfiguration(config, quietLogger)).resolves.toBeUndefined();
     await expect(

@@ -17,6 +17,7 @@ import { SessionRegistry, sessionEndReasons, type ApiSession } from './api/sessi
 import { Attention } from './attention/attention';
 import { approvalsSource } from './attention/approvals-source';
 import { ConnectionEngine } from './engine/engine';
+import { dhtBootstrapFromEnv, type DhtBootstrap } from './net/dht-bootstrap';
 import { createIdentity, hasIdentityFiles, identityFiles, loadIdentity, type Identity } from './engine/identity';
 import { EventHub } from './events';
 import { log } from './log';
@@ -68,6 +69,8 @@ export interface InstallationOptions {
    * keychain (safeStorage). Without one they are stored as written (`parley serve`).
    */
   secrets?: SecretBox;
+  /** Which DHT to join beside the address; when omitted, PARLEY_DHT_BOOTSTRAP says (unset: the public one). */
+  dht?: DhtBootstrap;
 }
 
 export interface Installation {
@@ -185,6 +188,13 @@ async function startupIdentity(dataDir: string, expected: string | null, name: s
   return identity;
 }
 
+function dhtOf(options: InstallationOptions): DhtBootstrap {
+  if (options.dht) return options.dht;
+  const fromEnv = dhtBootstrapFromEnv();
+  if (!fromEnv.ok) throw new StartupError(`${fromEnv.message}.`);
+  return fromEnv.bootstrap;
+}
+
 function peerConfig(options: InstallationOptions): PeerConfig {
   if (options.peers) return options.peers;
   if (options.peerPort === undefined) return { kind: 'none' };
@@ -193,6 +203,7 @@ function peerConfig(options: InstallationOptions): PeerConfig {
 
 export async function openInstallation(options: InstallationOptions): Promise<Installation> {
   const dataDir = path.resolve(options.dataDir);
+  const dht = dhtOf(options);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const dbFile = path.join(dataDir, 'parley.db');
   if (!existsSync(dbFile) && hasIdentityFiles(dataDir))
@@ -261,7 +272,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
     });
     const roleApi = new RoleApiServer({ db, runs, events, socketPath: roleApiSocket, peers: engine });
     await roleApi.listen();
-    const network = new PeerNetwork({ db, engine, identity, events, config: peerConfig(options) });
+    const network = new PeerNetwork({ db, engine, identity, events, config: peerConfig(options), dht });
     try {
       await network.start();
     } catch (error) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseServeArgs, serveWarnings } from './serve-args';
+import { dhtOfServe, parseServeArgs, serveWarnings } from './serve-args';
 
 describe('parley serve arguments', () => {
   it('defaults to loopback for the UI and for peers, any free ports, and no advertised address', () => {
@@ -70,5 +70,41 @@ describe('parley serve arguments', () => {
     ]);
     const advertised = parseServeArgs(['--peer-host', '0.0.0.0', '--advertise', 'a.example:1']);
     expect(advertised.ok && serveWarnings(advertised.options)).toEqual([]);
+  });
+
+  it.each([
+    [['--dht-bootstrap', '127.0.0.1:49737'], { kind: 'nodes', nodes: [{ host: '127.0.0.1', port: 49737 }] }],
+    [
+      ['--dht-bootstrap', 'dht.example.org:49737, [::1]:4'],
+      {
+        kind: 'nodes',
+        nodes: [
+          { host: 'dht.example.org', port: 49737 },
+          { host: '::1', port: 4 },
+        ],
+      },
+    ],
+    [['--dht-bootstrap', 'OFF'], { kind: 'off' }],
+    [['--no-dht'], { kind: 'off' }],
+    [['--no-dht', '--dht-bootstrap', 'off'], { kind: 'off' }],
+    [[], undefined],
+  ])('chooses the DHT from %j', (args, expected) => {
+    const parsed = parseServeArgs(args, {});
+    expect(parsed.ok && dhtOfServe(parsed.options)).toEqual(expected ?? undefined);
+  });
+
+  it.each([
+    [['--dht-bootstrap', 'nowhere'], {}, /--dht-bootstrap must be off or a comma-separated list of HOST:PORT/],
+    [['--dht-bootstrap', '127.0.0.1:1,'], {}, /--dht-bootstrap must be off or/],
+    [['--dht-bootstrap', '127.0.0.1:70000'], {}, /--dht-bootstrap must be off or/],
+    [['--no-dht', '--dht-bootstrap', '127.0.0.1:1'], {}, /--no-dht and --dht-bootstrap .* contradict/],
+    [[], { PARLEY_DHT_BOOTSTRAP: 'public' }, /PARLEY_DHT_BOOTSTRAP must be off or a comma-separated list/],
+  ])('refuses %j with %j, saying why', (args, env, message) => {
+    const parsed = parseServeArgs(args, env);
+    expect(!parsed.ok && parsed.message).toMatch(message);
+  });
+
+  it('leaves the environment alone when a flag decides', () => {
+    expect(parseServeArgs(['--no-dht'], { PARLEY_DHT_BOOTSTRAP: 'bad' }).ok).toBe(true);
   });
 });

@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { nameProblem, oneLineProblem } from '../shared/domain';
+import { dhtBootstrapFromEnv, dhtBootstrapText, type DhtBootstrap } from './net/dht-bootstrap';
 import { DNS_NAME, isUnspecifiedHost } from './net/hosts';
 import { splitAddress } from './network/peer-settings';
 
@@ -65,6 +66,10 @@ export const serveArgs = z.strictObject({
   advertise: advertise.optional(),
   'ui-port': port.default(0),
   'peer-port': port.default(0),
+  /** Which DHT to join: HOST:PORT,… or off (default: PARLEY_DHT_BOOTSTRAP, else the public one). */
+  'dht-bootstrap': dhtBootstrapText.optional(),
+  /** Off the DHT: peers reach this installation only at its address. */
+  'no-dht': z.boolean().optional(),
   host: z
     .undefined({
       error:
@@ -77,19 +82,33 @@ export type ServeOptions = z.output<typeof serveArgs>;
 /** The options as given (before defaults), e.g. for tests and the demo. */
 export type ServeInput = z.input<typeof serveArgs>;
 
-const optionNames = ['data', 'name', 'ui-host', 'peer-host', 'advertise', 'ui-port', 'peer-port', 'host'] as const;
+const optionNames = [
+  'data',
+  'name',
+  'ui-host',
+  'peer-host',
+  'advertise',
+  'ui-port',
+  'peer-port',
+  'dht-bootstrap',
+  'host',
+] as const;
+const flagNames = ['no-dht'] as const;
 
 export type ParsedServeArgs = { ok: true; options: ServeOptions } | { ok: false; message: string };
 
-/** Reads `parley serve`'s arguments; a refusal names each option that is wrong and why. */
-export function parseServeArgs(args: string[]): ParsedServeArgs {
+/** Reads `parley serve`'s arguments (and PARLEY_DHT_BOOTSTRAP); a refusal names each option that is wrong and why. */
+export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.env): ParsedServeArgs {
   let values: Record<string, unknown>;
   try {
     ({ values } = parseArgs({
       args,
       strict: true,
       allowPositionals: false,
-      options: Object.fromEntries(optionNames.map((name) => [name, { type: 'string' as const }])),
+      options: {
+        ...Object.fromEntries(optionNames.map((name) => [name, { type: 'string' as const }])),
+        ...Object.fromEntries(flagNames.map((name) => [name, { type: 'boolean' as const }])),
+      },
     }));
   } catch (error) {
     return { ok: false, message: (error as Error).message };
@@ -101,7 +120,20 @@ export function parseServeArgs(args: string[]): ParsedServeArgs {
       message: parsed.error.issues.map((issue) => `--${issue.path.join('.')} ${issue.message}`).join('; '),
     };
   }
-  return { ok: true, options: parsed.data };
+  const options = parsed.data;
+  if (options['no-dht'] && options['dht-bootstrap'] && options['dht-bootstrap'].kind !== 'off')
+    return { ok: false, message: '--no-dht and --dht-bootstrap HOST:PORT,… contradict each other: pass one of them' };
+  if (!options['no-dht'] && !options['dht-bootstrap']) {
+    const fromEnv = dhtBootstrapFromEnv(env);
+    if (!fromEnv.ok) return { ok: false, message: fromEnv.message };
+  }
+  return { ok: true, options };
+}
+
+/** The DHT the flags choose; undefined leaves it to PARLEY_DHT_BOOTSTRAP. */
+export function dhtOfServe(options: ServeOptions): DhtBootstrap | undefined {
+  if (options['no-dht']) return { kind: 'off' };
+  return options['dht-bootstrap'];
 }
 
 /** Warnings for a start that works but may not be what was meant. */

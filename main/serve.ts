@@ -13,7 +13,7 @@ import { log } from './log';
 import { formatHostPort } from './net/hosts';
 import { NetworkError } from './network/peer-network';
 import { assertBuilt, distPaths } from './paths';
-import { parseServeArgs, serveWarnings, type ServeOptions } from './serve-args';
+import { dhtOfServe, parseServeArgs, serveWarnings, type ServeOptions } from './serve-args';
 import { StartupError } from './startup-error';
 import { DISK_FULL_MESSAGE, isDiskFull } from './store/storage-errors';
 
@@ -52,6 +52,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       port: options['peer-port'],
       advertise: options.advertise ?? null,
     },
+    dht: dhtOfServe(options),
   });
   let ui;
   try {

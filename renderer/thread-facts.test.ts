@@ -65,6 +65,8 @@ function connection(patch: Partial<ConnectionSummary> = {}): ConnectionSummary {
     peerRoles: [],
     lastError: null,
     createdAt: at(0),
+    dhtKey: null,
+    path: 'direct',
     ...patch,
   };
 }

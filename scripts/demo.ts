@@ -19,6 +19,9 @@ import type { ApiClient } from '../main/testing/api-client';
 import { agentPids } from '../main/testing/processes';
 import { makeDataDir, removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
 
+// Never the public DHT from the project's own runs: its installations (and their children) stay off it.
+process.env.PARLEY_DHT_BOOTSTRAP ??= 'off';
+
 // ------------------------------------------------------------------ output
 
 const startedAt = Date.now();

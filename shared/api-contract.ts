@@ -87,8 +87,10 @@ export interface Invitation {
   code: string;
   /** The same as a parley:// link. */
   link: string;
-  /** The address (host:port) the invitation tells the peer to dial. */
-  address: string;
+  /** The address (host:port) the invitation tells the peer to dial; null when it carries only the DHT key. */
+  address: string | null;
+  /** The DHT key (hex) the invitation carries, by which the peer finds this installation from anywhere. */
+  dht: string | null;
   expiresAt: string;
 }
 
@@ -115,6 +117,11 @@ export interface PeerNetworkStatus {
   problem: string | null;
   /** The last check that dialled the invitation address from here, or null before the first. */
   check: { address: string; reachable: boolean; message: string; at: string } | null;
+  /**
+   * The DHT carrier, by which peers reach this installation from anywhere with no address:
+   * `on` with our key, `off` as configured, or `failed` with why.
+   */
+  dht: { state: 'on' | 'off' | 'failed'; key: string | null; bootstrap: string; problem: string | null };
 }
 /** One search result: the conversation, task or agent conversation a match is in, with its best match. */
 export interface SearchHit {
@@ -437,8 +444,10 @@ export const methods = {
         listenHost: z.string().trim().min(1).max(100).optional(),
         port: z.number().int().min(0).max(65535).optional(),
         advertise: z.string().trim().min(1).max(300).nullable().optional(),
+        /** Whether to be on the DHT as well (the desktop app's switch). */
+        dht: z.boolean().optional(),
       })
-      .refine((p) => Object.keys(p).length > 0, 'give listenHost, port or advertise'),
+      .refine((p) => Object.keys(p).length > 0, 'give listenHost, port or advertise (or dht, the DHT switch)'),
     'Change the peer address',
   ),
   /** Owner: dial the invitation address from here now, and say whether this installation answered. */

@@ -492,4 +492,8 @@ export interface ConnectionSummary {
   /** Since when the peer has paused the connection (it told us); null or absent: it has not. */
   peerPausedAt?: string | null;
   createdAt: string;
+  /** The peer's DHT key (hex), when it is reached by the DHT as well. */
+  dhtKey: string | null;
+  /** How the open link travels: its own TCP connection, holepunched over the DHT, or relayed; null while offline. */
+  path: 'direct' | 'holepunched' | 'relayed' | null;
 }

@@ -48,6 +48,8 @@ export interface PeerDirectoryEntry {
   /** Present when the peer paused it (it told us, at `pausedAt`) and it is not paused here too. */
   pausedBy?: 'peer';
   pausedAt?: string;
+  /** Present when the link goes over the DHT: holepunched, or through a relay (which sees only ciphertext). */
+  path?: 'holepunched' | 'relayed';
   /** The roles this peer lets this installation's roles address, with what they do. */
   roles: { address: string; description: string }[];
 }

@@ -25,7 +25,7 @@ async function networkCall<T>(work: () => Promise<T>): Promise<T> {
 
 /** An invitation needs an address peers can dial; otherwise the reason, as Settings shows it. */
 export function requireInvitable(network: PeerNetwork): void {
-  if (network.invitationAddress !== null) return;
+  if (network.invitable) return;
   throw new ApiError(
     'unavailable',
     network.status().problem ?? 'this installation is not listening for peers, so nobody can be invited',

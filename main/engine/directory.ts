@@ -5,27 +5,36 @@ import type { Db } from '../store/database';
 import { listConnectionRows, peerRoles, type ConnectionRow } from '../store/queries/connections';
 import { EngineError } from './errors';
 
-export function peerDirectory(db: Db, isOnline: (connectionId: number) => boolean): PeerDirectoryEntry[] {
+export function peerDirectory(
+  db: Db,
+  isOnline: (connectionId: number) => boolean,
+  /** How an open link travels; only a link over the DHT is named (a direct one is the usual case). */
+  path: (connectionId: number) => 'direct' | 'holepunched' | 'relayed' | null = () => null,
+): PeerDirectoryEntry[] {
   return listConnectionRows(db)
     .filter((connection) => connection.status !== 'revoked')
     .sort((a, b) => a.name.localeCompare(b.name))
-    .map((connection) => ({
-      peer: connection.name,
-      state:
-        connection.status === 'paused' || connection.peer_paused_at !== null
-          ? 'paused'
-          : isOnline(connection.id)
-            ? 'online'
-            : 'offline',
-      // Paused by the peer (it told us), not here: said so, since only the peer can undo it.
-      ...(connection.status !== 'paused' && connection.peer_paused_at !== null
-        ? { pausedBy: 'peer' as const, pausedAt: connection.peer_paused_at }
-        : {}),
-      roles: peerRoles(db, connection.id).map((role) => ({
-        address: `${connection.name}/${role.name}`,
-        description: role.description,
-      })),
-    }));
+    .map((connection) => {
+      const via = path(connection.id);
+      return {
+        peer: connection.name,
+        state:
+          connection.status === 'paused' || connection.peer_paused_at !== null
+            ? ('paused' as const)
+            : isOnline(connection.id)
+              ? ('online' as const)
+              : ('offline' as const),
+        // Paused by the peer (it told us), not here: said so, since only the peer can undo it.
+        ...(connection.status !== 'paused' && connection.peer_paused_at !== null
+          ? { pausedBy: 'peer' as const, pausedAt: connection.peer_paused_at }
+          : {}),
+        ...(via && via !== 'direct' ? { path: via } : {}),
+        roles: peerRoles(db, connection.id).map((role) => ({
+          address: `${connection.name}/${role.name}`,
+          description: role.description,
+        })),
+      };
+    });
 }
 
 /** A refusal for a connection that does not exist, naming whom the role can ask instead. */

@@ -30,6 +30,7 @@ import { getThread, type ThreadRow } from '../store/queries/threads';
 import type { ThreadListRow } from '../store/queries/thread-lists';
 import { Control } from './control';
 import { EngineCore, frameFailed, type EngineOptions } from './core';
+import type { DhtBootstrap } from '../net/dht-bootstrap';
 import { LinkManager } from './links';
 import { Pairing } from './pairing';
 import { Receiver } from './receiver';
@@ -78,10 +79,13 @@ export class ConnectionEngine implements PeerGateway {
         this.signals.flush(open);
         this.withdrawals.flush(open);
         this.sender.resendAll(open).catch((error: unknown) => frameFailed(open.link, error));
+        this.links.sendReach(open);
         core.connectionChanged(open.connectionId);
       },
-      frame: (open, frame) => this.receiver.onFrame(open, frame),
+      frame: (open, frame) =>
+        frame.type === 'reach' ? this.links.takeReach(open, frame) : this.receiver.onFrame(open, frame),
       admitStranger: (peer, hello) => this.pairing.admitStranger(peer, hello),
+      invitationOpen: () => this.pairing.invitationOpen(),
     });
     this.pairing = new Pairing(core, this.links);
     this.signals = new TurnSignals(core);
@@ -105,6 +109,20 @@ export class ConnectionEngine implements PeerGateway {
    */
   listen(host: string, port: number): Promise<string> {
     return this.links.listen(host, port);
+  }
+
+  /** Joins the DHT and listens there under our DHT key (needs `listen` first); returns the key. */
+  listenDht(bootstrap: Exclude<DhtBootstrap, { kind: 'off' }>): Promise<string> {
+    return this.links.listenDht(bootstrap);
+  }
+
+  stopDht(): Promise<void> {
+    return this.links.stopDht();
+  }
+
+  /** Our DHT key (hex), or null when not on the DHT. */
+  get dhtKey(): string | null {
+    return this.links.dhtKey;
   }
 
   /** host:port the listener is bound to, or null when not listening. */

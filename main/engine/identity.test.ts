@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
-import { fingerprintOf, loadOrCreateIdentity } from './identity';
+import { dhtKeyPair } from './dht-carrier';
+import { dhtSeed, fingerprintOf, loadOrCreateIdentity } from './identity';
 
 describe('identity', () => {
   const dirs: string[] = [];
@@ -29,6 +30,21 @@ describe('identity', () => {
     expect(fingerprintOf(identity.cert)).toBe(identity.fingerprint);
     // The same identity comes back on the next start.
     expect(await loadOrCreateIdentity(dir, 'renamed')).toEqual(identity);
+  });
+
+  it('derives the DHT key pair from the TLS key: the same after a restart, another for another identity, never the TLS key', async () => {
+    const [one, two] = [0, 1].map(() => mkdtempSync(path.join(os.tmpdir(), 'parley-identity-')));
+    dirs.push(one!, two!);
+    const alice = await loadOrCreateIdentity(one!, 'alice');
+    const again = await loadOrCreateIdentity(one!, 'alice');
+    const bob = await loadOrCreateIdentity(two!, 'alice');
+    const key = dhtKeyPair(alice).publicKey.toString('hex');
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(dhtKeyPair(again).publicKey.toString('hex')).toBe(key);
+    expect(dhtKeyPair(bob).publicKey.toString('hex')).not.toBe(key);
+    // The seed is HKDF output, not a slice of the private key's bytes.
+    const der = (await import('node:crypto')).createPrivateKey(alice.key).export({ type: 'pkcs8', format: 'der' });
+    expect(der.includes(dhtSeed(alice))).toBe(false);
   });
 
   it('names the installation by its certificate fingerprint, makes the first person an owner, and keeps both across restarts', async () => {

@@ -3,7 +3,7 @@
 // pin; the files are readable only by the user. Once peers have pinned it, losing it
 // breaks every pairing, so a missing or damaged identity is never replaced by itself:
 // the start stops and says which file to restore.
-import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, hkdfSync, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import selfsigned from 'selfsigned';
@@ -21,6 +21,18 @@ export interface Identity {
 export function fingerprintOf(certPem: string): string {
   const der = new X509Certificate(certPem).raw;
   return createHash('sha256').update(der).digest('hex');
+}
+
+/** HKDF's info for the DHT key pair's seed: a key of its own, never the TLS key itself. */
+const DHT_SEED_INFO = 'parley dht key pair v1';
+
+/**
+ * The seed of the installation's DHT key pair, derived from its TLS private key, so the
+ * identity folder stays the one thing to back up and the DHT key lives and dies with it.
+ */
+export function dhtSeed(identity: Pick<Identity, 'key'>): Buffer {
+  const der = createPrivateKey(identity.key).export({ type: 'pkcs8', format: 'der' });
+  return Buffer.from(hkdfSync('sha256', der, Buffer.alloc(0), DHT_SEED_INFO, 32));
 }
 
 export function identityFiles(dataDir: string): { dir: string; key: string; cert: string } {

@@ -1,19 +1,31 @@
 // Invitations: what one owner hands another to pair two installations. The code
-// carries the inviter's address, certificate fingerprint and name, a one-time secret
-// and an expiry; the secret is stored only as a hash.
+// carries where the inviter is reached (its DHT key, and an address when it has one),
+// its certificate fingerprint and name, a one-time secret and an expiry; the secret is
+// stored only as a hash. Version 2 codes (an address and no DHT key) are still taken.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 
 export const INVITE_LINK_PREFIX = 'parley://invite/';
 
-const inviteSchema = z.strictObject({
-  v: z.literal(2),
+const address = z.string().regex(/^[^\s/]+:\d{1,5}$/, 'not a host:port address');
+const common = {
   name: z.string().min(1).max(80),
-  address: z.string().regex(/^[^\s/]+:\d{1,5}$/, 'not a host:port address'),
   fingerprint: z.string().regex(/^[0-9a-f]{64}$/),
   secret: z.string().min(16).max(200),
   expires: z.string().datetime(),
+};
+const dhtKey = z.string().regex(/^[0-9a-f]{64}$/);
+
+const inviteV2 = z.strictObject({ v: z.literal(2), address, ...common });
+const inviteV3 = z.strictObject({
+  v: z.literal(3),
+  ...common,
+  dht: dhtKey,
+  address: address.optional(),
+  /** The inviter's relays (their DHT keys), tried only when holepunching fails. */
+  relays: z.array(dhtKey).max(8).optional(),
 });
+const inviteSchema = z.discriminatedUnion('v', [inviteV2, inviteV3]);
 export type Invite = z.infer<typeof inviteSchema>;
 
 export function newInviteSecret(): string {

@@ -5,13 +5,19 @@ import type { TLSSocket } from 'node:tls';
 import type WebSocket from 'ws';
 import type { ConnectionSummary } from '../../shared/domain';
 import { log } from '../log';
+import type { DhtBootstrap } from '../net/dht-bootstrap';
 import { transaction } from '../store/database';
 import { isStorageFailure } from '../store/storage-errors';
 import {
+  connectionByDhtKey,
   connectionByFingerprint,
   getConnectionRow,
   listConnectionRows,
   setAnnouncedAddress,
+  setDhtKey,
+  setLastPath,
+  setRelays,
+  type ConnectionRow,
 } from '../store/queries/connections';
 import { checkPeerAddress } from './announced';
 import type { EngineCore, OpenLink } from './core';
@@ -19,8 +25,16 @@ import { wsFramePort } from './frame-port';
 import { handshake, HandshakeError, type Admission } from './handshake';
 import { PeerLink } from './peer-link';
 import { attemptsAfterOpen, keepNewLink, redialDelay, type Backoff } from './redial';
-import { dialPeer, listenForPeers, peerAuthenticated, type PeerCertificate, type PeerListener } from './transport';
-import { CloseCode, PROTOCOL_VERSION, type Frame, type HelloFrame } from './wire';
+import { DhtCarrier } from './dht-carrier';
+import {
+  carrierOf,
+  dialPeer,
+  listenForPeers,
+  peerAuthenticated,
+  type PeerCertificate,
+  type PeerListener,
+} from './transport';
+import { CloseCode, PROTOCOL_VERSION, type Frame, type HelloFrame, type ReachFrame } from './wire';
 
 export interface LinkEvents {
   /** A link opened for a connection (after the handshake, and after any duplicate was settled). */
@@ -28,6 +42,41 @@ export interface LinkEvents {
   frame(open: OpenLink, frame: Frame): void;
   /** Decides on a stranger's hello: the connection its invitation makes, null, or why it is refused. */
   admitStranger(peer: PeerCertificate, hello: HelloFrame): number | { refused: string } | null;
+  /** Whether an invitation is open: only then may a DHT key we do not know connect. */
+  invitationOpen(): boolean;
+}
+
+/** How a link's bytes travel: its own TCP connection, or the DHT (straight, or through a relay). */
+export type LinkPath = 'direct' | 'holepunched' | 'relayed';
+
+/** Where to reach a peer: its address, its DHT key, or both (raced). */
+export interface ReachTarget {
+  address: string | null;
+  dhtKey: string | null;
+  /** The path that won the last time: raced at once instead of after the address's head start. */
+  lastPath?: 'direct' | 'dht' | null;
+}
+
+/** How long each path has to get through the pin: an acceptor who cannot reach the inviter learns why soon after. */
+export const DIAL_TIMEOUT_MS = 8_000;
+
+/** How long the address has to itself before the DHT is tried as well. */
+export const DHT_HEAD_START_MS = 1_000;
+
+/**
+ * How long the DHT waits for the address: not at all when there is no address or the DHT
+ * won last time, else the head start (cut short by the address failing, see reach()).
+ */
+export function dhtHeadStart(target: ReachTarget): number {
+  return target.address && target.lastPath !== 'dht' ? DHT_HEAD_START_MS : 0;
+}
+
+/** Every path to a peer failed; `attempts` says how each did. */
+export class UnreachableError extends Error {
+  constructor(readonly attempts: { path: 'address' | 'dht'; target: string; error: Error }[]) {
+    super(attempts.map((a) => `${a.path === 'dht' ? 'by DHT' : `at ${a.target}`}: ${a.error.message}`).join('; '));
+    this.name = 'UnreachableError';
+  }
 }
 
 /** At shutdown, how long peers have to answer the closing of their link. */
@@ -48,6 +97,9 @@ export class LinkManager {
   private readonly dialers = new Map<number, Dialer>();
   private readonly lastErrors = new Map<number, string>();
   private listener: PeerListener | null = null;
+  private carrier: DhtCarrier | null = null;
+  /** The path each open link came by. */
+  private readonly paths = new Map<number, LinkPath>();
   /** What invitations and hellos carry: where peers dial us. */
   private ourAddress: string | null = null;
   /** host:port the listener is bound to. */
@@ -75,6 +127,86 @@ export class LinkManager {
     this.ourAddress = `${host.includes(':') ? `[${host}]` : host}:${bound}`;
     this.boundAddress = this.ourAddress;
     return this.ourAddress;
+  }
+
+  /**
+   * Joins the DHT and listens there under our DHT key; streams that pass the firewall go
+   * to the same TLS listener as TCP connections do. Needs `listen` first.
+   */
+  async listenDht(bootstrap: Exclude<DhtBootstrap, { kind: 'off' }>): Promise<string> {
+    if (!this.listener) throw new Error('the DHT carrier needs the peer listener');
+    if (this.carrier) throw new Error('already on the DHT');
+    this.carrier = await DhtCarrier.start({
+      identity: this.core.options.identity,
+      bootstrap,
+      admit: (key, host) => this.admitKey(key, host),
+      // The listener of the moment (Settings may have moved it). A known key holds no
+      // stranger's place: Noise proved it is a peer's.
+      onStream: (stream, peer) => {
+        const listener = this.listener;
+        if (!listener || this.closed) {
+          stream.destroy();
+          return;
+        }
+        listener.carry(stream, connectionByDhtKey(this.core.db, peer.key) ? null : peer.gateKey, {
+          kind: 'dht',
+          remoteKey: peer.key,
+          path: peer.path,
+        });
+      },
+    });
+    if (this.closed) await this.carrier.close();
+    return this.carrier.publicKey;
+  }
+
+  /** Leaves the DHT: links over it close and are redialled by address where there is one. */
+  async stopDht(): Promise<void> {
+    const carrier = this.carrier;
+    this.carrier = null;
+    await carrier?.close();
+  }
+
+  /** Our DHT public key (hex), or null when not on the DHT. */
+  get dhtKey(): string | null {
+    return this.carrier?.publicKey ?? null;
+  }
+
+  /** The DHT firewall: keys of known connections, and strangers only while an invitation is open and there is room. */
+  private admitKey(key: string, host: string): boolean {
+    if (this.closed || !this.listener) return false;
+    if (connectionByDhtKey(this.core.db, key)) return true;
+    return this.events.invitationOpen() && this.listener.hasRoom(`udp:${host}`);
+  }
+
+  /** Tells the peer where we are reached besides our address (revision 2; an older peer gets nothing). */
+  sendReach(open: OpenLink): void {
+    open.link.send({ type: 'reach', dht: this.dhtKey, address: this.ourAddress, relays: [] });
+  }
+
+  /** Where the peer says it is reached: its DHT key is dialled from now on, as its address is. */
+  takeReach(open: OpenLink, frame: ReachFrame): void {
+    const { connectionId } = open;
+    const connection = getConnectionRow(this.core.db, connectionId);
+    if (!connection) return;
+    // Its address is taken from its hello as before (by the side it dialled), not from here:
+    // a dialler keeps dialling the address it was given, a proxy's included.
+    let note: string | null = null;
+    const key = frame.dht;
+    const relays = JSON.stringify(frame.relays);
+    if (key !== null && key !== connection.dht_key) {
+      const holder = connectionByDhtKey(this.core.db, key);
+      if (holder && holder.id !== connectionId)
+        note = `ignored the DHT key ${connection.name} announced: it is ${holder.name}'s`;
+      else this.remember(connectionId, (db) => setDhtKey(db, connectionId, key));
+    }
+    if (relays !== connection.relays) this.remember(connectionId, (db) => setRelays(db, connectionId, relays));
+    if (note) this.noteError(connectionId, note);
+    else this.core.connectionChanged(connectionId);
+  }
+
+  /** The path the open link of a connection came by. */
+  path(connectionId: number): LinkPath | null {
+    return this.isOnline(connectionId) ? (this.paths.get(connectionId) ?? null) : null;
   }
 
   /** host:port the listener is bound to, or null when not listening. */
@@ -136,6 +268,7 @@ export class LinkManager {
     for (const link of links) link.close(CloseCode.shuttingDown, 'shutting down');
     await Promise.race([told, new Promise((resolve) => setTimeout(resolve, SHUTDOWN_WAIT_MS).unref())]);
     await this.listener?.close();
+    await this.carrier?.close();
   }
 
   isOnline(connectionId: number): boolean {
@@ -172,17 +305,19 @@ export class LinkManager {
   }
 
   /**
-   * Dials `address`, pinning `fingerprint`, and runs the handshake as the dialler with
-   * `hello`; `admit` decides on the peer's hello. Resolves once the link is open.
-   * Rejects with the dial's error, or a HandshakeError.
+   * Reaches the peer by every path it has (the address first, the DHT after a head start,
+   * or at once if it won last time), pinning `fingerprint`; the first socket through the
+   * pin wins and the others are cancelled before any frame. Then runs the handshake as the
+   * dialler with `hello`; `admit` decides on the peer's hello. Resolves once the link is
+   * open. Rejects with an UnreachableError, or a HandshakeError.
    */
   async connect(
-    address: string,
+    target: ReachTarget,
     fingerprint: string,
     hello: HelloFrame,
     admit: (theirs: HelloFrame, peer: PeerCertificate) => Admission,
   ): Promise<OpenLink | null> {
-    const { ws, peer, socket } = await dialPeer(this.core.options.identity, address, fingerprint);
+    const { ws, peer, socket, path } = await this.reach(target, fingerprint);
     const link = this.track(new PeerLink(wsFramePort(ws, socket), peer, this.core.fingerprint));
     const { connectionId } = await handshake(link, {
       side: 'dialler',
@@ -194,7 +329,86 @@ export class LinkManager {
       link.close(CloseCode.shuttingDown, 'shutting down');
       return null;
     }
-    return this.opened(connectionId, link);
+    if (target.address && target.dhtKey)
+      this.remember(connectionId, (db) => setLastPath(db, connectionId, path === 'direct' ? 'direct' : 'dht'));
+    if (path !== 'direct' && target.dhtKey) {
+      const key = target.dhtKey;
+      this.remember(connectionId, (db) => setDhtKey(db, connectionId, key));
+    }
+    return this.opened(connectionId, link, path);
+  }
+
+  /** A note about a peer worth keeping; not worth a link when it cannot be saved (a full disk). */
+  private remember(connectionId: number, write: (db: EngineCore['db']) => void): void {
+    try {
+      transaction(this.core.db, () => write(this.core.db));
+    } catch (error) {
+      if (!isStorageFailure(error)) throw error;
+      log.warn('could not record how a peer is reached', { connectionId, error: String(error) });
+    }
+  }
+
+  private async reach(target: ReachTarget, fingerprint: string) {
+    const identity = this.core.options.identity;
+    const cancel = new AbortController();
+    const attempts: { path: 'address' | 'dht'; target: string; error: Error }[] = [];
+    const tries: Promise<Awaited<ReturnType<typeof dialPeer>> & { path: LinkPath }>[] = [];
+    /** The address failed: the DHT need not wait out the address's head start. */
+    const addressGaveUp = new AbortController();
+    if (target.address) {
+      const address = target.address;
+      tries.push(
+        dialPeer(identity, address, fingerprint, { signal: cancel.signal, timeoutMs: DIAL_TIMEOUT_MS }).then(
+          (dialled) => ({ ...dialled, path: 'direct' as const }),
+          (error: Error) => {
+            attempts.push({ path: 'address', target: address, error });
+            addressGaveUp.abort();
+            throw error;
+          },
+        ),
+      );
+    }
+    const carrier = this.carrier;
+    if (target.dhtKey && carrier) {
+      const key = target.dhtKey;
+      const headStart = dhtHeadStart(target);
+      tries.push(
+        waitUnlessCancelled(headStart, cancel.signal, addressGaveUp.signal)
+          .then(async () => {
+            const { stream, path } = carrier.connect(key);
+            const dialled = await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
+              stream,
+              signal: cancel.signal,
+              timeoutMs: DIAL_TIMEOUT_MS - headStart,
+            });
+            return { ...dialled, path: path() };
+          })
+          .catch((error: Error) => {
+            attempts.push({ path: 'dht', target: key, error });
+            throw error;
+          }),
+      );
+    }
+    if (tries.length === 0)
+      throw new UnreachableError([
+        {
+          path: target.dhtKey ? 'dht' : 'address',
+          target: target.dhtKey ?? '',
+          error: new Error(target.dhtKey ? 'this installation is not on the DHT' : 'no address to dial'),
+        },
+      ]);
+    try {
+      return await Promise.any(tries);
+    } catch {
+      // Said in the order they were tried: the address, then the DHT.
+      throw new UnreachableError(
+        attempts
+          .filter((a) => !a.error.message.startsWith('cancelled'))
+          .sort((a, b) => (a.path === b.path ? 0 : a.path === 'address' ? -1 : 1)),
+      );
+    } finally {
+      cancel.abort();
+    }
   }
 
   private track(link: PeerLink): PeerLink {
@@ -214,6 +428,7 @@ export class LinkManager {
       return;
     }
     const link = this.track(new PeerLink(wsFramePort(ws, socket), peer, peer.fingerprint));
+    const carrier = carrierOf(socket);
     let announced: string | null = null;
     handshake(link, {
       side: 'listener',
@@ -237,7 +452,10 @@ export class LinkManager {
         // A known peer now: its connection no longer counts against the caps on strangers.
         peerAuthenticated(ws);
         const note = announced === null ? null : this.takeAnnouncedAddress(connectionId, announced);
-        this.opened(connectionId, link);
+        // Noise proved the peer holds this key, TLS that it holds the pinned certificate: its DHT key from now on.
+        if (carrier && getConnectionRow(this.core.db, connectionId)?.dht_key !== carrier.remoteKey)
+          this.remember(connectionId, (db) => setDhtKey(db, connectionId, carrier.remoteKey));
+        this.opened(connectionId, link, carrier?.path ?? 'direct');
         if (note) this.noteError(connectionId, note);
       })
       .catch((error: Error) => {
@@ -273,7 +491,7 @@ export class LinkManager {
   }
 
   /** A link finished its handshake: keep one per peer, then open it. */
-  private opened(connectionId: number, link: PeerLink): OpenLink | null {
+  private opened(connectionId: number, link: PeerLink, path: LinkPath): OpenLink | null {
     const existing = this.core.open.get(connectionId);
     if (existing && existing.link.state !== 'closed') {
       if (!keepNewLink(existing.link.dialledBy, link.dialledBy, this.core.fingerprint, link.peer.fingerprint)) {
@@ -284,6 +502,7 @@ export class LinkManager {
     }
     const open: OpenLink = { connectionId, link, inFlight: new Map(), acks: null };
     this.core.open.set(connectionId, open);
+    this.paths.set(connectionId, path);
     this.lastErrors.delete(connectionId);
     const dialer = this.dialers.get(connectionId);
     if (dialer) dialer.attempt = attemptsAfterOpen(dialer.attempt, link.dialledBy === this.core.fingerprint);
@@ -309,7 +528,7 @@ export class LinkManager {
   private scheduleDial(connectionId: number, delayMs?: number): void {
     if (this.closed) return;
     const connection = getConnectionRow(this.core.db, connectionId);
-    if (!connection || connection.status === 'revoked' || !connection.address) return;
+    if (!connection || connection.status === 'revoked' || !reachable(connection)) return;
     let dialer = this.dialers.get(connectionId);
     if (!dialer) {
       dialer = { timer: null, attempt: 0, dialling: false, at: null };
@@ -332,10 +551,15 @@ export class LinkManager {
   async dial(connectionId: number, dialer: { dialling: boolean }): Promise<void> {
     if (this.closed || this.isOnline(connectionId)) return;
     const connection = getConnectionRow(this.core.db, connectionId);
-    if (!connection || connection.status === 'revoked' || !connection.address) return;
+    if (!connection || connection.status === 'revoked' || !reachable(connection)) return;
     dialer.dialling = true;
     try {
-      await this.connect(connection.address, connection.fingerprint, this.hello(), () => ({ connectionId }));
+      await this.connect(
+        { address: connection.address, dhtKey: connection.dht_key, lastPath: connection.last_path },
+        connection.fingerprint,
+        this.hello(),
+        () => ({ connectionId }),
+      );
     } catch (error) {
       const message = (error as Error).message;
       if (error instanceof HandshakeError && error.kind === 'protocol')
@@ -347,4 +571,38 @@ export class LinkManager {
     }
     if (!this.isOnline(connectionId)) this.scheduleDial(connectionId);
   }
+}
+
+function reachable(connection: ConnectionRow): boolean {
+  return connection.address !== null || connection.dht_key !== null;
+}
+
+/** Resolves after `ms` or once `early` aborts, or rejects as cancelled when `signal` aborts first. */
+function waitUnlessCancelled(ms: number, signal: AbortSignal, early: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Error('cancelled: another path won'));
+    if (ms === 0 || early.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', abort);
+      early.removeEventListener('abort', done);
+    };
+    const timer = setTimeout(() => {
+      done();
+      resolve();
+    }, ms);
+    const abort = () => {
+      done();
+      reject(new Error('cancelled: another path won'));
+    };
+    signal.addEventListener('abort', abort, { once: true });
+    early.addEventListener(
+      'abort',
+      () => {
+        done();
+        resolve();
+      },
+      { once: true },
+    );
+  });
 }

@@ -11,6 +11,8 @@ import {
   listConnectionRows,
   insertInvitation,
   invitationBySecretHash,
+  hasOpenInvitation,
+  setDhtKey,
   setExposedRoles,
   useInvitation,
   type ConnectionRow,
@@ -23,7 +25,7 @@ import type { EngineCore } from './core';
 import { EngineError } from './errors';
 import { HandshakeError } from './handshake';
 import { decodeInvite, encodeInvite, newInviteSecret, type Invite } from './invitation';
-import type { LinkManager } from './links';
+import { DIAL_TIMEOUT_MS, UnreachableError, type LinkManager, type ReachTarget } from './links';
 import type { PeerCertificate } from './transport';
 import { CloseCode, type HelloFrame } from './wire';
 import { log } from '../log';
@@ -38,9 +40,10 @@ export class Pairing {
     createdBy: number,
     roles: string[],
     expiresInMinutes = 24 * 60,
-  ): { code: string; link: string; address: string; expiresAt: string } {
+  ): { code: string; link: string; address: string | null; dht: string | null; expiresAt: string } {
     const address = this.links.address;
-    if (!address)
+    const dht = this.links.dhtKey;
+    if (!address && !dht)
       throw new EngineError(
         'unavailable',
         this.links.listening
@@ -51,18 +54,17 @@ export class Pairing {
     const secret = newInviteSecret();
     const expiresAt = new Date(Date.now() + expiresInMinutes * 60_000).toISOString();
     transaction(this.core.db, () => insertInvitation(this.core.db, hashToken(secret), roles, createdBy, expiresAt));
-    return {
-      ...encodeInvite({
-        v: 2,
-        name: this.core.options.name(),
-        address,
-        fingerprint: this.core.fingerprint,
-        secret,
-        expires: expiresAt,
-      }),
-      address,
-      expiresAt,
-    };
+    const common = { name: this.core.options.name(), fingerprint: this.core.fingerprint, secret, expires: expiresAt };
+    // Off the DHT, the version every Parley since the second release reads.
+    const invite: Invite = dht
+      ? { v: 3, ...common, dht, ...(address ? { address } : {}) }
+      : { v: 2, ...common, address: address! };
+    return { ...encodeInvite(invite), address, dht, expiresAt };
+  }
+
+  /** Whether an unused invitation is still open: only then may a stranger's DHT key connect. */
+  invitationOpen(): boolean {
+    return hasOpenInvitation(this.core.db, new Date().toISOString());
   }
 
   /** Dials the inviter, proves the secret and pins its certificate. */
@@ -81,22 +83,25 @@ export class Pairing {
     const existing = connectionByFingerprint(db, invite.fingerprint);
     if (existing?.status === 'revoked') throw new EngineError('revoked', revokedRefusal(existing));
     if (existing) throw new EngineError('invalid', `you are already connected to ${existing.name}`);
-    const address = checkPeerAddress(invite.address);
-    if (!address.ok)
-      throw new EngineError(
-        'invalid',
-        isUnspecifiedHost(parseHostPort(invite.address)?.host ?? '')
-          ? `this invitation carries ${invite.address}, which no one can dial; ask ${inviter} to start Parley with --advertise HOST:PORT (the address you can reach it at) and invite you again`
-          : `the invitation's address ${invite.address} is refused: ${address.reason}`,
-      );
+    if (invite.address !== undefined) {
+      const address = checkPeerAddress(invite.address);
+      if (!address.ok)
+        throw new EngineError(
+          'invalid',
+          isUnspecifiedHost(parseHostPort(invite.address)?.host ?? '')
+            ? `this invitation carries ${invite.address}, which no one can dial; ask ${inviter} to start Parley with --advertise HOST:PORT (the address you can reach it at) and invite you again`
+            : `the invitation's address ${invite.address} is refused: ${address.reason}`,
+        );
+    }
     requireRoles(db, roles);
     const clash = this.clashOf(inviter);
     if (clash) throw new EngineError('invalid', clashRefusal(inviter, clash, 'this invitation is from'));
+    const target = { address: invite.address ?? null, dhtKey: invite.v === 3 ? invite.dht : null };
     let connection: ConnectionRow | null = null;
     // The name the inviter says in its hello is checked again: it may differ from the invitation's.
     let refusedName: string | null = null;
     try {
-      await this.links.connect(invite.address, invite.fingerprint, this.links.hello(invite.secret), (hello, peer) => {
+      await this.links.connect(target, invite.fingerprint, this.links.hello(invite.secret), (hello, peer) => {
         const named = cleanPeerName(hello.name);
         const helloClash = this.clashOf(named);
         if (helloClash) {
@@ -109,9 +114,10 @@ export class Pairing {
             peer.fingerprint,
             peer.pem,
             this.connectionName(hello.name),
-            invite.address,
+            target.address,
             'invitation',
           );
+          if (target.dhtKey) setDhtKey(db, row.id, target.dhtKey);
           setExposedRoles(db, row.id, roleIds(db, roles));
           return row;
         });
@@ -122,10 +128,7 @@ export class Pairing {
       if (isStorageFailure(error)) throw error;
       if (refusedName !== null) throw new EngineError('invalid', refusedName);
       if (!(error instanceof HandshakeError))
-        throw new EngineError(
-          'unavailable',
-          `could not reach ${inviter} at ${invite.address}: ${(error as Error).message}`,
-        );
+        throw new EngineError('unavailable', unreachableSentence(inviter, target, error as Error, this.links.dhtKey));
       if (error.kind === 'protocol') throw new EngineError('invalid', `${inviter} ${error.message}`);
       throw new EngineError('invalid', `${inviter} refused the invitation: ${error.message}`);
     }
@@ -206,3 +209,52 @@ function revokedRefusal(connection: ConnectionRow): string {
           `the connection with ${connection.name} was revoked`;
   return `${why}; a revoked peer cannot be paired again`;
 }
+
+/** A dial's failure in plain words (the libraries' own say little to a person). */
+export function plainDialError(error: Error & { code?: string }): string {
+  const code = error.code ?? '';
+  const message = error.message;
+  if (error.name === 'FingerprintMismatch') return `someone else answered there (${message})`;
+  if (code === 'ECONNREFUSED') return 'nothing listens there';
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'that network cannot be reached from here';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'that name does not resolve';
+  if (code === 'PEER_NOT_FOUND') return 'it is not on the DHT now';
+  if (code === 'HOLEPUNCH_DOUBLE_RANDOMIZED_NATS')
+    return 'both routers change ports on every connection, so only a relay can join you';
+  if (code.includes('HOLEPUNCH')) return 'holepunching through the routers failed';
+  if (code === 'PEER_CONNECTION_FAILED') return 'it did not let this installation in';
+  if (/handshake has timed out|ETIMEDOUT|timed out/i.test(message) || code === 'ETIMEDOUT')
+    return `no answer within ${DIAL_TIMEOUT_MS / 1000} s`;
+  return message;
+}
+
+/**
+ * Why the inviter could not be reached, in words an owner can act on: what was tried and
+ * what each side can do about it.
+ */
+export function unreachableSentence(
+  inviter: string,
+  target: ReachTarget,
+  error: Error,
+  ourDhtKey: string | null,
+): string {
+  const attempts = error instanceof UnreachableError ? error.attempts : [];
+  const tried = attempts.map((a) =>
+    a.path === 'dht' ? `by its DHT key: ${plainDialError(a.error)}` : `at ${a.target}: ${plainDialError(a.error)}`,
+  );
+  if (target.dhtKey && !ourDhtKey) tried.push('not by its DHT key, because this installation is not on the DHT');
+  const what = tried.length > 0 ? tried.join('; ') : plainDialError(error);
+  const advice: string[] = [];
+  if (target.dhtKey && !ourDhtKey) advice.push('turn the DHT on here (Settings, or parley serve without --no-dht)');
+  if (target.dhtKey)
+    advice.push(
+      `ask ${inviter} to check that Parley is running and online; if both of you are behind strict routers, one of you can add a relay`,
+    );
+  else if (target.address)
+    advice.push(
+      `ask ${inviter} whether ${target.address} is where Parley listens and is reachable from your network, or for an invitation from a Parley on the DHT`,
+    );
+  return `could not reach ${inviter} (tried ${what}). ${capitalise(advice.join('; '))}.`;
+}
+
+const capitalise = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);

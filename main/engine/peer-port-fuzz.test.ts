@@ -88,7 +88,7 @@ describe('the peer port under fuzzing', () => {
     // Pair for real: the fuzzer accepts an invitation by hand.
     const invite = decodeInvite((await owner.call('connections.invite', { roles: ['assistant'] })).code);
     serverFingerprint = invite.fingerprint;
-    const dialled = await dialPeer(peer, invite.address, invite.fingerprint);
+    const dialled = await dialPeer(peer, invite.address!, invite.fingerprint);
     const frames = collect(dialled.ws);
     dialled.ws.send(
       JSON.stringify({ type: 'hello', protocol: 2, name: 'fuzzer', address: null, invitation: invite.secret }),

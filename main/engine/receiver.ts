@@ -165,6 +165,9 @@ export class Receiver {
         return;
       case 'hello':
         return;
+      // The link manager takes it (links.ts): where the peer is reached.
+      case 'reach':
+        return;
     }
   }
 

@@ -39,7 +39,31 @@ export class FingerprintMismatch extends Error {
 
 export interface PeerListener {
   address: { host: string; port: number };
+  /**
+   * Takes a stream from another carrier (the DHT) as if it were a TCP connection: the same
+   * TLS, WebSocket and hello follow. `gateKey` is whom its place before authentication
+   * counts against (null: a known peer's, which holds none); `carrier` is what carrierOf
+   * gives back for the TLS socket.
+   */
+  carry(stream: Duplex, gateKey: string | null, carrier: Carrier): void;
+  /** Whether a carried stream counted against `gateKey` would get a place now. */
+  hasRoom(gateKey: string): boolean;
   close(): Promise<void>;
+}
+
+/** How a link's bytes travel, when not by a TCP connection of its own. */
+export interface Carrier {
+  kind: 'dht';
+  /** The peer's DHT public key, hex (Noise proved the peer holds it). */
+  remoteKey: string;
+  path: 'holepunched' | 'relayed';
+}
+
+const carriers = new WeakMap<tls.TLSSocket, Carrier>();
+
+/** The carrier under a peer's TLS socket; undefined for a TCP connection. */
+export function carrierOf(socket: tls.TLSSocket): Carrier | undefined {
+  return carriers.get(socket);
 }
 
 /** The place each not-yet-authenticated peer socket holds, given back once its hello is accepted. */
@@ -64,6 +88,9 @@ export async function listenForPeers(
   onPeer: (ws: WebSocket, peer: PeerCertificate, socket: tls.TLSSocket) => void,
 ): Promise<PeerListener> {
   const gate = new ConnectionGate();
+  /** The DHT's strangers have a gate of their own, counted by UDP host (or key when relayed). */
+  const carriedGate = new ConnectionGate();
+  const carriedTickets = new WeakMap<tls.TLSSocket, Ticket>();
   /** Tickets by the remote end of the TCP connection, until its TLS socket exists. */
   const byRemote = new Map<string, Ticket>();
   const server = https.createServer({
@@ -120,7 +147,8 @@ export async function listenForPeers(
         return;
       }
       const tlsSocket = socket as tls.TLSSocket;
-      const ticket = byRemote.get(`${tlsSocket.remoteAddress}|${tlsSocket.remotePort}`);
+      const ticket =
+        carriedTickets.get(tlsSocket) ?? byRemote.get(`${tlsSocket.remoteAddress}|${tlsSocket.remotePort}`);
       wss.handleUpgrade(req, socket, head, (ws) => {
         // Until the link is set up, its errors are only logged (the link listens from then on).
         ws.on('error', (error) => log.warn('peer socket error', { error: error.message }));
@@ -143,13 +171,52 @@ export async function listenForPeers(
   });
   server.on('error', (error) => log.error('the peer listener failed', { error: error.message }));
   const bound = server.address() as { port: number };
+  const secureContext = tls.createSecureContext({ key: identity.key, cert: identity.cert, minVersion: 'TLSv1.3' });
+  /** Carried TLS sockets, so closing ends them too. */
+  const carried = new Set<tls.TLSSocket>();
   return {
     address: { host, port: bound.port },
+    hasRoom: (gateKey) => carriedGate.hasRoom(gateKey),
+    carry(stream, gateKey, carrier) {
+      stream.on('error', () => stream.destroy());
+      const ticket = gateKey === null ? { release() {} } : carriedGate.admit(gateKey);
+      if (!ticket) {
+        stream.destroy();
+        return;
+      }
+      // The server side of TLS over the stream, with the listener's key and the same rules;
+      // once through, the HTTPS server takes the socket as it takes one of its own.
+      const socket = new tls.TLSSocket(stream, {
+        isServer: true,
+        secureContext,
+        requestCert: true,
+        rejectUnauthorized: false,
+        server,
+      });
+      carriers.set(socket, carrier);
+      carriedTickets.set(socket, ticket);
+      carried.add(socket);
+      const timer = setTimeout(() => socket.destroy(), TLS_HANDSHAKE_TIMEOUT_MS);
+      timer.unref();
+      socket.on('error', () => socket.destroy());
+      socket.once('close', () => {
+        clearTimeout(timer);
+        ticket.release();
+        carried.delete(socket);
+        stream.destroy();
+      });
+      stream.once('close', () => socket.destroy());
+      socket.once('secure', () => {
+        clearTimeout(timer);
+        server.emit('secureConnection', socket);
+      });
+    },
     async close() {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const client of wss.clients) client.terminate();
       server.closeAllConnections();
       for (const socket of sockets) socket.destroy();
+      for (const socket of carried) socket.destroy();
       await stopped;
     },
   };
@@ -165,9 +232,15 @@ export function dialPeer(
   identity: Identity,
   address: string,
   expectedFingerprint: string,
-  options: { timeoutMs?: number; revision?: number | null } = {},
+  options: {
+    timeoutMs?: number;
+    revision?: number | null;
+    /** A stream from another carrier (the DHT) to speak TLS over, instead of dialling `address`. */
+    stream?: Duplex;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<{ ws: WebSocket; peer: PeerCertificate; socket: tls.TLSSocket }> {
-  const { timeoutMs = 10_000, revision = PROTOCOL_REVISION } = options;
+  const { timeoutMs = 10_000, revision = PROTOCOL_REVISION, stream, signal } = options;
   return new Promise((resolve, reject) => {
     let peer: PeerCertificate | null = null;
     let tlsSocket: tls.TLSSocket | null = null;
@@ -180,7 +253,12 @@ export function dialPeer(
       handshakeTimeout: timeoutMs,
       perMessageDeflate: false,
       createConnection: (options: tls.ConnectionOptions) => {
-        const socket = tls.connect(options);
+        const socket = tls.connect(stream ? { ...options, socket: stream } : options);
+        if (stream) {
+          stream.once('error', (error) => socket.destroy(error));
+          stream.once('close', () => socket.destroy());
+          socket.once('close', () => stream.destroy());
+        }
         tlsSocket = socket;
         socket.once('secureConnect', () => {
           peer = certificateOf(socket);
@@ -199,6 +277,23 @@ export function dialPeer(
       }
     });
     ws.once('error', (error) => reject(error));
+    // A hard limit of its own: the request's timeout counts only idle time on the socket.
+    const deadline = setTimeout(() => {
+      ws.terminate();
+      reject(new Error('Opening handshake has timed out'));
+    }, timeoutMs);
+    deadline.unref();
+    ws.once('open', () => clearTimeout(deadline));
+    ws.once('close', () => clearTimeout(deadline));
+    // Cancelled while on its way (another path won): nothing more is sent. Once open, the socket is the caller's.
+    const abort = () => {
+      ws.terminate();
+      reject(new Error('cancelled: another path won'));
+    };
+    if (signal?.aborted) abort();
+    else signal?.addEventListener('abort', abort, { once: true });
+    ws.once('open', () => signal?.removeEventListener('abort', abort));
+    ws.once('close', () => signal?.removeEventListener('abort', abort));
     ws.once('unexpected-response', (_req, res) => {
       reject(new Error(`the peer answered HTTP ${res.statusCode} instead of opening a connection`));
       ws.terminate();

@@ -56,6 +56,8 @@ export class Views {
       lastError: this.links.lastError(connection.id),
       peerPausedAt: connection.peer_paused_at,
       createdAt: connection.created_at,
+      dhtKey: connection.dht_key,
+      path: this.links.path(connection.id),
     };
   }
 
@@ -142,7 +144,11 @@ export class Views {
 
   /** Whom roles can ask (DESIGN §11.8). */
   peers(): PeerDirectoryEntry[] {
-    return peerDirectory(this.core.db, (id) => this.links.isOnline(id));
+    return peerDirectory(
+      this.core.db,
+      (id) => this.links.isOnline(id),
+      (id) => this.links.path(id),
+    );
   }
 
   /** `parley history`: everything between a role and a peer role, every agent conversation. */

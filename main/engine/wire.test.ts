@@ -190,6 +190,7 @@ describe('revisions of protocol 2', () => {
       ['withdraw', 2],
       ['noted', 2],
       ['status', 2],
+      ['reach', 2],
     ]);
     expect(Math.max(...Object.values(frameRevision))).toBe(PROTOCOL_REVISION);
   });

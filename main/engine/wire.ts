@@ -8,8 +8,8 @@
 // added as a *revision* of protocol 2 instead, agreed before the first frame as the
 // WebSocket subprotocol (an older peer never sees a frame it does not know: peers
 // from before revisions close the link on one). Revision 1 adds `turn`. Revision 2 adds
-// `turn-ack` (a `turn` is sent again until acknowledged) and the `relayed` state, and
-// `withdraw`, `noted`, `status` and the `declined` reason of `reject`.
+// `turn-ack` (a `turn` is sent again until acknowledged) and the `relayed` state,
+// `withdraw`, `noted`, `status`, the `declined` reason of `reject`, and `reach`.
 import { z } from 'zod';
 
 export const PROTOCOL_VERSION = 2;
@@ -116,6 +116,16 @@ export const frameSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('noted'), thread: threadId, seq, of: z.enum(notedKinds) }),
   /** Revision 2: whether this side has paused the connection; sent on every link and on each change. */
   z.strictObject({ type: z.literal('status'), paused: z.boolean() }),
+  /** Revision 2: where the sender is reached besides its address: its DHT key, and relays it uses. */
+  z.strictObject({
+    type: z.literal('reach'),
+    dht: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .nullable(),
+    address: z.string().max(300).nullable(),
+    relays: z.array(z.string().regex(/^[0-9a-f]{64}$/)).max(8),
+  }),
 ]);
 export type Frame = z.infer<typeof frameSchema>;
 export type HelloFrame = z.infer<typeof helloFrame>;
@@ -125,6 +135,7 @@ export type TurnFrame = Extract<Frame, { type: 'turn' }>;
 export type TurnAckFrame = Extract<Frame, { type: 'turn-ack' }>;
 export type WithdrawFrame = Extract<Frame, { type: 'withdraw' }>;
 export type NotedFrame = Extract<Frame, { type: 'noted' }>;
+export type ReachFrame = Extract<Frame, { type: 'reach' }>;
 
 /** The revision of protocol 2 each frame came with: it goes only on a link that agreed to that revision. */
 export const frameRevision: Record<Frame['type'], number> = {
@@ -139,6 +150,7 @@ export const frameRevision: Record<Frame['type'], number> = {
   withdraw: 2,
   noted: 2,
   status: 2,
+  reach: 2,
 };
 
 /** The revision a frame needs: its type's, or for a `turn` its state's when that came later. */

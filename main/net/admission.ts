@@ -44,6 +44,13 @@ export class ConnectionGate {
     };
   }
 
+  /** Whether `admit(address)` would give a ticket now. */
+  hasRoom(address: string | undefined): boolean {
+    return (
+      this.total < this.limits.total && (this.byAddress.get(normalizeAddress(address)) ?? 0) < this.limits.perAddress
+    );
+  }
+
   /** Unauthenticated connections held now (for tests and logs). */
   get pending(): number {
     return this.total;

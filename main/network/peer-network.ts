@@ -21,6 +21,7 @@ import {
   type PeerSettings,
 } from './peer-settings';
 import { checkReachable, type Reachability } from './reachability';
+import { describeBootstrap, type DhtBootstrap } from '../net/dht-bootstrap';
 
 /** How an installation gets its peer settings. */
 export type PeerConfig =
@@ -44,6 +45,8 @@ export class NetworkError extends Error {
 }
 
 const SETTINGS_KEY = 'peer-network';
+/** The desktop app's DHT switch, kept apart from the address settings: false is off, anything else on. */
+const DHT_SETTING_KEY = 'peer-dht';
 
 /** A listen failure in words, with the code the app API maps. */
 function listenFailure(settings: PeerSettings, error: unknown): NetworkError {
@@ -71,6 +74,8 @@ export interface PeerNetworkOptions {
   identity: Identity;
   events: EventHub;
   config: PeerConfig;
+  /** Which DHT it joins beside listening on its address (off: none). */
+  dht?: DhtBootstrap;
 }
 
 export class PeerNetwork {
@@ -78,6 +83,10 @@ export class PeerNetwork {
   private boundPort: number | null = null;
   /** Why the listener is not running, when it should be. */
   private failure: string | null = null;
+  /** Why the DHT carrier is not running, when it should be. */
+  private dhtFailure: string | null = null;
+  /** An owner's switch (the desktop app): off keeps it off the DHT whatever the environment says. */
+  private dhtWanted: boolean;
   private lastCheck: Reachability | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly checks = new AbortController();
@@ -85,6 +94,7 @@ export class PeerNetwork {
 
   constructor(private readonly options: PeerNetworkOptions) {
     const { config } = options;
+    this.dhtWanted = config.kind !== 'remembered' || readSetting(options.db, DHT_SETTING_KEY) !== false;
     this.settings =
       config.kind === 'fixed'
         ? { listenHost: config.listenHost, port: config.port, advertise: config.advertise ?? null }
@@ -105,6 +115,7 @@ export class PeerNetwork {
       } catch (error) {
         throw listenFailure(this.settings, error);
       }
+      await this.joinDht();
       return;
     }
     try {
@@ -118,7 +129,31 @@ export class PeerNetwork {
       this.failure = listenFailure(this.settings, error).message;
       log.warn('not listening for peers', { reason: this.failure });
     }
+    await this.joinDht();
     this.checkInBackground();
+  }
+
+  /**
+   * Joins the DHT as configured. Not being on it is reported, never fatal: the address
+   * still works, and the DHT may be unreachable for a while (no network yet).
+   */
+  private async joinDht(): Promise<void> {
+    const dht = this.options.dht ?? { kind: 'off' };
+    if (dht.kind === 'off' || !this.dhtWanted || this.options.engine.listening === null) return;
+    if (this.options.engine.dhtKey !== null) return;
+    try {
+      const key = await this.options.engine.listenDht(dht);
+      this.dhtFailure = null;
+      log.info('on the DHT', { key, bootstrap: describeBootstrap(dht) });
+    } catch (error) {
+      this.dhtFailure = `could not join the DHT (${describeBootstrap(dht)}): ${(error as Error).message}`;
+      log.warn('not on the DHT', { reason: this.dhtFailure });
+    }
+  }
+
+  /** Whether invitations can be made: an address to dial, or a DHT key to find. */
+  get invitable(): boolean {
+    return this.invitationAddress !== null || this.options.engine.dhtKey !== null;
   }
 
   get invitationAddress(): string | null {
@@ -138,8 +173,21 @@ export class PeerNetwork {
       listening: this.options.engine.listening,
       invitationAddress: address,
       thisComputerOnly: parts !== null && isLoopback(parts.host),
-      problem: this.problem(address, check),
+      problem: this.invitable && address === null ? null : this.problem(address, check),
       check,
+      dht: this.dhtStatus(),
+    };
+  }
+
+  private dhtStatus(): PeerNetworkStatus['dht'] {
+    const dht = this.options.dht ?? { kind: 'off' };
+    const key = this.options.engine.dhtKey;
+    const off = dht.kind === 'off' || !this.dhtWanted;
+    return {
+      state: off ? 'off' : key ? 'on' : 'failed',
+      key,
+      bootstrap: describeBootstrap(dht),
+      problem: off || key ? null : (this.dhtFailure ?? 'not on the DHT'),
     };
   }
 
@@ -156,15 +204,18 @@ export class PeerNetwork {
   }
 
   /** Changes the settings (the desktop app only): listens on the new address first, saves only what worked. */
-  update(changes: Partial<PeerSettings>): Promise<PeerNetworkStatus> {
+  update(request: Partial<PeerSettings> & { dht?: boolean }): Promise<PeerNetworkStatus> {
     return this.serially(async () => {
       if (this.options.config.kind !== 'remembered')
         throw new NetworkError(
           'fixed',
           this.options.config.kind === 'fixed'
-            ? 'this installation takes its peer address from the command line (parley serve --peer-host, --peer-port, --advertise): change it there and restart'
+            ? 'this installation takes its peer address from the command line (parley serve --peer-host, --peer-port, --advertise, --dht-bootstrap, --no-dht): change it there and restart'
             : 'this installation does not listen for peers',
         );
+      const { dht, ...changes } = request;
+      if (dht !== undefined) await this.switchDht(dht);
+      if (Object.keys(changes).length === 0) return this.status();
       const next: PeerSettings = { ...this.settings, ...changes };
       const problem = settingsProblem(next);
       if (problem) throw new NetworkError('invalid', problem.message);
@@ -186,6 +237,21 @@ export class PeerNetwork {
       this.checkInBackground();
       return this.status();
     });
+  }
+
+  /** The desktop app's switch: on joins the DHT the environment names, off leaves it; remembered either way. */
+  private async switchDht(on: boolean): Promise<void> {
+    if (on && (this.options.dht ?? { kind: 'off' }).kind === 'off')
+      throw new NetworkError(
+        'fixed',
+        'PARLEY_DHT_BOOTSTRAP=off keeps this installation off the DHT: start it without that to turn the DHT on',
+      );
+    this.dhtWanted = on;
+    transaction(this.options.db, () => writeSetting(this.options.db, DHT_SETTING_KEY, on));
+    if (on) await this.joinDht();
+    else await this.options.engine.stopDht();
+    log.info(on ? 'DHT switched on' : 'DHT switched off', {});
+    this.changed();
   }
 
   /** Dials the invitation address now; the result is part of the status. */

@@ -279,6 +279,10 @@ const seeds: Record<number, (db: Db) => void> = {
     db.prepare("UPDATE connections SET peer_paused_at = '2029-01-03' WHERE id = 1").run();
     db.prepare("UPDATE texts SET decline_untold = 1 WHERE thread_id = 2 AND direction = 'in' AND seq = 5").run();
   },
+  25: (db) => {
+    // carol is reached by the DHT as well; a second connection may not claim her key.
+    db.prepare(`UPDATE connections SET dht_key = '${'ab'.repeat(32)}', last_path = 'dht' WHERE id = 1`).run();
+  },
 };
 
 /** Row ids the search index finds for an FTS5 query in one of its tables. */
@@ -639,6 +643,18 @@ const checks: Record<number, (db: Db) => void> = {
         .map((row) => (row as { detail: string }).detail),
     ).toEqual([expect.stringContaining('threads_withdraw_untold')]);
     expect(() => db.prepare("UPDATE threads SET withdraw_untold = 2 WHERE wire_id = 'T1'").run()).toThrow(/CHECK/);
+  },
+  25: (db) => {
+    // Every connection had only its address before; the DHT key and the relays start empty.
+    expect(db.prepare('SELECT relays FROM connections WHERE id = 2').get()).toEqual({ relays: '[]' });
+    expect(db.prepare('SELECT dht_key, last_path FROM connections WHERE id = 1').get()).toEqual({
+      dht_key: 'ab'.repeat(32),
+      last_path: 'dht',
+    });
+    expect(() => db.prepare(`UPDATE connections SET dht_key = '${'ab'.repeat(32)}' WHERE id = 2`).run()).toThrow(
+      /UNIQUE/,
+    );
+    expect(() => db.prepare("UPDATE connections SET dht_key = 'short' WHERE id = 2").run()).toThrow(/CHECK/);
   },
 };
 

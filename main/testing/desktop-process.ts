@@ -110,7 +110,13 @@ export async function startDesktop(options: {
     {
       cwd: projectRoot,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      env: { ...process.env, PARLEY_LOG: 'silent', PARLEY_DEFAULT_ROLE: 'off', ...options.env },
+      env: {
+        ...process.env,
+        PARLEY_LOG: 'silent',
+        PARLEY_DEFAULT_ROLE: 'off',
+        PARLEY_DHT_BOOTSTRAP: 'off',
+        ...options.env,
+      },
     },
   );
   let stderr = '';
@@ -239,7 +245,7 @@ export async function launchAgain(dataDir: string, args: string[]): Promise<{ co
   const child = spawn(process.execPath, ['--import', standInRegister, desktopMain, `--data=${dataDir}`, ...args], {
     cwd: projectRoot,
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, PARLEY_LOG: 'silent', PARLEY_DEFAULT_ROLE: 'off' },
+    env: { ...process.env, PARLEY_LOG: 'silent', PARLEY_DEFAULT_ROLE: 'off', PARLEY_DHT_BOOTSTRAP: 'off' },
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));

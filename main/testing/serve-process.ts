@@ -58,7 +58,13 @@ export async function startServe(options: {
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       // No first-run `assistant`: the callers make their own roles (pass PARLEY_DEFAULT_ROLE in env to get it).
-      env: { ...process.env, PARLEY_LOG: 'silent', PARLEY_DEFAULT_ROLE: 'off', ...options.env },
+      env: {
+        ...process.env,
+        PARLEY_LOG: 'silent',
+        PARLEY_DEFAULT_ROLE: 'off',
+        PARLEY_DHT_BOOTSTRAP: 'off',
+        ...options.env,
+      },
     },
   );
   let stderr = '';
@@ -124,7 +130,7 @@ export function runServeToExit(
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(projectRoot, 'bin', 'parley.js'), 'serve', ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PARLEY_LOG: 'silent', PARLEY_DEFAULT_ROLE: 'off', ...env },
+      env: { ...process.env, PARLEY_LOG: 'silent', PARLEY_DEFAULT_ROLE: 'off', PARLEY_DHT_BOOTSTRAP: 'off', ...env },
     });
     let stdout = '';
     let stderr = '';

@@ -76,6 +76,8 @@ interface Args {
   budget: number;
   reconnect: { minMs: number; maxMs: number };
   stopGraceMs: number | undefined;
+  /** Listen, but give invitations and peers no address: only the DHT key (the DHT carrier's bench). */
+  noAddress: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -96,6 +98,7 @@ function parseArgs(argv: string[]): Args {
     budget: Number(value('--budget') ?? 1e12),
     reconnect: { minMs: Number(value('--reconnect-min') ?? 50), maxMs: Number(value('--reconnect-max') ?? 500) },
     stopGraceMs: value('--stop-grace') === undefined ? undefined : Number(value('--stop-grace')),
+    noAddress: argv.includes('--no-address'),
   };
 }
 
@@ -518,6 +521,7 @@ async function main(): Promise<void> {
   });
   const port = Number(inst.peerAddress!.slice(inst.peerAddress!.lastIndexOf(':') + 1));
   writeFileSync(stateFile, JSON.stringify({ port }));
+  if (args.noAddress) inst.engine.setAddress(null);
   const driver = new Driver(inst);
   const reply = (line: Record<string, unknown>) => process.stdout.write(JSON.stringify(line) + '\n');
   reply({

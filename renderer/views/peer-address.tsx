@@ -57,6 +57,8 @@ export function PeerAddressCard() {
               <>
                 Invitations tell peers to dial <code className="peer-address-value">{status.invitationAddress}</code>
               </>
+            ) : status.dht.state === 'on' ? (
+              'Invitations carry this installation’s DHT key: peers find it from anywhere.'
             ) : (
               'Invitations cannot be made: there is no address peers could dial.'
             )}
@@ -74,6 +76,16 @@ export function PeerAddressCard() {
         <div>
           <dt>Advertised address</dt>
           <dd>{status.advertise ?? 'the listening address'}</dd>
+        </div>
+        <div>
+          <dt>By DHT</dt>
+          <dd className="peer-address-dht">
+            {status.dht.state === 'on'
+              ? `reachable from anywhere by key ${status.dht.key!.slice(0, 16)}… (${status.dht.bootstrap})`
+              : status.dht.state === 'off'
+                ? 'off: peers reach you only at the address above'
+                : `not reachable: ${status.dht.problem ?? 'not on the DHT'}`}
+          </dd>
         </div>
         <div>
           <dt>Set by</dt>
@@ -99,6 +111,15 @@ export function PeerAddressCard() {
           {status.configuredBy === 'settings' && (
             <button type="button" className="btn btn-secondary btn-sm" onClick={() => setEditing(true)}>
               Change address
+            </button>
+          )}
+          {status.configuredBy === 'settings' && (status.dht.state !== 'off' || status.dht.bootstrap !== 'off') && (
+            <button
+              type="button"
+              className="btn btn-ghost btn-sm"
+              onClick={() => void run(() => useNetwork.getState().update({ dht: status.dht.state === 'off' }))}
+            >
+              {status.dht.state === 'off' ? 'Turn the DHT on' : 'Turn the DHT off'}
             </button>
           )}
           <button

@@ -179,6 +179,13 @@ function ConnectionsPane() {
 const statusTone = { active: 'good', paused: 'warn', revoked: 'bad' } as const;
 const statusLabel = { active: 'Active', paused: 'Paused', revoked: 'Revoked' } as const;
 
+/** How the open link travels, in words: the relay sees only ciphertext. */
+const pathWords: Record<NonNullable<ConnectionSummary['path']>, string> = {
+  direct: 'direct',
+  holepunched: 'direct over the DHT (holepunched)',
+  relayed: 'relayed (the relay sees only ciphertext)',
+};
+
 function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSummary; isOwner: boolean }) {
   const { pause, unpause, revoke, remove } = useConnections.getState();
   const [busy, run] = useAction();
@@ -192,8 +199,12 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
         <div className="connection-title">
           <h3>{c.name}</h3>
           <p className="muted small">
-            {c.address ? `${c.address}${c.addressFrom === 'peer' ? ' (as they announced it)' : ''}` : 'They dial in'} ·
-            paired{' '}
+            {c.address
+              ? `${c.address}${c.addressFrom === 'peer' ? ' (as they announced it)' : ''}`
+              : c.dhtKey
+                ? 'Found by DHT key'
+                : 'They dial in'}{' '}
+            {c.path && `· ${pathWords[c.path]} `}· paired{' '}
             <time dateTime={c.createdAt} title={fullTime(c.createdAt)}>
               {shortTime(c.createdAt)}
             </time>
@@ -661,7 +672,14 @@ function InviteDialog({ onClose }: { onClose: () => void }) {
           <CopyField label="Invitation code" value={invitation.code} copyLabel="Copy code" multiline />
           <CopyField label="Invitation link" value={invitation.link} copyLabel="Copy link" />
           <p className="invite-address">
-            They will dial <code>{invitation.address}</code>.
+            {invitation.address ? (
+              <>
+                They will dial <code>{invitation.address}</code>
+                {invitation.dht ? ', and find this installation by its DHT key if that fails' : ''}.
+              </>
+            ) : (
+              'They will find this installation by its DHT key, wherever both of you are.'
+            )}
           </p>
           {network && network.invitationAddress === invitation.address && <ThisComputerOnly status={network} />}
           <p className="muted small">

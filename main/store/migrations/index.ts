@@ -23,6 +23,7 @@ import { placeholder21 } from './0021-placeholder';
 import { indexApprovalOrder } from './0022-approval-order';
 import { keepTurnSignals } from './0023-turn-signals';
 import { withdrawAndPeerPause } from './0024-withdraw-and-peer-pause';
+import { recordReach } from './0025-reach';
 
 export interface Migration {
   version: number;
@@ -58,4 +59,5 @@ export const migrations: readonly Migration[] = [
   { version: 22, name: 'approval-order', up: indexApprovalOrder },
   { version: 23, name: 'turn-signals', up: keepTurnSignals },
   { version: 24, name: 'withdraw-and-peer-pause', up: withdrawAndPeerPause },
+  { version: 25, name: 'reach', up: recordReach },
 ];

@@ -29,6 +29,12 @@ export interface ConnectionRow {
   trust: TrustLevel;
   /** Since when the peer has paused the connection (its `status` frame); null: it has not. */
   peer_paused_at: string | null;
+  /** The peer's DHT public key (hex): dialled by key when known. */
+  dht_key: string | null;
+  /** JSON array of the relay keys the peer named. */
+  relays: string;
+  /** Which path brought the last link we dialled: the next dial races it at once. */
+  last_path: 'direct' | 'dht' | null;
 }
 
 /** The connections people see: every one but those removed. */
@@ -86,6 +92,24 @@ export function insertConnection(
     address === null ? null : addressFrom,
   );
   return getConnectionRow(db, id)!;
+}
+
+export function connectionByDhtKey(db: Db, key: string): ConnectionRow | undefined {
+  return get<ConnectionRow>(db, 'SELECT * FROM connections WHERE dht_key = ?', key);
+}
+
+/** The peer's DHT key, as its invitation, its DHT stream or its reach frame gave it. */
+export function setDhtKey(db: Db, id: number, key: string): void {
+  run(db, 'UPDATE connections SET dht_key = ? WHERE id = ?', key, id);
+}
+
+/** The relays the peer named, a JSON array of their keys. */
+export function setRelays(db: Db, id: number, relays: string): void {
+  run(db, 'UPDATE connections SET relays = ? WHERE id = ?', relays, id);
+}
+
+export function setLastPath(db: Db, id: number, path: 'direct' | 'dht'): void {
+  run(db, 'UPDATE connections SET last_path = ? WHERE id = ? AND last_path IS NOT ?', path, id, path);
 }
 
 /** The address the peer announced (already checked): we dial it from now on. */
@@ -189,6 +213,17 @@ export function insertInvitation(
     JSON.stringify(roles),
     createdBy,
     expiresAt,
+  );
+}
+
+/** Whether an invitation is unused and unexpired at `now` (an ISO time). */
+export function hasOpenInvitation(db: Db, now: string): boolean {
+  return (
+    get<{ one: number }>(
+      db,
+      'SELECT 1 AS one FROM invitations WHERE used_at IS NULL AND expires_at > ? LIMIT 1',
+      now,
+    ) !== undefined
   );
 }
 
