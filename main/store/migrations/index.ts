@@ -17,6 +17,7 @@ import { summariseThreadLists } from './0015-thread-list-summaries';
 import { addApprovals } from './0016-approvals';
 import { createAttention } from './0017-attention';
 import { keepAskState } from './0018-ask-state';
+import { keepAgentsOutOfTheDataFolder } from './0019-agent-sandbox';
 
 export interface Migration {
   version: number;
@@ -46,4 +47,5 @@ export const migrations: readonly Migration[] = [
   { version: 16, name: 'approvals', up: addApprovals, foreignKeys: 'off' },
   { version: 17, name: 'attention', up: createAttention },
   { version: 18, name: 'ask-state', up: keepAskState },
+  { version: 19, name: 'agent-sandbox', up: keepAgentsOutOfTheDataFolder },
 ];
