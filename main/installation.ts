@@ -23,7 +23,7 @@ import { log } from './log';
 import { PeerNetwork, type PeerConfig } from './network/peer-network';
 import { distPaths, projectRoot } from './paths';
 import { RoleApiServer } from './role-api/server';
-import { agentEnvironment, RunManager } from './runs/run-manager';
+import { agentEnvironment, RunManager, type RunManagerOptions } from './runs/run-manager';
 import { AgentSandbox, type SandboxOptions } from './sandbox/sandbox';
 import { defaultRolesDir, roleFolder, unsandboxedAllowed } from './sandbox/folders';
 import { listRoles } from './store/queries/roles';
@@ -75,6 +75,8 @@ export interface InstallationOptions {
   sandbox?: SandboxOptions;
   /** Where roles that name no folder work, each in its own: by default `<data folder>-roles`. */
   rolesDir?: string;
+  /** Whom a turn works for (RunManagerOptions.trustOf); by default every turn is the person's own. */
+  trustOf?: RunManagerOptions['trustOf'];
 }
 
 export interface Installation {
@@ -254,6 +256,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       adapters,
       workDir: rolesDir,
       turnsDir: path.join(dataDir, 'turns'),
+      trustOf: options.trustOf,
       roleFolder: (id) => roleFolder(rolesDir, id),
       sandbox: {
         sandbox,
@@ -317,6 +320,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       sessions,
       attention,
       installation: { id: identity.fingerprint, name },
+      sandbox: sandbox.status,
     };
     let closed = false;
     return {

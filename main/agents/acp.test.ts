@@ -132,7 +132,8 @@ describe('acp adapter', () => {
     const settings: AgentSettings = {
       adapter: 'acp',
       command: [process.execPath, FAKE],
-      env: { FAKE_ACP_DIR: state, FAKE_ACP: flags.join(',') },
+      // CLAUDE_CONFIG_DIR: where a real ACP agent keeps its state, which the sandbox lets it write.
+      env: { FAKE_ACP_DIR: state, CLAUDE_CONFIG_DIR: state, FAKE_ACP: flags.join(',') },
       ...extra,
     };
     const calls = (method?: string): Call[] => {
@@ -169,7 +170,9 @@ describe('acp adapter', () => {
       clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
     });
     const [created] = agent.calls('session/new');
-    expect(created!.params.cwd).toBe(path.join(t!.installation.dataDir, 'work'));
+    expect(created!.params.cwd).toBe(
+      path.join(t!.installation.rolesDir, `role-${(await t!.owner('roles.list', {}))[0]!.id}`),
+    );
     expect(created!.params.mcpServers).toEqual([
       {
         name: 'parley',

@@ -141,7 +141,8 @@ describe('claude-code adapter', () => {
     const settings: AgentSettings = {
       adapter: 'claude-code',
       command: fakeClaude,
-      env: { FAKE_CLI_DIR: state },
+      // Where the real CLI keeps its state, which the sandbox lets it write.
+      env: { FAKE_CLI_DIR: state, CLAUDE_CONFIG_DIR: state },
       ...extra,
     };
     return { settings, state, runs: () => invocations(state) };
@@ -169,7 +170,8 @@ describe('claude-code adapter', () => {
     expect(run!.argv).not.toContain('--append-system-prompt');
     expect(run!.systemPrompt).toContain('Instructions from the role’s owner:\nAnswer in French.');
     expect(run!.systemPromptMode).toBe('600');
-    expect(path.dirname(path.dirname(run!.systemPromptFile as string))).toBe(
+    // In the turn's own private folder, in the data folder's `turns`.
+    expect(path.dirname(path.dirname(path.dirname(run!.systemPromptFile as string)))).toBe(
       path.join(t.installation.dataDir, 'turns'),
     );
     expect(existsSync(run!.systemPromptFile as string)).toBe(false);

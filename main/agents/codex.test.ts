@@ -103,7 +103,13 @@ describe('codex adapter', () => {
 
   function agent(extra: Partial<Extract<AgentSettings, { adapter: 'codex' }>> = {}) {
     const state = mkdtempSync(path.join(dir, 'state-'));
-    const settings: AgentSettings = { adapter: 'codex', command: fakeCodex, env: { FAKE_CLI_DIR: state }, ...extra };
+    // CODEX_HOME: where the real CLI keeps its state, which the sandbox lets it write.
+    const settings: AgentSettings = {
+      adapter: 'codex',
+      command: fakeCodex,
+      env: { FAKE_CLI_DIR: state, CODEX_HOME: state },
+      ...extra,
+    };
     return { settings, state, runs: () => invocations(state) };
   }
   const overrides = (run: FakeInvocation) => run.overrides as Record<string, unknown>;

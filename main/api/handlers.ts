@@ -86,6 +86,8 @@ import {
   requireReader,
 } from './authorize';
 import { approvalHandlers } from './approvals-handlers';
+import { roleSandboxNotes, sandboxHandlers } from './sandbox-handlers';
+import type { SandboxStatus } from '../sandbox/sandbox';
 import { attentionHandlers } from './attention-handlers';
 import { engineCall } from './engine-errors';
 import { firstRunHandlers } from './first-run-handlers';
@@ -103,6 +105,8 @@ export interface ApiServices {
   sessions: SessionRegistry;
   attention: Attention;
   installation: { id: string; name: string };
+  /** Whether agents start in the OS sandbox here; absent: as if it did. */
+  sandbox?: SandboxStatus;
 }
 
 export interface Call {
@@ -200,7 +204,7 @@ const handlers: HandlerTable = {
 
   'roles.list': ({ services, person }) => {
     requireReader(person);
-    return listRoles(services.db).map(publicRole);
+    return listRoles(services.db).map((role) => ({ ...publicRole(role), ...roleSandboxNotes(services, role.id) }));
   },
   'roles.create': ({ services, person }, { name, description, agent }) => {
     requireOwner(person, 'create roles');
@@ -454,6 +458,7 @@ const handlers: HandlerTable = {
   ...firstRunHandlers,
   ...approvalHandlers,
   ...attentionHandlers,
+  ...sandboxHandlers,
 };
 
 function connectionView(services: ApiServices, id: number) {

@@ -22,7 +22,8 @@ export function unsandboxedAllowed(db: Db, context: AgentContext | null): boolea
   const row = get<{ sandbox_required: number }>(
     db,
     'SELECT sandbox_required FROM connections WHERE name = ? AND removed_at IS NULL',
-    context.peer,
+    // PEER/ROLE: a connection's name never holds a slash.
+    context.peer.split('/')[0]!,
   );
   return row !== undefined && row.sandbox_required === 0;
 }

@@ -14,7 +14,7 @@ export type SandboxStatus = { available: true } | { available: false; reason: st
 export interface SandboxOptions {
   /** bubblewrap's path; PARLEY_SANDBOX_BWRAP overrides it (a missing one tests the unavailable case). */
   bwrapPath?: string;
-  /** 'off': no sandbox at all (the agents run as they did before it). */
+  /** 'off' (or PARLEY_SANDBOX=off): no sandbox at all, as where it cannot start. */
   mode?: 'on' | 'off';
 }
 
@@ -98,7 +98,7 @@ export class AgentSandbox {
 
   /** Finds out whether the sandbox can start here, and starts it. */
   static async open(options: SandboxOptions = {}): Promise<AgentSandbox> {
-    if (options.mode === 'off')
+    if ((process.env.PARLEY_SANDBOX === 'off' ? 'off' : options.mode) === 'off')
       return new AgentSandbox({ available: false, reason: 'the sandbox is turned off' }, false);
     const bwrap = process.env.PARLEY_SANDBOX_BWRAP || options.bwrapPath;
     if (shared && shared.bwrap !== bwrap) {
@@ -153,7 +153,8 @@ export class AgentSandbox {
       return {
         command: program!,
         args: rest,
-        env: { ...env, PATH: process.env.PATH },
+        // SHLVL: bash reads ~/.bashrc when its stdin is a socket (Node's pipes are) and it thinks it is the first shell.
+        env: { ...env, PATH: process.env.PATH, SHLVL: '1' },
         release: () => SandboxManager.unregisterCommandNetworkLists(commandId),
       };
     } catch (error) {

@@ -2,7 +2,7 @@
 // person's own runs where it cannot start, with a warning), or not at all (a run working
 // for a peer where it cannot start and no owner allowed that). The choice is a pure
 // function; `sandboxedLaunch` applies it.
-import { realpathSync } from 'node:fs';
+import { accessSync, constants, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AdapterName, TurnTrust } from '../../shared/domain';
@@ -76,6 +76,20 @@ function programDirs(command: string, env: NodeJS.ProcessEnv): string[] {
   return dirs;
 }
 
+function resolves(command: string, env: NodeJS.ProcessEnv, cwd: string): boolean {
+  const candidates = command.includes(path.sep)
+    ? [path.resolve(cwd, command)]
+    : (env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, command));
+  return candidates.some((candidate) => {
+    try {
+      accessSync(candidate, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
 export async function sandboxedLaunch(options: TurnSandboxOptions, turn: TurnToWrap): Promise<SandboxedStart> {
   const status = options.sandbox.status;
   const choice = sandboxChoice(status, turn.trust, options.unsandboxedAllowed(turn.context));
@@ -90,6 +104,9 @@ export async function sandboxedLaunch(options: TurnSandboxOptions, turn: TurnToW
       warning: status.available ? undefined : status.reason,
     };
   }
+  // Inside, a missing program is only an exit code of the wrapper: say it as a start that failed.
+  if (!resolves(turn.command, turn.env, turn.cwd))
+    throw Object.assign(new Error(`spawn ${turn.command} ENOENT`), { code: 'ENOENT' });
   const home = turn.env.HOME || os.homedir();
   const cwd = path.resolve(turn.cwd);
   const policy = sandboxPolicy({
