@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
 import { groupAlive, processAlive, spawnInGroup } from '../runs/process-tree';
+import { agentAlive } from '../testing/processes';
 import { runningTurns } from '../store/queries/runs';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
 import { acpAdapter, FRESH_SESSION_NOTICE } from './acp';
@@ -194,7 +195,7 @@ describe('acp adapter', () => {
     const [session] = readdirSync(path.join(agent.state, 'sessions'));
     expect(detail.conversation.run.session).toBe(session!.replace(/\.json$/, ''));
     // The agent is gone once the turn is.
-    for (const pid of agent.agentPids()) expect(processAlive(pid)).toBe(false);
+    for (const pid of agent.agentPids()) expect(agentAlive(pid, `FAKE_ACP_DIR=${agent.state}`)).toBe(false);
   });
 
   it('continues the session with session/load next turn, and passes over the history it replays', async () => {
@@ -277,8 +278,8 @@ describe('acp adapter', () => {
     expect(await t!.owner('conversations.stop', { id })).toEqual({ stopped: true });
     expect(agent.calls('session/cancel')).toEqual([expect.objectContaining({ params: { sessionId: session } })]);
     expect(processAlive(turn!.pid!)).toBe(false);
-    expect(processAlive(agentPid!)).toBe(false);
-    expect(groupAlive(agentPid!)).toBe(false);
+    expect(agentAlive(agentPid!, `FAKE_ACP_DIR=${agent.state}`)).toBe(false);
+    if (!t!.installation.sandbox.available) expect(groupAlive(agentPid!)).toBe(false);
     const stopped = await c.detail(id);
     expect(stopped.turns.at(-1)?.status).toBe('stopped');
     expect(stopped.conversation.run.session).toBe(session);
@@ -305,8 +306,8 @@ describe('acp adapter', () => {
     const [agentPid] = agent.agentPids();
     await t!.owner('conversations.stop', { id });
     expect(agent.calls('session/cancel')).toHaveLength(1);
-    expect(processAlive(agentPid!)).toBe(false);
-    expect(groupAlive(agentPid!)).toBe(false);
+    expect(agentAlive(agentPid!, `FAKE_ACP_DIR=${agent.state}`)).toBe(false);
+    if (!t!.installation.sandbox.available) expect(groupAlive(agentPid!)).toBe(false);
     expect((await c.detail(id)).turns.at(-1)?.status).toBe('stopped');
   }, 90_000);
 

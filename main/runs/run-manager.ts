@@ -588,7 +588,8 @@ export class RunManager {
       });
       // Input first: the agent can start while we record its pid.
       stdin.end(launch.stdin);
-      active.tree = new ProcessTree(pid, active.marker);
+      const wrapped = start.command !== launch.command;
+      active.tree = new ProcessTree(pid, active.marker, wrapped ? [launch.command, ...launch.args] : null);
       try {
         setTurnProcess(this.db, active.turnId, pid, processStartTime(pid));
       } catch (error) {

@@ -69,7 +69,8 @@ function hostPid(pid: number, file: string): number {
       // Gone meanwhile.
     }
   }
-  return pid;
+  // Not running (any more): no pid of this machine's stands for it.
+  return 0;
 }
 
 /** Waits for the agent to write its pids, as this machine knows them. */
