@@ -10,6 +10,7 @@
 //
 //  turn-overhead  input committed → the agent has it, against a bare spawn (bench/turns.ts)
 //  stop-latency   conversations.stop → the agent's process tree is gone (bench/turns.ts)
+//  sandbox-start  a turn's start inside the agents' sandbox against outside it (bench/sandbox-start.ts)
 //  cli-start      `parley context` against `node -e 0` (bench/cli-start.ts)
 //  ask            a person → a peer's role → the answer in the person's conversation,
 //                 two `parley serve` processes, against a bare node spawn (bench/ask.ts)
@@ -30,6 +31,7 @@ import { askBench } from './ask';
 import { cliStartBench } from './cli-start';
 import { emit, progress } from './stats';
 import { threadPageBench, threadPageWorker } from './thread-page';
+import { sandboxStartBench } from './sandbox-start';
 import { turnBench } from './turns';
 import { a2aClient, a2aServer } from './wire-a2a';
 import { baselineClient, baselineServer, wireBench } from './wire';
@@ -42,6 +44,7 @@ process.env.PARLEY_DHT_BOOTSTRAP ??= 'off';
 const LINES = [
   'turn-overhead',
   'stop-latency',
+  'sandbox-start',
   'cli-start',
   'ask',
   'thread-page',
@@ -104,6 +107,7 @@ async function main(): Promise<void> {
       scale,
       lines: { turnOverhead: selected.has('turn-overhead'), stopLatency: selected.has('stop-latency') },
     });
+  if (selected.has('sandbox-start')) await sandboxStartBench(emit, progress, { scale });
   if (selected.has('cli-start')) await cliStartBench(emit, progress, { scale });
   if (selected.has('ask')) await askBench(emit, progress, { scale });
   if (selected.has('thread-page')) await threadPageBench(emit, progress, { scale });

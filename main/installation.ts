@@ -22,9 +22,12 @@ import { createIdentity, hasIdentityFiles, identityFiles, loadIdentity, type Ide
 import { EventHub } from './events';
 import { log } from './log';
 import { PeerNetwork, type PeerConfig } from './network/peer-network';
-import { distPaths } from './paths';
+import { distPaths, projectRoot } from './paths';
 import { RoleApiServer } from './role-api/server';
-import { agentEnvironment, RunManager } from './runs/run-manager';
+import { agentEnvironment, RunManager, type RunManagerOptions } from './runs/run-manager';
+import { AgentSandbox, type SandboxOptions } from './sandbox/sandbox';
+import { defaultRolesDir, roleFolder, unsandboxedAllowed } from './sandbox/folders';
+import { listRoles } from './store/queries/roles';
 import { StartupError } from './startup-error';
 import { SearchIndexer } from './search/indexer';
 import { Checkpointer } from './store/checkpointer';
@@ -71,6 +74,12 @@ export interface InstallationOptions {
   secrets?: SecretBox;
   /** Which DHT to join beside the address; when omitted, PARLEY_DHT_BOOTSTRAP says (unset: the public one). */
   dht?: DhtBootstrap;
+  /** The agents' OS sandbox (main/sandbox): where bubblewrap is, or 'off'. */
+  sandbox?: SandboxOptions;
+  /** Where roles that name no folder work, each in its own: by default `<data folder>-roles`. */
+  rolesDir?: string;
+  /** Whom a turn works for (RunManagerOptions.trustOf); by default every turn is the person's own. */
+  trustOf?: RunManagerOptions['trustOf'];
 }
 
 export interface Installation {
@@ -95,6 +104,10 @@ export interface Installation {
   readonly sessions: SessionRegistry;
   /** What waits on each person, and what they have read. */
   readonly attention: Attention;
+  /** Whether agents start in the OS sandbox here, and why not. */
+  readonly sandbox: AgentSandbox;
+  /** Where roles that name no folder work. */
+  readonly rolesDir: string;
   /** Calls one app API method as a session; throws ApiError. */
   call(session: ApiSession, method: string, params: unknown): Promise<unknown>;
   /** The events the session's person may see, while the session lasts. */
@@ -214,6 +227,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
     );
   const db = openDatabase(dbFile, { nativeBinding: options.nativeBinding });
   let started: Checkpointer | null = null;
+  let sandboxHeld: AgentSandbox | null = null;
   try {
     // The files are checked before anything is written.
     const previous = getInstallation(db);
@@ -239,11 +253,33 @@ export async function openInstallation(options: InstallationOptions): Promise<In
     const binDir = path.join(dataDir, 'bin');
     writeLauncher(binDir);
     const roleApiSocket = roleApiSocketPath(dataDir);
+    const rolesDir = path.resolve(options.rolesDir ?? defaultRolesDir(dataDir));
+    mkdirSync(rolesDir, { recursive: true, mode: 0o700 });
+    const sandbox = await AgentSandbox.open(options.sandbox);
+    sandboxHeld = sandbox;
+    if (!sandbox.status.available)
+      log.warn('agents start without a sandbox here; runs working for peers do not start', {
+        reason: sandbox.status.reason,
+      });
     const runs = new RunManager({
       db,
       events,
       adapters,
-      workDir: path.join(dataDir, 'work'),
+      workDir: rolesDir,
+      turnsDir: path.join(dataDir, 'turns'),
+      trustOf: options.trustOf,
+      roleFolder: (id) => roleFolder(rolesDir, id),
+      sandbox: {
+        sandbox,
+        dataDir,
+        roleApiSocket,
+        launcher: [binDir, path.dirname(path.dirname(process.execPath)), projectRoot],
+        roleFolders: () =>
+          listRoles(db).map((role) =>
+            'cwd' in role.agent && role.agent.cwd ? role.agent.cwd : roleFolder(rolesDir, role.id),
+          ),
+        unsandboxedAllowed: (context) => unsandboxedAllowed(db, context),
+      },
       agentEnv: agentEnvironment(binDir, roleApiSocket),
       paths: { node: process.execPath, scriptedAgent: distPaths.scriptedAgent },
       maxConcurrentTurns: options.maxConcurrentTurns,
@@ -295,6 +331,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       sessions,
       attention,
       installation: { id: identity.fingerprint, name },
+      sandbox: sandbox.status,
     };
     let closed = false;
     return {
@@ -315,6 +352,8 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       firstRun,
       sessions,
       attention,
+      sandbox,
+      rolesDir,
       call: (session, method, params) => dispatch(services, session, method, params),
       subscribe: (session, listener) => events.subscribe(session, listener),
       owner: () => firstOwner(db)!,
@@ -345,11 +384,13 @@ export async function openInstallation(options: InstallationOptions): Promise<In
         await roleApi.close();
         await checkpointer.close();
         closeDatabase(db);
+        await sandbox.close();
       },
     };
   } catch (error) {
     await started?.close();
     if (db.open) db.close();
+    await sandboxHeld?.close();
     throw error;
   }
 }

@@ -398,6 +398,16 @@ export const methods = {
     z.strictObject({ id, level: z.enum(TRUST_LEVELS) }),
     'Set how far a peer is trusted',
   ),
+  /**
+   * Owner: whether runs working for this connection's peer start only inside the agents'
+   * OS sandbox (`required`, the default), or also on a computer where it cannot start.
+   */
+  'connections.setSandbox': method<{ id: number; required: boolean }>()(
+    z.strictObject({ id, required: z.boolean() }),
+    'Choose whether runs for this peer need the sandbox',
+  ),
+  /** Whether agents start inside the OS sandbox on this computer, and if not, why. */
+  'sandbox.get': method<{ available: boolean; reason: string | null }>()(none, 'Whether agents start in a sandbox'),
 
   /** What waits for the caller's approval, or that they may read: held texts and tool requests, oldest first. */
   'approvals.list': method<ApprovalView[]>()(none, 'List what waits for approval'),

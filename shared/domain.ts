@@ -255,6 +255,10 @@ export interface RoleView {
   /** openai-compatible roles: whether an API key is stored. */
   hasApiKey?: boolean;
   createdAt: string;
+  /** Set when this computer cannot start the agents' sandbox: why (its own runs start without one). */
+  unsandboxed?: string;
+  /** Where the role worked before agents were kept out of the data folder; its files stay there. */
+  movedFrom?: string;
 }
 
 export type RunState = 'idle' | 'queued' | 'running' | 'stopping';

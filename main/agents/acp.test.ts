@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
 import { groupAlive, processAlive, spawnInGroup } from '../runs/process-tree';
+import { agentAlive } from '../testing/processes';
 import { runningTurns } from '../store/queries/runs';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
 import { acpAdapter, FRESH_SESSION_NOTICE } from './acp';
@@ -138,7 +139,8 @@ describe('acp adapter', () => {
     const settings: AgentSettings = {
       adapter: 'acp',
       command: [process.execPath, FAKE],
-      env: { FAKE_ACP_DIR: state, FAKE_ACP: flags.join(',') },
+      // CLAUDE_CONFIG_DIR: where a real ACP agent keeps its state, which the sandbox lets it write.
+      env: { FAKE_ACP_DIR: state, CLAUDE_CONFIG_DIR: state, FAKE_ACP: flags.join(',') },
       ...extra,
     };
     const calls = (method?: string): Call[] => {
@@ -175,7 +177,9 @@ describe('acp adapter', () => {
       clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
     });
     const [created] = agent.calls('session/new');
-    expect(created!.params.cwd).toBe(path.join(t!.installation.dataDir, 'work'));
+    expect(created!.params.cwd).toBe(
+      path.join(t!.installation.rolesDir, `role-${(await t!.owner('roles.list', {}))[0]!.id}`),
+    );
     expect(created!.params.mcpServers).toEqual([
       {
         name: 'parley',
@@ -197,7 +201,7 @@ describe('acp adapter', () => {
     const [session] = readdirSync(path.join(agent.state, 'sessions'));
     expect(detail.conversation.run.session).toBe(session!.replace(/\.json$/, ''));
     // The agent is gone once the turn is.
-    for (const pid of agent.agentPids()) expect(processAlive(pid)).toBe(false);
+    for (const pid of agent.agentPids()) expect(agentAlive(pid, `FAKE_ACP_DIR=${agent.state}`)).toBe(false);
   });
 
   it('continues the session with session/load next turn, and passes over the history it replays', async () => {
@@ -280,8 +284,8 @@ describe('acp adapter', () => {
     expect(await t!.owner('conversations.stop', { id })).toEqual({ stopped: true });
     expect(agent.calls('session/cancel')).toEqual([expect.objectContaining({ params: { sessionId: session } })]);
     expect(processAlive(turn!.pid!)).toBe(false);
-    expect(processAlive(agentPid!)).toBe(false);
-    expect(groupAlive(agentPid!)).toBe(false);
+    expect(agentAlive(agentPid!, `FAKE_ACP_DIR=${agent.state}`)).toBe(false);
+    if (!t!.installation.sandbox.available) expect(groupAlive(agentPid!)).toBe(false);
     const stopped = await c.detail(id);
     expect(stopped.turns.at(-1)?.status).toBe('stopped');
     expect(stopped.conversation.run.session).toBe(session);
@@ -308,8 +312,8 @@ describe('acp adapter', () => {
     const [agentPid] = agent.agentPids();
     await t!.owner('conversations.stop', { id });
     expect(agent.calls('session/cancel')).toHaveLength(1);
-    expect(processAlive(agentPid!)).toBe(false);
-    expect(groupAlive(agentPid!)).toBe(false);
+    expect(agentAlive(agentPid!, `FAKE_ACP_DIR=${agent.state}`)).toBe(false);
+    if (!t!.installation.sandbox.available) expect(groupAlive(agentPid!)).toBe(false);
     expect((await c.detail(id)).turns.at(-1)?.status).toBe('stopped');
   }, 90_000);
 

@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
-import { groupAlive, processAlive } from '../runs/process-tree';
+import { groupAlive } from '../runs/process-tree';
+import { agentAlive } from '../testing/processes';
 import { findRun, runningTurns, setRunSession } from '../store/queries/runs';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
 import { ClaudeStream, FRESH_SESSION_NOTICE } from './claude-code';
@@ -178,7 +179,8 @@ describe('claude-code adapter', () => {
     const settings: AgentSettings = {
       adapter: 'claude-code',
       command: fakeClaude,
-      env: { FAKE_CLI_DIR: state },
+      // Where the real CLI keeps its state, which the sandbox lets it write.
+      env: { FAKE_CLI_DIR: state, CLAUDE_CONFIG_DIR: state },
       ...extra,
     };
     return { settings, state, runs: () => invocations(state) };
@@ -206,7 +208,8 @@ describe('claude-code adapter', () => {
     expect(run!.argv).not.toContain('--append-system-prompt');
     expect(run!.systemPrompt).toContain('Instructions from the role’s owner:\nAnswer in French.');
     expect(run!.systemPromptMode).toBe('600');
-    expect(path.dirname(path.dirname(run!.systemPromptFile as string))).toBe(
+    // In the turn's own private folder, in the data folder's `turns`.
+    expect(path.dirname(path.dirname(path.dirname(run!.systemPromptFile as string)))).toBe(
       path.join(t.installation.dataDir, 'turns'),
     );
     expect(existsSync(run!.systemPromptFile as string)).toBe(false);
@@ -217,7 +220,7 @@ describe('claude-code adapter', () => {
     expect(run!.prompt).toContain('You are assistant, in your conversation with alice.');
     expect(run!.prompt).toContain('`report` posts a message to alice right away.');
     expect(run!.prompt.trim().endsWith('alice: hello there')).toBe(true);
-    expect(run!.cwd).toBe(path.join(t.installation.dataDir, 'work'));
+    expect(run!.cwd).toBe(path.join(t.installation.rolesDir, `role-${(await t.owner('roles.list', {}))[0]!.id}`));
     // The MCP config: `parley mcp` with the turn's token, private, and gone after the turn.
     expect(run!.mcpConfig).toEqual({
       mcpServers: {
@@ -251,7 +254,7 @@ describe('claude-code adapter', () => {
     expect(lastMessage(detail)).toBe(
       'The agent failed: Claude Code is not logged in here, or its API key was refused (401 authentication_failed). Run `claude` once in a terminal on this computer and log in (or set ANTHROPIC_API_KEY in the role’s environment), then send the message again.',
     );
-    expect(processAlive(fake.runs()[0]!.pid)).toBe(false);
+    expect(agentAlive(fake.runs()[0]!.pid, `FAKE_CLI_DIR=${fake.state}`)).toBe(false);
   });
 
   it('shows a task’s body once in its first turn', async () => {
@@ -318,11 +321,13 @@ describe('claude-code adapter', () => {
     );
     expect(session).toBe(option(fake.runs()[0]!, '--session-id'));
     const [turn] = runningTurns(t.installation.db);
-    expect(turn!.pid).toBe(runner);
+    // In the sandbox the turn's process is the sandbox's, which starts the runner.
+    if (!t.installation.sandbox.available) expect(turn!.pid).toBe(runner);
     expect(await t.owner('conversations.stop', { id: conversation.id })).toEqual({ stopped: true });
     // Its shell command left the group in a session of its own; it is gone too.
-    for (const pid of [runner!, cli!, child!, shellCommand!]) expect(processAlive(pid)).toBe(false);
-    expect(groupAlive(runner!)).toBe(false);
+    for (const pid of [runner!, cli!, child!, shellCommand!])
+      expect(agentAlive(pid, `FAKE_CLI_DIR=${fake.state}`)).toBe(false);
+    if (!t.installation.sandbox.available) expect(groupAlive(runner!)).toBe(false);
     expect((await c.detail(conversation.id)).conversation.run.session).toBe(session);
     // The stopped session was never saved: resuming it fails, and the runner starts a fresh one.
     const detail = await c.turn(conversation.id, 'are you there?');

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings, Role } from '../../shared/domain';
 import { endGroup, groupAlive, processAlive } from '../runs/process-tree';
+import { agentAlive } from '../testing/processes';
 import { findRun, runningTurns, setRunSession } from '../store/queries/runs';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
 import {
@@ -102,7 +103,13 @@ describe('codex adapter', () => {
 
   function agent(extra: Partial<Extract<AgentSettings, { adapter: 'codex' }>> = {}) {
     const state = mkdtempSync(path.join(dir, 'state-'));
-    const settings: AgentSettings = { adapter: 'codex', command: fakeCodex, env: { FAKE_CLI_DIR: state }, ...extra };
+    // CODEX_HOME: where the real CLI keeps its state, which the sandbox lets it write.
+    const settings: AgentSettings = {
+      adapter: 'codex',
+      command: fakeCodex,
+      env: { FAKE_CLI_DIR: state, CODEX_HOME: state },
+      ...extra,
+    };
     return { settings, state, runs: () => invocations(state) };
   }
   const overrides = (run: FakeInvocation) => run.overrides as Record<string, unknown>;
@@ -196,11 +203,13 @@ describe('codex adapter', () => {
       async () => (await c.detail(conversation.id)).conversation.run.session,
       'the thread',
     );
-    expect(runningTurns(t.installation.db)[0]!.pid).toBe(runner);
+    // In the sandbox the turn's process is the sandbox's, which starts the runner.
+    if (!t.installation.sandbox.available) expect(runningTurns(t.installation.db)[0]!.pid).toBe(runner);
     expect(await t.owner('conversations.stop', { id: conversation.id })).toEqual({ stopped: true });
     // Its shell command left the group in a session of its own; it is gone too.
-    for (const pid of [runner!, cli!, child!, shellCommand!]) expect(processAlive(pid)).toBe(false);
-    expect(groupAlive(runner!)).toBe(false);
+    for (const pid of [runner!, cli!, child!, shellCommand!])
+      expect(agentAlive(pid, `FAKE_CLI_DIR=${fake.state}`)).toBe(false);
+    if (!t.installation.sandbox.available) expect(groupAlive(runner!)).toBe(false);
     const detail = await c.turn(conversation.id, 'are you there?');
     const [, resume, fresh] = fake.runs();
     expect(resume!.positionals).toEqual([thread, '-']);

@@ -101,11 +101,14 @@ describe('command adapter', () => {
     expect(readdirSync(folder).sort()).toEqual(['a.txt', 'b.txt']);
   });
 
-  it('works in the role’s folder, or in the installation’s work folder when it names none', async () => {
+  it('works in the role’s folder, or in a folder of its own outside the data folder when it names none', async () => {
     t = await openTestInstallation();
     expect(reply(await oneTurn(command('cwd', { cwd: folder })))).toBe(realpathSync(folder));
     await t.owner('roles.remove', { id: (await t.owner('roles.list', {}))[0]!.id });
-    expect(reply(await oneTurn(command('cwd')))).toBe(realpathSync(path.join(t.installation.dataDir, 'work')));
+    const own = reply(await oneTurn(command('cwd')));
+    const role = (await t.owner('roles.list', {}))[0]!;
+    expect(own).toBe(realpathSync(path.join(t.installation.rolesDir, `role-${role.id}`)));
+    expect(path.relative(realpathSync(t.installation.dataDir), own)).toMatch(/^\.\./);
   });
 
   it('fails the turn with a clear message when the working folder does not exist', async () => {

@@ -287,7 +287,7 @@ describe('openai-compatible adapter', () => {
     await turnEnded(conversation.id, 1);
     const session = (await t.owner('conversations.get', { id: conversation.id })).conversation.run.session!;
     expect(session).toMatch(/^oai-[0-9a-f]{32}$/);
-    const file = sessionFile(path.join(t.installation.dataDir, 'work'), session);
+    const file = sessionFile(path.join(t.installation.dataDir, 'turns', 'turn'), session);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
 
@@ -436,7 +436,10 @@ describe('openai-compatible adapter', () => {
     await t.owner('conversations.send', { id: conversation.id, text: 'hello' });
     const detail = await turnEnded(conversation.id, 1);
     expect(detail.messages.at(-1)!.body).toBe(
-      `The agent failed: cannot reach the model server at ${url}/chat/completions: ECONNREFUSED`,
+      `The agent failed: cannot reach the model server at ${url}/chat/completions: ` +
+        (t.installation.sandbox.available
+          ? 'the server refused the connection, or the sandbox does not let the agent reach it'
+          : 'ECONNREFUSED'),
     );
   });
 

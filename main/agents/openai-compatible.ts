@@ -54,14 +54,17 @@ export type OpenAiEvent =
 
 const SESSION = /^oai-[0-9a-f]{32}$/;
 
-/** The folder of session histories: beside the work folder, in the installation's private data folder. */
-export function sessionsFolder(defaultCwd: string): string {
-  return path.join(path.dirname(path.resolve(defaultCwd)), 'sessions');
+/**
+ * The folder of session histories, in the installation's data folder: `sessions`, beside
+ * `turns` (the turn's private folder is one of `turns`).
+ */
+export function sessionsFolder(privateDir: string): string {
+  return path.join(path.dirname(path.dirname(path.resolve(privateDir))), 'sessions');
 }
 
-export function sessionFile(defaultCwd: string, session: string): string {
+export function sessionFile(privateDir: string, session: string): string {
   if (!SESSION.test(session)) throw new Error(`not an openai-compatible session: ${session}`);
-  return path.join(sessionsFolder(defaultCwd), `${session}.json`);
+  return path.join(sessionsFolder(privateDir), `${session}.json`);
 }
 
 /** Replaces every occurrence of the secret (and its Bearer form) with a mask. */
@@ -108,12 +111,12 @@ export const openAiCompatibleAdapter: AgentAdapter = {
     const agent = request.role.agent;
     if (agent.adapter !== 'openai-compatible')
       throw new Error('openai-compatible adapter given another adapter’s settings');
-    const folder = sessionsFolder(request.defaultCwd);
+    const folder = sessionsFolder(request.privateDir);
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     // A session of another adapter (the role's adapter changed), or one whose history is gone, starts afresh.
     const previous = request.session;
     const continues =
-      previous !== null && SESSION.test(previous) && existsSync(sessionFile(request.defaultCwd, previous));
+      previous !== null && SESSION.test(previous) && existsSync(sessionFile(request.privateDir, previous));
     const session = continues ? previous : `oai-${randomBytes(16).toString('hex')}`;
     const apiKey = agent.apiKey ?? null;
     const fence = newFence();
@@ -128,7 +131,7 @@ export const openAiCompatibleAdapter: AgentAdapter = {
         (hasPeerText(request.inputs) ? fenceNotice(fence) + '\n\n' : '') +
         inputsAsText(request.inputs, fence, turnPeople(request)),
       session,
-      sessionFile: sessionFile(request.defaultCwd, session),
+      sessionFile: sessionFile(request.privateDir, session),
       historyBudgetChars: HISTORY_BUDGET_CHARS,
       requestTimeoutMs: (agent.requestTimeoutSec ?? DEFAULT_REQUEST_TIMEOUT_SEC) * 1000,
       idleTimeoutMs: (agent.idleTimeoutSec ?? DEFAULT_IDLE_TIMEOUT_SEC) * 1000,

@@ -17,6 +17,14 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { callRoleApi, type RoleApiTarget } from '../role-api/client';
 import type { OpenAiEvent, OpenAiTurn } from './openai-compatible';
+import { EnvHttpProxyAgent, setGlobalDispatcher } from 'undici';
+
+// Inside the agents' sandbox the network is its proxy (HTTP_PROXY), which Node's fetch
+// does not read by itself.
+const proxied = Boolean(
+  process.env.HTTP_PROXY || process.env.HTTPS_PROXY || process.env.http_proxy || process.env.https_proxy,
+);
+if (proxied) setGlobalDispatcher(new EnvHttpProxyAgent());
 
 interface ToolCall {
   id: string;
@@ -453,10 +461,15 @@ async function attemptCompletion(turn: OpenAiTurn, messages: ChatMessage[], with
       });
     } catch (error) {
       if (timedOut) throw timeoutError();
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new TurnError(
-        `cannot reach the model server at ${endpoint(turn.baseUrl)}: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
-      );
+      const cause = (error as { cause?: { code?: string | number; message?: string } }).cause;
+      // Through the sandbox's proxy a refused connection and a host it does not allow look alike.
+      const why =
+        typeof cause?.code === 'string'
+          ? cause.code
+          : proxied
+            ? 'the server refused the connection, or the sandbox does not let the agent reach it'
+            : (cause?.message ?? (error as Error).message);
+      throw new TurnError(`cannot reach the model server at ${endpoint(turn.baseUrl)}: ${why}`);
     }
     if (!response.ok) {
       const text = (await reading(() => response.text())).slice(0, 4000);

@@ -1365,6 +1365,30 @@ const rows: AnyRow[] = [
     },
     cleanup: (f) => closeRemote(f.remote),
   }),
+  row({
+    method: 'connections.setSandbox',
+    expect: ownersOnly,
+    events: (f) => [heard('connection', f.id, all)],
+    setup: pairedRemote,
+    params: (f) => ({ id: f.id, required: false }),
+    effect: (f, result) => {
+      expect(result).toEqual({ id: f.id, required: false });
+      expect(count('SELECT count(*) AS n FROM connections WHERE id = ? AND sandbox_required = 0', f.id)).toBe(1);
+    },
+    unchanged: (f) => {
+      expect(count('SELECT count(*) AS n FROM connections WHERE id = ? AND sandbox_required = 1', f.id)).toBe(1);
+    },
+    cleanup: (f) => closeRemote(f.remote),
+  }),
+  row({
+    method: 'sandbox.get',
+    expect: everyone,
+    setup: () => null,
+    params: () => ({}),
+    effect: (_f, result) => {
+      expect(result.available).toBe(installation.sandbox.available);
+    },
+  }),
 
   row({
     method: 'approvals.list',

@@ -87,6 +87,8 @@ import {
 } from './authorize';
 import { approvalHandlers } from './approvals-handlers';
 import { trustHandlers } from './trust-handlers';
+import { roleSandboxNotes, sandboxHandlers } from './sandbox-handlers';
+import type { SandboxStatus } from '../sandbox/sandbox';
 import { attentionHandlers } from './attention-handlers';
 import { engineCall } from './engine-errors';
 import { firstRunHandlers } from './first-run-handlers';
@@ -105,6 +107,8 @@ export interface ApiServices {
   sessions: SessionRegistry;
   attention: Attention;
   installation: { id: string; name: string };
+  /** Whether agents start in the OS sandbox here; absent: as if it did. */
+  sandbox?: SandboxStatus;
 }
 
 export interface Call {
@@ -202,7 +206,7 @@ const handlers: HandlerTable = {
 
   'roles.list': ({ services, person }) => {
     requireReader(person);
-    return listRoles(services.db).map(publicRole);
+    return listRoles(services.db).map((role) => ({ ...publicRole(role), ...roleSandboxNotes(services, role.id) }));
   },
   'roles.create': ({ services, person }, { name, description, agent }) => {
     requireOwner(person, 'create roles');
@@ -462,6 +466,7 @@ const handlers: HandlerTable = {
   ...approvalHandlers,
   ...trustHandlers,
   ...attentionHandlers,
+  ...sandboxHandlers,
 };
 
 function connectionView(services: ApiServices, id: number) {

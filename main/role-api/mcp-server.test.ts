@@ -65,6 +65,8 @@ describe('parley mcp', () => {
           '-e',
           `require('node:fs').writeFileSync(${JSON.stringify(tokenFile)}, JSON.stringify({ PARLEY_TOKEN: process.env.PARLEY_TOKEN, PARLEY_API: process.env.PARLEY_API })); setInterval(() => {}, 1000);`,
         ],
+        // It writes the token in its own folder: in the sandbox it writes nowhere else.
+        cwd: dir,
       },
     });
     roleId = worker.id;

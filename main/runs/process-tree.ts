@@ -154,8 +154,27 @@ export class ProcessTree {
   constructor(
     readonly leader: number,
     private readonly marker: string | null = null,
+    /** The agent's own command line, when a wrapper (the sandbox) leads the tree and starts it. */
+    private readonly agentArgv: readonly string[] | null = null,
   ) {
     this.leaderStart = processStartTime(leader);
+  }
+
+  /**
+   * The process that is the agent itself: the leader, or, under a wrapper, the member
+   * running the agent's command line (Linux). The first SIGTERM of a Stop goes to it.
+   */
+  agent(): number {
+    if (!isLinux || !this.agentArgv) return this.leader;
+    const wanted = Buffer.from(this.agentArgv.join('\0') + '\0');
+    for (const member of this.walk()) {
+      try {
+        if (readFileSync(`/proc/${member.pid}/cmdline`).equals(wanted)) return member.pid;
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    return this.leader;
   }
 
   /**
@@ -263,7 +282,7 @@ export async function endTree(
   if (options.leaderFirst && leaderExit) {
     // The leader ends what it started itself; the rest of the tree is signalled once it is gone.
     try {
-      process.kill(tree.leader, 'SIGTERM');
+      process.kill(tree.agent(), 'SIGTERM');
     } catch {
       // Already gone.
     }

@@ -10,7 +10,7 @@
 // notices for a stopped run wait with the rest.
 import { turnTrustOf } from './turn-trust';
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { ContextRef } from '../../shared/domain';
 import { contextAudience } from '../access/lookup';
@@ -64,7 +64,8 @@ import { isStorageFailure } from '../store/storage-errors';
 import { hashToken, newToken } from '../tokens';
 import { PermissionRequests } from './permission-requests';
 import { endStaleGroup, endTree, processStartTime, ProcessTree, spawnInGroup } from './process-tree';
-import type { AdapterName } from '../../shared/domain';
+import type { AdapterName, TurnTrust } from '../../shared/domain';
+import { sandboxedLaunch, type SandboxedStart, type TurnSandboxOptions } from '../sandbox/turn-sandbox';
 
 export interface RunManagerOptions {
   db: Db;
@@ -85,6 +86,14 @@ export interface RunManagerOptions {
   startTurns?: boolean;
   /** How long an agent's request to use a tool waits for a person. */
   permissionTimeoutMs?: number;
+  /** The OS sandbox every agent starts in (main/sandbox); without it agents start as they are. */
+  sandbox?: TurnSandboxOptions;
+  /** Turns' private files and temporary folders; by default `turns` beside `workDir`. */
+  turnsDir?: string;
+  /** Whom a turn works for, which decides its sandbox and its agent's own mode; by default 'own'. */
+  trustOf?: (run: RunRow, context: AgentContext) => TurnTrust;
+  /** A role that names no folder works in its own, made on first use; by default `workDir` itself. */
+  roleFolder?: (roleId: number) => string;
 }
 
 /** What the connection engine does for runs in agent conversations. */
@@ -193,7 +202,7 @@ export class RunManager {
     this.graceMs = options.stopGraceMs ?? 2_000;
     this.maxOutput = options.maxOutputBytes ?? 1024 * 1024;
     mkdirSync(options.workDir, { recursive: true, mode: 0o700 });
-    this.privateDir = path.join(path.dirname(path.resolve(options.workDir)), 'turns');
+    this.privateDir = options.turnsDir ?? path.join(path.dirname(path.resolve(options.workDir)), 'turns');
     mkdirSync(this.privateDir, { recursive: true, mode: 0o700 });
     chmodSync(this.privateDir, 0o700);
     // What turns cut off by a crash left behind: no turn of ours runs yet, and their tokens are dead.
@@ -421,10 +430,17 @@ export class RunManager {
     });
     let launch: AgentLaunch;
     let context: AgentContext;
+    let trust: TurnTrust = 'own';
     const role = getRole(this.db, run.role_id);
+    // The turn's own temporary folder (TMPDIR, and its adapter's private files); gone with the turn.
+    const runTmp = path.join(this.privateDir, `turn-${turnId}`);
     try {
       if (!role) throw new Error('the role no longer exists');
       context = this.describeContext(run);
+      trust = this.options.trustOf?.(run, context) ?? context.trust?.level ?? 'answer';
+      mkdirSync(runTmp, { recursive: true, mode: 0o700 });
+      const defaultCwd = this.options.roleFolder?.(role.id) ?? this.options.workDir;
+      mkdirSync(defaultCwd, { recursive: true, mode: 0o700 });
       const adapter = this.options.adapters[role.agent.adapter];
       launch = adapter.prepare({
         role,
@@ -441,13 +457,14 @@ export class RunManager {
         ),
         context,
         peers: this.threadHooks?.peers() ?? [],
-        trust: context.trust?.level ?? 'answer',
+        trust,
         env: { ...this.options.agentEnv, PARLEY_TOKEN: token },
-        defaultCwd: this.options.workDir,
-        privateDir: this.privateDir,
+        defaultCwd,
+        privateDir: runTmp,
         paths: this.options.paths,
       });
     } catch (error) {
+      rmSync(runTmp, { recursive: true, force: true });
       void this.durably(`the end of turn ${turnId}`, () =>
         this.commitEnd(run, turnId, { ok: false, error: (error as Error).message }, null),
       );
@@ -483,8 +500,39 @@ export class RunManager {
     };
     this.active.set(turnId, active);
     if (active.texts > 0 || active.answers) this.threadHooks?.turnState(run, turnId, 'working');
-    active.settled = this.runProcess(active, launch)
+    const wrapping: Promise<SandboxedStart> = this.options.sandbox
+      ? sandboxedLaunch(this.options.sandbox, {
+          adapter: role.agent.adapter,
+          baseUrl: 'baseUrl' in role.agent ? role.agent.baseUrl : undefined,
+          trust,
+          context: active.context,
+          command: launch.command,
+          args: launch.args,
+          cwd: launch.cwd,
+          env: launch.env,
+          runTmp,
+        }).catch((error: unknown) => ({
+          kind: 'refused' as const,
+          // Out of descriptors or processes: the same words as a start without the sandbox.
+          reason: (error as NodeJS.ErrnoException).code
+            ? startFailure(launch.command, error)
+            : (descriptorsExhausted(launch.command) ??
+              `Parley could not start the agent in its sandbox: ${(error as Error).message}`),
+        }))
+      : Promise.resolve({
+          kind: 'start',
+          command: launch.command,
+          args: launch.args,
+          env: { ...launch.env, TMPDIR: runTmp },
+          release: () => {},
+        });
+    active.settled = wrapping
+      .then((start) => {
+        if (start.kind === 'refused') return notStartedResult(start.reason);
+        return this.runProcess(active, launch, start).finally(start.release);
+      })
       .then(async (result) => {
+        rmSync(runTmp, { recursive: true, force: true });
         if (active.timer) clearTimeout(active.timer);
         if (active.modelTimer) clearTimeout(active.modelTimer);
         this.active.delete(turnId);
@@ -526,15 +574,16 @@ export class RunManager {
    * and the output pipes are not waited on past that (a command it started may hold
    * them). A start that fails resolves with the reason in stderr.
    */
-  private runProcess(active: ActiveTurn, launch: AgentLaunch): Promise<ProcessResult> {
+  private runProcess(
+    active: ActiveTurn,
+    launch: AgentLaunch,
+    start: { command: string; args: string[]; env: NodeJS.ProcessEnv },
+  ): Promise<ProcessResult> {
     return new Promise((resolve) => {
-      const notStarted = (error: unknown) => {
-        const reason = startFailure(launch.command, error);
-        resolve({ code: null, signal: null, stdout: '', stderr: reason, truncated: false, notStarted: reason });
-      };
+      const notStarted = (error: unknown) => resolve(notStartedResult(startFailure(launch.command, error)));
       let child: ChildProcess;
       try {
-        child = spawnInGroup(launch.command, launch.args, { cwd: launch.cwd, env: launch.env });
+        child = spawnInGroup(start.command, start.args, { cwd: launch.cwd, env: start.env });
       } catch (error) {
         // Arguments the program cannot be started with (a NUL byte, say).
         notStarted(error);
@@ -563,7 +612,8 @@ export class RunManager {
       });
       // Input first: the agent can start while we record its pid.
       stdin.end(launch.stdin);
-      active.tree = new ProcessTree(pid, active.marker);
+      const wrapped = start.command !== launch.command;
+      active.tree = new ProcessTree(pid, active.marker, wrapped ? [launch.command, ...launch.args] : null);
       try {
         setTurnProcess(this.db, active.turnId, pid, processStartTime(pid));
       } catch (error) {
@@ -970,6 +1020,22 @@ function closed(stream: NodeJS.ReadableStream & { closed?: boolean }): Promise<v
     if (stream.closed) resolve();
     else stream.once('close', () => resolve());
   });
+}
+
+/** The sandbox's own start-up says little when no descriptor is left ("bash not found"): this says why. */
+function descriptorsExhausted(command: string): string | null {
+  try {
+    closeSync(openSync('/dev/null', 'r'));
+    return null;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EMFILE' || (error as NodeJS.ErrnoException).code === 'ENFILE'
+      ? startFailure(command, error)
+      : null;
+  }
+}
+
+function notStartedResult(reason: string): ProcessResult {
+  return { code: null, signal: null, stdout: '', stderr: reason, truncated: false, notStarted: reason };
 }
 
 /** Why an agent could not be started, in words for people. */

@@ -252,8 +252,11 @@ const seeds: Record<number, (db: Db) => void> = {
     db.prepare(
       "INSERT INTO deleted_roots (kind, id, title) VALUES ('conversation', 2, 'carol’s conversation with assistant')",
     ).run();
-  }, // 19 and 21 stand for other branches' migrations until they are here.
-  19: () => undefined,
+  }, // 21 stands for another branch's migration until it is here.
+  19: (db) => {
+    // dave's connection may run without a sandbox.
+    db.prepare('UPDATE connections SET sandbox_required = 0 WHERE id = 2').run();
+  },
   20: (db) => {
     // An owner raising dave's trust.
     db.prepare("UPDATE connections SET trust = 'work' WHERE id = 2").run();
@@ -567,7 +570,13 @@ const checks: Record<number, (db: Db) => void> = {
     ]);
     expect(() => db.prepare("UPDATE threads SET peer_turn = 'asleep' WHERE wire_id = 'T1'").run()).toThrow(/CHECK/);
   },
-  19: () => undefined,
+  19: (db) => {
+    expect(db.prepare('SELECT id, sandbox_required FROM connections WHERE id <= 2 ORDER BY id').all()).toEqual([
+      { id: 1, sandbox_required: 1 },
+      { id: 2, sandbox_required: 0 },
+    ]);
+    expect(() => db.prepare('UPDATE connections SET sandbox_required = 2 WHERE id = 1').run()).toThrow(/CHECK/);
+  },
   20: (db) => {
     // Every connection, old or new, starts at the safest level; only an owner's choice changes it.
     expect(db.prepare('SELECT name, trust FROM connections ORDER BY id').all()).toEqual(
@@ -929,6 +938,32 @@ describe('migrations', () => {
     expect(schemaVersion(db)).toBe(2);
     expect(db.prepare('SELECT count(*) AS n FROM people').get()).toEqual({ n: 2 });
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    db.close();
+  });
+
+  it('0019 moves roles out of the data folder and keeps where each worked, to tell the owner', () => {
+    const file = tempFile();
+    const dataDir = path.dirname(file);
+    const db = openDatabase(file, { targetVersion: 0 });
+    migrate(db, 18);
+    const insertRole = db.prepare('INSERT INTO roles (id, name, agent) VALUES (?, ?, ?)');
+    insertRole.run(1, 'default-folder', JSON.stringify({ adapter: 'scripted' }));
+    insertRole.run(
+      2,
+      'inside',
+      JSON.stringify({ adapter: 'command', command: ['cat'], cwd: path.join(dataDir, 'work', 'x') }),
+    );
+    insertRole.run(3, 'outside', JSON.stringify({ adapter: 'command', command: ['cat'], cwd: '/srv/project' }));
+    migrate(db);
+    expect(db.prepare('SELECT id, agent, moved_from FROM roles ORDER BY id').all()).toEqual([
+      { id: 1, agent: JSON.stringify({ adapter: 'scripted' }), moved_from: path.join(dataDir, 'work') },
+      {
+        id: 2,
+        agent: JSON.stringify({ adapter: 'command', command: ['cat'] }),
+        moved_from: path.join(dataDir, 'work', 'x'),
+      },
+      { id: 3, agent: JSON.stringify({ adapter: 'command', command: ['cat'], cwd: '/srv/project' }), moved_from: null },
+    ]);
     db.close();
   });
 

@@ -56,7 +56,10 @@ export async function openTestInstallation(options: Partial<InstallationOptions>
     },
     async close() {
       await installation.close();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) {
+        rmSync(dataDir, { recursive: true, force: true });
+        rmSync(installation.rolesDir, { recursive: true, force: true });
+      }
     },
   };
 }

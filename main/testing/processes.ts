@@ -17,3 +17,27 @@ export function agentPids(serverPid: number): number[] {
   }
   return pids;
 }
+
+/**
+ * Whether an agent's process still runs, by the pid it wrote itself: inside the agents'
+ * sandbox that is a pid of its own pid namespace, so the process is the one whose last
+ * NSpid is that pid and whose environment holds `marker` (NAME=value). Outside, the same
+ * test finds the process by its own pid.
+ */
+export function agentAlive(pid: number, marker: string): boolean {
+  const needle = Buffer.from(marker);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      if (/^State:\s+Z/m.test(status)) continue;
+      const nspid = /^NSpid:\s+(.+)$/m.exec(status)?.[1]?.trim().split(/\s+/);
+      if (Number(nspid?.at(-1) ?? entry) !== pid) continue;
+      const environ = readFileSync(`/proc/${entry}/environ`);
+      if (environ.includes(needle)) return true;
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return false;
+}

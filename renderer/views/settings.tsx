@@ -1013,6 +1013,23 @@ function RolesPane() {
           </button>
         </div>
       )}
+      {roles?.find((role) => role.unsandboxed) && (
+        <p className="callout" role="status">
+          Agents start without a sandbox on this computer ({roles.find((role) => role.unsandboxed)!.unsandboxed}). Your
+          own runs start; runs working for a peer start only on a connection an owner allowed without a sandbox.
+        </p>
+      )}
+      {roles?.some((role) => role.movedFrom) && (
+        <p className="callout" role="status">
+          Roles now work in folders of their own, outside Parley’s data folder, which agents can no longer read. Their
+          old files stay where they were:{' '}
+          {roles
+            .filter((role) => role.movedFrom)
+            .map((role) => `${role.name} (${role.movedFrom})`)
+            .join(', ')}
+          .
+        </p>
+      )}
       {error && !roles && <ErrorNote onRetry={() => void load()}>{error}</ErrorNote>}
       {!roles && !error && <Loading />}
       {roles?.length === 0 && (

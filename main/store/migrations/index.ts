@@ -17,7 +17,7 @@ import { summariseThreadLists } from './0015-thread-list-summaries';
 import { addApprovals } from './0016-approvals';
 import { createAttention } from './0017-attention';
 import { keepAskState } from './0018-ask-state';
-import { placeholder19 } from './0019-placeholder';
+import { keepAgentsOutOfTheDataFolder } from './0019-agent-sandbox';
 import { addConnectionTrust } from './0020-connection-trust';
 import { placeholder21 } from './0021-placeholder';
 import { indexApprovalOrder } from './0022-approval-order';
@@ -53,7 +53,7 @@ export const migrations: readonly Migration[] = [
   { version: 16, name: 'approvals', up: addApprovals, foreignKeys: 'off' },
   { version: 17, name: 'attention', up: createAttention },
   { version: 18, name: 'ask-state', up: keepAskState },
-  { version: 19, name: 'placeholder', up: placeholder19 },
+  { version: 19, name: 'agent-sandbox', up: keepAgentsOutOfTheDataFolder },
   { version: 20, name: 'connection-trust', up: addConnectionTrust },
   { version: 21, name: 'placeholder', up: placeholder21 },
   { version: 22, name: 'approval-order', up: indexApprovalOrder },

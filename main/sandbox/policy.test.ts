@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import type { TurnTrust } from '../../shared/domain';
+import { agentConfigDirs, endpointHost, modelEndpoints, sandboxPolicy, type SandboxPolicyInput } from './policy';
+import { sandboxChoice } from './turn-sandbox';
+
+const base: SandboxPolicyInput = {
+  trust: 'own',
+  dataDir: '/home/mia/.local/share/parley',
+  roleFolder: '/home/mia/.local/share/parley-roles/role-1',
+  otherRoleFolders: ['/home/mia/.local/share/parley-roles/role-2', '/srv/project'],
+  runTmp: '/home/mia/.local/share/parley/turns/turn-7',
+  roleApiSocket: '/home/mia/.local/share/parley/role-api.sock',
+  launcher: ['/home/mia/.local/share/parley/bin', '/usr', '/opt/parley'],
+  modelEndpoints: ['http://127.0.0.1:8080/v1'],
+  programHosts: ['api.anthropic.com'],
+  agentConfig: ['/home/mia/.claude'],
+  programDirs: ['/usr/lib/node_modules'],
+  home: '/home/mia',
+};
+
+describe('sandboxPolicy', () => {
+  const levels: Array<{
+    trust: TurnTrust;
+    homeReadable: boolean;
+    writes: string[];
+    hosts: string[];
+  }> = [
+    {
+      trust: 'own',
+      homeReadable: true,
+      writes: [base.roleFolder, base.runTmp, '/home/mia/.claude'],
+      hosts: ['127.0.0.1', 'api.anthropic.com'],
+    },
+    {
+      trust: 'full',
+      homeReadable: true,
+      writes: [base.roleFolder, base.runTmp, '/home/mia/.claude'],
+      hosts: ['127.0.0.1', 'api.anthropic.com'],
+    },
+    {
+      trust: 'work',
+      homeReadable: true,
+      writes: [base.roleFolder, base.runTmp, '/home/mia/.claude'],
+      hosts: ['127.0.0.1', 'api.anthropic.com'],
+    },
+    // Only the model endpoint; reads the role's folder but writes only its temporary folder.
+    { trust: 'answer', homeReadable: false, writes: [base.runTmp, '/home/mia/.claude'], hosts: ['127.0.0.1'] },
+  ];
+  it.each(levels)(
+    '$trust: reads, writes and reaches what its level allows',
+    ({ trust, homeReadable, writes, hosts }) => {
+      const policy = sandboxPolicy({ ...base, trust });
+      // The data folder is never readable, except what the turn needs inside it.
+      expect(policy.filesystem.denyRead).toContain(base.dataDir);
+      expect(policy.filesystem.allowRead).toEqual(
+        expect.arrayContaining([base.roleFolder, base.runTmp, base.roleApiSocket, '/home/mia/.local/share/parley/bin']),
+      );
+      expect(policy.filesystem.denyRead).not.toContain(`${base.dataDir}/identity`);
+      // Other roles' folders are never readable.
+      expect(policy.filesystem.denyRead).toEqual(expect.arrayContaining([...base.otherRoleFolders]));
+      expect(policy.filesystem.denyRead.includes(base.home)).toBe(!homeReadable);
+      expect(policy.filesystem.allowWrite).toEqual(writes);
+      expect(policy.allowedDomains).toEqual(hosts);
+    },
+  );
+
+  it('keeps the role’s own folder readable when another role works inside or around it', () => {
+    const policy = sandboxPolicy({
+      ...base,
+      roleFolder: '/srv/project/sub',
+      otherRoleFolders: ['/srv/project', '/srv/project/sub/deeper'],
+    });
+    expect(policy.filesystem.denyRead).toEqual([base.dataDir]);
+  });
+
+  it('reads only its own socket when the socket is outside the data folder', () => {
+    const policy = sandboxPolicy({ ...base, roleApiSocket: '/tmp/parley-0/abc.sock' });
+    expect(policy.filesystem.denyRead).toContain('/tmp/parley-0');
+    expect(policy.filesystem.allowRead).toContain('/tmp/parley-0/abc.sock');
+  });
+
+  it('lets through only hosts the proxy can be told: a bare localhost cannot', () => {
+    const policy = sandboxPolicy({
+      ...base,
+      trust: 'answer',
+      modelEndpoints: ['http://localhost:1/v1', 'https://api.example.com', '[::1]:8080', 'not a url'],
+    });
+    expect(policy.allowedDomains).toEqual(['api.example.com', '[::1]']);
+  });
+});
+
+describe('the parts of a turn the policy is made of', () => {
+  it.each([
+    ['http://127.0.0.1:8080/v1', '127.0.0.1'],
+    ['api.openai.com', 'api.openai.com'],
+    ['https://gw.example.com:8443/x', 'gw.example.com'],
+    ['', null],
+  ])('endpointHost(%j) is %j', (endpoint, host) => expect(endpointHost(endpoint)).toBe(host));
+
+  it.each([
+    ['claude-code', {}, ['/h/.claude', '/h/.claude.json']],
+    ['claude-code', { CLAUDE_CONFIG_DIR: '/c' }, ['/c']],
+    ['codex', {}, ['/h/.codex']],
+    ['codex', { CODEX_HOME: '/x' }, ['/x']],
+    ['acp', {}, ['/h/.claude', '/h/.claude.json', '/h/.codex']],
+    ['command', {}, []],
+  ])('agentConfigDirs(%s, %j)', (adapter, env, dirs) => expect(agentConfigDirs(adapter, env, '/h')).toEqual(dirs));
+
+  it.each([
+    ['openai-compatible', 'http://127.0.0.1:9/v1', {}, ['http://127.0.0.1:9/v1']],
+    ['claude-code', undefined, { ANTHROPIC_BASE_URL: 'http://127.0.0.1:7' }, ['http://127.0.0.1:7']],
+    ['codex', undefined, {}, ['api.openai.com', 'chatgpt.com']],
+    ['command', undefined, {}, []],
+  ])('modelEndpoints(%s)', (adapter, baseUrl, env, endpoints) =>
+    expect(modelEndpoints(adapter, baseUrl, env)).toEqual(endpoints),
+  );
+});
+
+describe('sandboxChoice', () => {
+  const up = { available: true } as const;
+  const down = { available: false, reason: 'bubblewrap (bwrap) is not installed' } as const;
+  it.each([
+    [up, 'own', false, 'sandbox'],
+    [up, 'answer', false, 'sandbox'],
+    [up, 'full', true, 'sandbox'],
+    [down, 'own', false, 'unsandboxed'],
+    [down, 'answer', false, 'refuse'],
+    [down, 'work', false, 'refuse'],
+    [down, 'full', false, 'refuse'],
+    [down, 'answer', true, 'unsandboxed'],
+  ] as const)('%j, %s, allowed without: %s → %s', (status, trust, allowed, choice) =>
+    expect(sandboxChoice(status, trust, allowed)).toBe(choice),
+  );
+});

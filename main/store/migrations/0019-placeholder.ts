@@ -1,4 +1,0 @@
-import type { Db } from '../database';
-
-/** Stands for migration 19, which another branch brings to main, so that the later ones keep their numbers; dropped then. */
-export function placeholder19(_db: Db): void {}
