@@ -10,6 +10,8 @@ export default defineConfig({
     reporters: ['default'],
     // Installations made by tests (also `parley serve` children) get no first-run `assistant` role,
     // and never join the public DHT: a test that wants the DHT gives its own loopback testnet.
-    env: { PARLEY_DEFAULT_ROLE: 'off', PARLEY_DHT_BOOTSTRAP: 'off' },
+    // Agents run without the OS sandbox unless a test asks for it (main/sandbox/ does, with the
+    // real bubblewrap): the others look at agents' processes and files from outside.
+    env: { PARLEY_DEFAULT_ROLE: 'off', PARLEY_DHT_BOOTSTRAP: 'off', PARLEY_SANDBOX: 'off' },
   },
 });

@@ -190,7 +190,7 @@ describeInBrowser('the UI with three installations', () => {
   });
 
   it(
-    'the peer owner pauses the connection in Settings; the asking side shows the failure with reason paused',
+    'the peer owner pauses the connection in Settings; the asking side hears it and its agent’s ask is refused at home',
     { timeout: 90_000 },
     async () => {
       const { alice, bob } = nodes();
@@ -209,30 +209,34 @@ describeInBrowser('the UI with three installations', () => {
       await visible(connection.getByRole('button', { name: 'Unpause', exact: true }));
       await shoot(owner.page, 'settings-connections-paused');
 
+      // bob's pause is told: alice's window says so, and her agent's ask is refused before it is sent.
+      await alice.api.waitFor(
+        async () => (await alice.api.call('connections.list', {})).find((c) => c.name === 'bob')?.peerPausedAt,
+        30_000,
+        'alice to hear of bob’s pause',
+      );
       const asker = await open(alice, { view: 'conversation-1' });
       await say(asker.page, 'ask bob/researcher: are you there?');
-      const card = await expand(asker.page, 'bob', 'researcher');
-      const failed = card
-        .getByRole('list', { name: 'Texts with bob/researcher' })
-        .getByRole('listitem')
-        .filter({ hasText: 'are you there?' });
-      await visible(failed.getByText('Failed · paused'), 30_000);
-      // Which side paused is kept with the text.
-      await visible(failed.getByText('bob paused the connection.'));
-      // The assistant was told, and the API agrees with what the window shows.
-      const [thread] = await alice.api.call('threads.list', { root: { kind: 'conversation', id: 1 } });
-      const { texts } = await alice.api.call('threads.get', { id: thread!.id });
-      expect(texts.find((t) => t.body === 'are you there?')).toMatchObject({
-        state: 'failed',
-        reason: 'paused',
-        failedBy: 'peer',
-      });
-      await failed.scrollIntoViewIfNeeded();
+      await visible(
+        asker.page
+          .getByRole('region', { name: 'Messages' })
+          .getByText(/bob has paused the connection; nothing can be sent until bob unpauses it/),
+        30_000,
+      );
+      // Nothing went on the wire: bob holds no text from alice.
+      const received = await bob.api.call('threads.list', { peerStarted: true });
+      expect(received.flatMap((t) => (t.lastText?.body === 'are you there?' ? [t] : []))).toEqual([]);
       await shoot(asker.page, 'conversation-paused');
 
       await connection.getByRole('button', { name: 'Unpause', exact: true }).click();
       await visible(connection.getByText('Active', { exact: true }));
       await visible(connection.getByRole('button', { name: 'Pause', exact: true }));
+      // The unpause is told as well: alice's agents may ask bob again.
+      await alice.api.waitFor(
+        async () => !(await alice.api.call('connections.list', {})).find((c) => c.name === 'bob')?.peerPausedAt,
+        30_000,
+        'alice to hear bob unpaused',
+      );
       expect(owner.problems).toEqual([]);
       expect(asker.problems).toEqual([]);
     },

@@ -170,6 +170,11 @@ describeInBrowser('search and the Ctrl+K switcher', () => {
       await visible(card.getByText('where do the penguins nest?', { exact: true }));
       // Chosen again from inside its conversation, the keyboard lands on the card, not the sidebar.
       await find(page, 'penguins');
+      await visible(
+        switcher(page)
+          .getByRole('group', { name: 'In messages and texts' })
+          .getByRole('option', { name: /Agent conversation · bob\/researcher/ }),
+      );
       await arrowTo(page, 'Agent conversation');
       await page.keyboard.press('Enter');
       await until(

@@ -295,6 +295,7 @@ describe.skipIf(skipReal !== null)('codex adapter with the real Codex (not logge
     const request = {
       role,
       peers: [],
+      trust: 'own',
       env: { PATH: `/nonexistent${path.delimiter}${process.env.PATH}`, OPENAI_API_KEY: 'x' },
     } as unknown as TurnRequest;
     const args = ['exec', '--strict-config', ...codexOptions(request), '-'];

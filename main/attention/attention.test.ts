@@ -140,28 +140,9 @@ describe('attention across two installations', () => {
     expect(after.marks.some((m) => m.object.id === conversation.id && m.object.kind === 'conversation')).toBe(false);
   });
 
-  it('bob pausing: mia’s ask that bob refused waits on mia (not delivered, paused); that bob paused, on the owners', async () => {
+  it('bob pausing is told: it waits on the owners, and mia’s agent’s ask is refused at home, not left undelivered', async () => {
     const conversation = await mia.call('conversations.open', { roleId: await roleId() });
     await bob.owner('connections.pause', { id: bobToAlice });
-    await mia.call('conversations.send', { id: conversation.id, text: 'ask bob/researcher: are you there?' });
-    const mine = await alice.waitFor(async () => {
-      const current = await list(mia.call);
-      return find(current, 'not_delivered') && current;
-    }, 'the refusal in mia’s list');
-    const refusal = find(mine, 'not_delivered')!;
-    expect(refusal).toMatchObject({
-      section: 'waiting',
-      object: { kind: 'thread' },
-      count: 1,
-      peer: 'bob',
-      peerRole: 'researcher',
-      role: 'assistant',
-      reason: 'paused',
-      root: { kind: 'conversation', id: conversation.id, gone: false },
-    });
-    expect(mine.marks).toContainEqual({ object: refusal.object, count: 1, peerStarted: false });
-    // The pause itself is for owners: mia and max do not hear of it, nor of mia's refusal.
-    expect(find(mine, 'peer_paused')).toBeUndefined();
     const owners = await alice.waitFor(async () => {
       const current = await list(alice.owner);
       return find(current, 'peer_paused') && current;
@@ -171,22 +152,33 @@ describe('attention across two installations', () => {
       object: { kind: 'connection', id: aliceToBob },
       peer: 'bob',
     });
-    expect(find(owners, 'not_delivered', refusal.object.id)).toBeUndefined();
+    await mia.call('conversations.send', { id: conversation.id, text: 'ask bob/researcher: are you there?' });
+    // Her agent is told at once; nothing was written to go out, so nothing waits undelivered.
+    const reply = await alice.waitFor(
+      async () =>
+        (await mia.call('conversations.get', { id: conversation.id })).messages.find((m) =>
+          /bob has paused the connection/.test(m.body),
+        ),
+      'the refusal in mia’s conversation',
+    );
+    expect(reply.author.kind).toBe('role');
+    const mine = await list(mia.call);
+    expect(find(mine, 'not_delivered')).toBeUndefined();
+    // The pause itself is for owners: mia and max do not hear of it.
+    expect(find(mine, 'peer_paused')).toBeUndefined();
     const maxList = await list(max.call);
     expect(find(maxList, 'peer_paused')).toBeUndefined();
-    expect(find(maxList, 'not_delivered', refusal.object.id)).toBeUndefined();
     expect((await refused(max.call('attention.markRead', { kind: 'connection', id: aliceToBob }))).code).toBe(
       'forbidden',
     );
-    expect((await refused(max.call('attention.markRead', refusal.object))).code).toBe('not_found');
-
-    // Opening the agent conversation clears it for mia; the owner's item stays until they read it.
-    await mia.call('attention.markRead', refusal.object);
-    expect(find(await list(mia.call), 'not_delivered', refusal.object.id)).toBeUndefined();
-    expect(find(await list(alice.owner), 'peer_paused')).toBeDefined();
+    // The owner's item stays until they read it.
     await alice.owner('attention.markRead', { kind: 'connection', id: aliceToBob });
     expect(find(await list(alice.owner), 'peer_paused')).toBeUndefined();
     await bob.owner('connections.unpause', { id: bobToAlice });
+    await alice.waitFor(
+      async () => !(await alice.owner('connections.list', {})).find((c) => c.id === aliceToBob)?.peerPausedAt,
+      'alice to hear bob unpaused',
+    );
   });
 
   it('a question bob’s role asks is news under “Started by peers” for everyone, until each reads it', async () => {
@@ -218,27 +210,27 @@ describe('attention across two installations', () => {
   });
 
   it(
-    'bob refusing a reply in a topic he deleted: the peer-started agent conversation waits on everyone who reads it',
+    'ben deleting the topic he asked in withdraws the question: alice’s agent stops, and no refused reply waits on anyone',
     { timeout: 90_000 },
     async () => {
       const asker = (await bob.owner('roles.list', {})).find((r) => r.name === 'asker')!;
       const { person: bobMember } = await bob.owner('people.add', { name: 'ben', kind: 'member' });
       const ben = bob.as(bobMember);
       const conversation = await ben('conversations.open', { roleId: asker.id });
-      // Alice's assistant sleeps over the question before it replies; meanwhile ben deletes his conversation.
+      // Alice's assistant sleeps over the question; meanwhile ben deletes his conversation.
       await ben('conversations.send', { id: conversation.id, text: 'ask alice/assistant: sleep 4' });
       const working = await alice.waitFor(async () => {
         const threads = await max.call('threads.list', { peerStarted: true });
         return threads.find((t) => t.lastText?.body === 'sleep 4' && t.run.state === 'running');
       }, 'alice’s assistant to work on the question');
       await ben('conversations.delete', { id: conversation.id });
-      const waiting = await alice.waitFor(
-        async () => find(await list(max.call), 'not_delivered', working.id),
-        'the refused reply in max’s list',
-        30_000,
-      );
-      expect(waiting).toMatchObject({ reason: 'thread', peer: 'bob', peerRole: 'asker', section: 'waiting' });
-      expect(find(await list(mia.call), 'not_delivered', working.id)).toBeDefined();
+      const withdrawn = await alice.waitFor(async () => {
+        const thread = (await max.call('threads.list', { peerStarted: true })).find((t) => t.id === working.id);
+        return thread?.withdrawn && thread.run.state === 'idle' ? thread : undefined;
+      }, 'the withdrawal to stop alice’s assistant');
+      expect(withdrawn.run.lastTurn?.status).toBe('stopped');
+      expect(find(await list(max.call), 'not_delivered', working.id)).toBeUndefined();
+      expect(find(await list(mia.call), 'not_delivered', working.id)).toBeUndefined();
     },
   );
 

@@ -31,8 +31,10 @@ async function peer(name: string) {
 
 const RELAYED_ASK = 'ask bob/researcher: ask carol/researcher: sleep 60';
 
-/** alice (assistant) → bob (researcher) → carol (researcher), every agent scripted. */
-async function chain() {
+/** alice (assistant) → bob (researcher) → carol (researcher), every agent scripted; `before` runs before alice asks. */
+async function chain(
+  before?: (bc: { bob: TestInstallation; carol: TestInstallation; carolBob: number }) => Promise<void>,
+) {
   const alice = await peer('alice');
   const bob = await peer('bob');
   const carol = await peer('carol');
@@ -41,6 +43,7 @@ async function chain() {
   const ab = await pair(bob, alice, { inviter: ['researcher'] });
   const bc = await pair(carol, bob, { inviter: ['researcher'] });
   const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
+  await before?.({ bob, carol, carolBob: bc.inviterConnectionId });
   await alice.owner('conversations.send', { id: conversation.id, text: RELAYED_ASK });
   const aliceThread = (check: (t: ThreadSummary) => boolean, what: string) =>
     alice.waitFor(
@@ -113,11 +116,21 @@ describe('the relay end: alice → bob → carol', { timeout: 120_000 }, () => {
     await answeredAfterTheRelayEnded(c, /paused the connection to carol, so no answer can come/, [c.alice, c.bob]);
   });
 
-  it('carol refuses the text (she paused first): alice gets bob’s answer', async () => {
-    const c = await chain();
-    await c.carol.owner('connections.pause', { id: c.carolBob });
-    // bob's turn relays, carol rejects; bob's agent is told during or after its turn.
-    await answeredAfterTheRelayEnded(c, /carol refused it \(paused\)/);
+  it('carol paused first and told bob: bob’s relay is refused at home, and alice gets bob’s answer', async () => {
+    const c = await chain(async ({ bob, carol, carolBob }) => {
+      await carol.owner('connections.pause', { id: carolBob });
+      // carol's `status` reaches bob before alice asks: his agent's send to carol is refused at once.
+      await bob.waitFor(
+        async () => (await bob.owner('connections.list', {})).find((x) => x.name === 'carol')?.peerPausedAt,
+        'bob to hear of carol’s pause',
+      );
+    });
+    const answered = await c.aliceThread((t) => t.counts.received + t.counts.handled > 0, 'answered');
+    const [answer] = (await c.alice.owner('threads.get', { id: answered.id })).texts.filter(
+      (t) => t.direction === 'in',
+    );
+    expect(answer!.body).toMatch(/carol has paused the connection/);
+    expect(await c.carol.owner('threads.list', { peerStarted: true })).toEqual([]);
   });
 });
 

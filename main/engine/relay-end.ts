@@ -31,6 +31,17 @@ export function openRelayAsks(db: Db, rootThreadId: number): string[] {
   ).map((row) => row.name);
 }
 
+/** The asker took back everything it asked in this agent conversation: no answer is owed it. */
+function withdrawnByAsker(db: Db, root: ThreadRow): boolean {
+  if (root.withdrawn_seq === null) return false;
+  const asked = all<{ seq: number | null }>(
+    db,
+    "SELECT max(seq) AS seq FROM texts WHERE thread_id = ? AND direction = 'in'",
+    root.id,
+  )[0]?.seq;
+  return asked === null || asked === undefined || root.withdrawn_seq >= asked;
+}
+
 /**
  * An ask made here ended without an answer (`why` says how, in words for the agent):
  * when it was made by a run working for a peer's agent conversation, that run is told,
@@ -46,7 +57,7 @@ export function relayAskEnded(
   const { db } = core;
   if (ask.started_by !== 'local' || ask.root_kind !== 'thread' || ask.root_id === null) return;
   const root = getThread(db, ask.root_id);
-  if (!root || root.started_by !== 'peer' || root.status !== 'open') return;
+  if (!root || root.started_by !== 'peer' || root.status !== 'open' || withdrawnByAsker(db, root)) return;
   const last = lastText(db, ask.id);
   // An answer came after the question: nothing ended unanswered.
   if (!last || last.direction !== 'out') return;
@@ -77,7 +88,7 @@ export function relayAnswerLost(core: EngineCore, ask: ThreadRow, why: string): 
   const { db } = core;
   if (ask.started_by !== 'local' || ask.root_kind !== 'thread' || ask.root_id === null) return;
   const root = getThread(db, ask.root_id);
-  if (!root || root.started_by !== 'peer' || root.status !== 'open') return;
+  if (!root || root.started_by !== 'peer' || root.status !== 'open' || withdrawnByAsker(db, root)) return;
   const asker = getConnectionRow(db, root.connection_id);
   if (!asker || asker.status === 'revoked') return;
   const peer = `${getConnectionRow(db, ask.connection_id)?.name ?? 'the peer'}/${ask.peer_role}`;

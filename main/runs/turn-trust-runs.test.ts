@@ -50,7 +50,12 @@ afterEach(async () => {
 
 const plainAnswer: AgentSettings = {
   adapter: 'command',
-  command: ['sh', '-c', 'read line; echo "the answer to ${line#*: } is 42"'],
+  input: 'json',
+  command: [
+    process.execPath,
+    '-e',
+    "let d='';process.stdin.on('data',(c)=>(d+=c)).on('end',()=>{const t=JSON.parse(d);console.log('the answer to '+t.inputs.at(-1).body+' is 42')})",
+  ],
 };
 
 type Trust = { level: string; peer?: string; note?: string };

@@ -54,6 +54,8 @@ async function setUp(bobOptions: Parameters<typeof openPeer>[1] = {}) {
   // Runs in agent conversations alice started work for her, at the level a connection gets by default.
   const bob = await openPeer('bob', {
     trustOf: (_run, context) => (context.peerStarted ? 'answer' : 'own'),
+    // The real sandbox, whatever the suite's PARLEY_SANDBOX says.
+    sandbox: { mode: 'on' },
     ...bobOptions,
   });
   open.push(alice, bob);
@@ -117,7 +119,7 @@ describe('an agent told by a peer to read and write what is not its business', (
 describe('where the sandbox cannot start', () => {
   it('says so, starts the owner’s own runs, and starts runs for a peer only once an owner allowed it', async () => {
     const { alice, bob, ask, bobsConnection } = await setUp({
-      sandbox: { bwrapPath: path.join(dir, 'no-such-bwrap') },
+      sandbox: { mode: 'on', bwrapPath: path.join(dir, 'no-such-bwrap') },
     });
     const reason = `bubblewrap is not at ${path.join(dir, 'no-such-bwrap')}`;
     expect(await bob.owner('sandbox.get', {})).toEqual({ available: false, reason });

@@ -88,7 +88,8 @@ describe('an agent acting as its owner', () => {
   }, 60_000);
 
   it('in the sandbox, reads none of it and cannot sign in, and its turn still ends normally', async () => {
-    const got = await attempt({});
+    // The real sandbox, whatever the suite's PARLEY_SANDBOX says.
+    const got = await attempt({ PARLEY_SANDBOX: 'on' });
     expect(got).toEqual({
       relativeServeJson: 'ENOENT',
       serveJson: 'ENOENT',

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnTrust } from '../../shared/domain';
-import { agentConfigDirs, endpointHost, modelEndpoints, sandboxPolicy, type SandboxPolicyInput } from './policy';
+import {
+  agentConfigDirs,
+  codexConfigEndpoints,
+  endpointHost,
+  modelEndpoints,
+  sandboxPolicy,
+  type SandboxPolicyInput,
+} from './policy';
 import { sandboxChoice } from './turn-sandbox';
 
 const base: SandboxPolicyInput = {
@@ -114,11 +121,27 @@ describe('the parts of a turn the policy is made of', () => {
   ])('modelEndpoints(%s)', (adapter, baseUrl, env, endpoints) =>
     expect(modelEndpoints(adapter, baseUrl, env)).toEqual(endpoints),
   );
+
+  it('takes the model providers a Codex config.toml names as its endpoints', () => {
+    const toml = [
+      'model_provider = "local"',
+      '[model_providers.local]',
+      'base_url = "http://127.0.0.1:8080/v1"',
+      "  base_url='https://llm.example.com/v1'",
+      '# base_url = "http://commented.out"',
+    ].join('\n');
+    expect(codexConfigEndpoints(toml)).toEqual(['http://127.0.0.1:8080/v1', 'https://llm.example.com/v1']);
+    expect(modelEndpoints('codex', undefined, {}, codexConfigEndpoints(toml))).toEqual([
+      'http://127.0.0.1:8080/v1',
+      'https://llm.example.com/v1',
+    ]);
+  });
 });
 
 describe('sandboxChoice', () => {
   const up = { available: true } as const;
   const down = { available: false, reason: 'bubblewrap (bwrap) is not installed' } as const;
+  const off = { available: false, reason: 'the sandbox is turned off', turnedOff: true } as const;
   it.each([
     [up, 'own', false, 'sandbox'],
     [up, 'answer', false, 'sandbox'],
@@ -128,6 +151,8 @@ describe('sandboxChoice', () => {
     [down, 'work', false, 'refuse'],
     [down, 'full', false, 'refuse'],
     [down, 'answer', true, 'unsandboxed'],
+    // Turned off by whoever runs Parley: their choice covers every run.
+    [off, 'answer', false, 'unsandboxed'],
   ] as const)('%j, %s, allowed without: %s → %s', (status, trust, allowed, choice) =>
     expect(sandboxChoice(status, trust, allowed)).toBe(choice),
   );

@@ -121,15 +121,25 @@ export const defaultModelHosts: Record<string, string[]> = {
   acp: ['api.anthropic.com', 'api.openai.com', 'chatgpt.com'],
 };
 
-/** The model endpoints of a turn: the role's base URL, any `*_BASE_URL` its agent is given, else the adapter's own. */
+/** The `base_url`s a Codex config.toml names for its model providers. */
+export function codexConfigEndpoints(toml: string): string[] {
+  return [...toml.matchAll(/^\s*base_url\s*=\s*["']([^"'\n]+)["']/gm)].map((match) => match[1]!);
+}
+
+/**
+ * The model endpoints of a turn: the role's base URL, any `*_BASE_URL` its agent is
+ * given, those the agent's own configuration names (`configured`), else the adapter's own.
+ */
 export function modelEndpoints(
   adapter: string,
   baseUrl: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
+  configured: readonly string[] = [],
 ): string[] {
   const named = Object.entries(env)
     .filter(([name, value]) => /_(BASE_URL|API_BASE|BASE)$/i.test(name) && value)
     .map(([, value]) => value!);
   if (baseUrl) named.push(baseUrl);
+  named.push(...configured);
   return named.length > 0 ? [...new Set(named)] : (defaultModelHosts[adapter] ?? []);
 }

@@ -9,12 +9,16 @@ import path from 'node:path';
 import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
 import type { SandboxPolicy } from './policy';
 
-export type SandboxStatus = { available: true } | { available: false; reason: string };
+/**
+ * `turnedOff`: whoever runs Parley chose no sandbox (PARLEY_SANDBOX=off): every run starts
+ * without it, as they said. Otherwise an unavailable sandbox is the machine's lack.
+ */
+export type SandboxStatus = { available: true } | { available: false; reason: string; turnedOff?: true };
 
 export interface SandboxOptions {
   /** bubblewrap's path; PARLEY_SANDBOX_BWRAP overrides it (a missing one tests the unavailable case). */
   bwrapPath?: string;
-  /** 'off' (or PARLEY_SANDBOX=off): no sandbox at all, as where it cannot start. */
+  /** 'off': no sandbox for any run, by choice; 'on' starts it whatever PARLEY_SANDBOX says. Unset: PARLEY_SANDBOX decides. */
   mode?: 'on' | 'off';
 }
 
@@ -98,8 +102,8 @@ export class AgentSandbox {
 
   /** Finds out whether the sandbox can start here, and starts it. */
   static async open(options: SandboxOptions = {}): Promise<AgentSandbox> {
-    if ((process.env.PARLEY_SANDBOX === 'off' ? 'off' : options.mode) === 'off')
-      return new AgentSandbox({ available: false, reason: 'the sandbox is turned off' }, false);
+    if ((options.mode ?? (process.env.PARLEY_SANDBOX === 'off' ? 'off' : 'on')) === 'off')
+      return new AgentSandbox({ available: false, reason: 'the sandbox is turned off', turnedOff: true }, false);
     const bwrap = process.env.PARLEY_SANDBOX_BWRAP || options.bwrapPath;
     if (shared && shared.bwrap !== bwrap) {
       // The runtime is already started (by another installation in this process) with its bubblewrap.

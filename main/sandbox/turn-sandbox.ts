@@ -2,12 +2,12 @@
 // person's own runs where it cannot start, with a warning), or not at all (a run working
 // for a peer where it cannot start and no owner allowed that). The choice is a pure
 // function; `sandboxedLaunch` applies it.
-import { accessSync, constants, realpathSync } from 'node:fs';
+import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AdapterName, TurnTrust } from '../../shared/domain';
 import type { AgentContext } from '../agents/types';
-import { agentConfigDirs, defaultModelHosts, modelEndpoints, sandboxPolicy } from './policy';
+import { agentConfigDirs, codexConfigEndpoints, defaultModelHosts, modelEndpoints, sandboxPolicy } from './policy';
 import type { AgentSandbox, SandboxStatus } from './sandbox';
 
 export type SandboxChoice = 'sandbox' | 'unsandboxed' | 'refuse';
@@ -15,7 +15,7 @@ export type SandboxChoice = 'sandbox' | 'unsandboxed' | 'refuse';
 /** Inside the sandbox whenever it runs; otherwise only the person's own runs, or a peer's an owner allowed. */
 export function sandboxChoice(status: SandboxStatus, trust: TurnTrust, unsandboxedAllowed: boolean): SandboxChoice {
   if (status.available) return 'sandbox';
-  if (trust === 'own' || unsandboxedAllowed) return 'unsandboxed';
+  if (status.turnedOff || trust === 'own' || unsandboxedAllowed) return 'unsandboxed';
   return 'refuse';
 }
 
@@ -90,6 +90,18 @@ function resolves(command: string, env: NodeJS.ProcessEnv, cwd: string): boolean
   });
 }
 
+/** Where the agent's own configuration says its model is: Codex's providers in its config.toml. */
+function configuredEndpoints(adapter: string, env: NodeJS.ProcessEnv, home: string): string[] {
+  if (adapter !== 'codex' && adapter !== 'acp') return [];
+  try {
+    return codexConfigEndpoints(
+      readFileSync(path.join(env.CODEX_HOME || path.join(home, '.codex'), 'config.toml'), 'utf8'),
+    );
+  } catch {
+    return [];
+  }
+}
+
 export async function sandboxedLaunch(options: TurnSandboxOptions, turn: TurnToWrap): Promise<SandboxedStart> {
   const status = options.sandbox.status;
   const choice = sandboxChoice(status, turn.trust, options.unsandboxedAllowed(turn.context));
@@ -117,7 +129,12 @@ export async function sandboxedLaunch(options: TurnSandboxOptions, turn: TurnToW
     runTmp: turn.runTmp,
     roleApiSocket: options.roleApiSocket,
     launcher: options.launcher,
-    modelEndpoints: modelEndpoints(turn.adapter, turn.baseUrl, turn.env),
+    modelEndpoints: modelEndpoints(
+      turn.adapter,
+      turn.baseUrl,
+      turn.env,
+      configuredEndpoints(turn.adapter, turn.env, home),
+    ),
     programHosts: defaultModelHosts[turn.adapter] ?? [],
     // Parley's own worker keeps the histories of openai-compatible sessions in the data folder.
     agentConfig: [

@@ -127,6 +127,13 @@ export function declineNoted(db: Db, threadRowId: number, seq: number): void {
 
 /** The peer paused (a time) or unpaused (null) the connection. */
 export function setPeerPaused(db: Db, connectionId: number, paused: boolean): void {
+  // A peer's pause is news for the owners here, as when a text of ours was refused as paused.
+  if (paused)
+    run(
+      db,
+      "INSERT INTO attention_events (kind, object_kind, object_id) SELECT 'peer_paused', 'connection', id FROM connections WHERE id = ? AND peer_paused_at IS NULL AND status = 'active'",
+      connectionId,
+    );
   run(
     db,
     paused
