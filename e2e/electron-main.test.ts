@@ -266,39 +266,50 @@ describe('the desktop app with a headless peer', () => {
     expect((await alice.inspect()).windows[0]!.title).toBe('Parley');
   });
 
-  it('notifies of what waits on the owner apart from answers: bob’s refusal and his pause; a click opens the agent conversation', async () => {
+  it('notifies of what waits on the owner apart from answers: bob’s pause, told at once; a click opens the connection', async () => {
     const { alice, bobApi } = both();
     const [bobSide] = await bobApi.call('connections.list', {});
-    await bobApi.call('connections.pause', { id: bobSide!.id });
     await alice.control({ op: 'focus', windowId: alice.windowId, focused: false });
-    const [conversation] = await alice.invoke('conversations.list', {});
     const before = alice.pushes.length;
-    await alice.invoke('conversations.send', { id: conversation!.id, text: 'ask bob/researcher: still there?' });
+    await bobApi.call('connections.pause', { id: bobSide!.id });
     const notes = () =>
       alice.pushes
         .slice(before)
         .filter((p): p is Extract<ControlPush, { push: 'notification' }> => p.push === 'notification');
     await alice.waitFor(
-      () =>
-        notes().some((n) => n.body === 'Not delivered to bob/researcher') &&
-        notes().some((n) => n.body === 'bob paused the connection'),
-      'notifications of the refusal and of the pause',
+      () => notes().some((n) => n.body === 'bob paused the connection'),
+      'the notification of the pause',
+    );
+    // Her agent's ask is refused at home now: nothing is sent, so nothing goes undelivered.
+    const [conversation] = await alice.invoke('conversations.list', {});
+    await alice.invoke('conversations.send', { id: conversation!.id, text: 'ask bob/researcher: still there?' });
+    await alice.waitFor(
+      async () =>
+        (await alice.invoke('conversations.get', { id: conversation!.id })).messages.some((m) =>
+          /bob has paused the connection/.test(m.body),
+        ),
+      'the agent to be told of the pause',
     );
     for (const note of notes().filter((n) => n.body !== 'assistant answered')) {
       expect(note.title).toBe('Waiting on you');
       expect(note.body).not.toContain('still there');
     }
-    const refusal = notes().find((n) => n.body === 'Not delivered to bob/researcher')!;
+    expect(notes().some((n) => n.body === 'Not delivered to bob/researcher')).toBe(false);
+    const pause = notes().find((n) => n.body === 'bob paused the connection')!;
     const events = alice.events.length;
-    await alice.control({ op: 'click-notification', index: refusal.index });
+    await alice.control({ op: 'click-notification', index: pause.index });
     const opened = await alice.waitFor(
-      () => alice.events.slice(events).find((e) => e.type === 'open' && e.object.kind === 'thread'),
-      'the page to be asked to open the agent conversation',
+      () => alice.events.slice(events).find((e) => e.type === 'open' && e.object.kind === 'connection'),
+      'the page to be asked to open the connection',
     );
-    const [thread] = await alice.invoke('threads.list', { root: { kind: 'conversation', id: conversation!.id } });
-    expect(opened).toEqual({ type: 'open', object: { kind: 'thread', id: thread!.id } });
-    expect((await alice.inspect()).notifications[refusal.index]).toMatchObject({ shown: true, clicked: true });
+    const [aliceSide] = await alice.invoke('connections.list', {});
+    expect(opened).toEqual({ type: 'open', object: { kind: 'connection', id: aliceSide!.id } });
+    expect((await alice.inspect()).notifications[pause.index]).toMatchObject({ shown: true, clicked: true });
     await bobApi.call('connections.unpause', { id: bobSide!.id });
+    await alice.waitFor(
+      async () => !(await alice.invoke('connections.list', {}))[0]?.peerPausedAt,
+      'alice to hear bob unpaused',
+    );
     await alice.invoke('attention.markRead', { kind: 'all' });
   });
 

@@ -88,7 +88,14 @@ export function SettingsView({ tab }: { tab: SettingsTab }) {
           </button>
         ))}
       </div>
-      <div className="settings-body" role="tabpanel" id={`${tabsId}-panel`} aria-labelledby={`${tabsId}-${tab}`}>
+      {/* Focusable, as a tab panel is: it scrolls, and a member's may hold no control to reach it by. */}
+      <div
+        className="settings-body"
+        role="tabpanel"
+        tabIndex={0}
+        id={`${tabsId}-panel`}
+        aria-labelledby={`${tabsId}-${tab}`}
+      >
         {tab === 'connections' && <ConnectionsPane />}
         {tab === 'people' && <PeoplePane />}
         {tab === 'roles' && <RolesPane />}
