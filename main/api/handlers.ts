@@ -213,7 +213,8 @@ const handlers: HandlerTable = {
     if (getRoleByName(services.db, name)) throw new ApiError('conflict', `a role named "${name}" already exists`);
     const role = transaction(services.db, () => insertRole(services.db, name, description ?? '', agent));
     services.events.emit({ type: 'changed', kind: 'role', id: role.id }, everyone);
-    return publicRole(role);
+    // The same view as roles.list gives, sandbox notes included.
+    return { ...publicRole(role), ...roleSandboxNotes(services, role.id) };
   },
   'roles.update': ({ services, person }, { id, name, description, agent }) => {
     requireOwner(person, 'change roles');
@@ -230,7 +231,7 @@ const handlers: HandlerTable = {
       ),
     );
     services.events.emit({ type: 'changed', kind: 'role', id }, everyone);
-    return publicRole(updated);
+    return { ...publicRole(updated), ...roleSandboxNotes(services, updated.id) };
   },
   'roles.remove': async ({ services, person }, { id }) => {
     requireOwner(person, 'remove roles');
