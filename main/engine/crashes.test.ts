@@ -1,10 +1,13 @@
-// Crashes during traffic: two installations in separate processes, 10,000 texts over
+// Crashes during traffic: two installations in separate processes, thousands of texts over
 // 100 agent conversations, and kill -9 of either side at random points, each time
 // started again on the same data folder. Nothing may be lost, repeated or reordered.
+// Run once over the direct carrier and once over the DHT on a loopback testnet, where the
+// invitation holds no address and each side finds the other only by its DHT key.
+import createTestnet, { type Testnet } from '@hyperswarm/testnet';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWirePeer, type WirePeer } from '../testing/wire-peer';
 
 interface Progress {
@@ -18,10 +21,43 @@ interface Received {
 }
 
 const THREADS = 100;
-const PER_THREAD = 100;
-const CRASHES = 6;
 
-describe('crashes during traffic', () => {
+interface Carrier {
+  name: string;
+  perThread: number;
+  crashes: number;
+  /** How alice's link to bob came, as connections.list says. */
+  path: 'direct' | 'holepunched';
+  /** What both wire peers are started with. */
+  start(): { env: NodeJS.ProcessEnv; args: string[] };
+}
+
+let testnet: Testnet | null = null;
+const carriers: Carrier[] = [
+  { name: 'direct', perThread: 100, crashes: 6, path: 'direct', start: () => ({ env: {}, args: [] }) },
+  {
+    // Smaller: two cores carry the testnet's nodes and both installations' UDP here.
+    name: 'the DHT, with no address in the invitation',
+    perThread: 20,
+    crashes: 3,
+    path: 'holepunched',
+    start: () => ({
+      env: { PARLEY_DHT_BOOTSTRAP: testnet!.bootstrap.map((node) => `${node.host}:${node.port}`).join(',') },
+      args: ['--no-address'],
+    }),
+  },
+];
+
+beforeAll(async () => {
+  testnet = await createTestnet(3);
+});
+afterAll(async () => {
+  await testnet?.destroy();
+});
+
+describe.each(carriers)('crashes during traffic over $name', (carrier) => {
+  const PER_THREAD = carrier.perThread;
+  const CRASHES = carrier.crashes;
   const dirs: string[] = [];
   const peers = new Set<WirePeer>();
   afterEach(async () => {
@@ -30,15 +66,17 @@ describe('crashes during traffic', () => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('loses, repeats and reorders nothing when either side is killed -9 at random points during 10,000 texts over 100 agent conversations', async () => {
+  it(`loses, repeats and reorders nothing when either side is killed -9 at random points during ${THREADS * PER_THREAD} texts over ${THREADS} agent conversations`, async () => {
     const aliceDir = mkdtempSync(path.join(os.tmpdir(), 'parley-crash-alice-'));
     const bobDir = mkdtempSync(path.join(os.tmpdir(), 'parley-crash-bob-'));
     dirs.push(aliceDir, bobDir);
     const start = async (side: 'alice' | 'bob') => {
+      const { env, args } = carrier.start();
       const peer = await startWirePeer({
         dataDir: side === 'alice' ? aliceDir : bobDir,
         name: side,
-        args: ['--budget', '1000', '--reconnect-min', '20', '--reconnect-max', '300'],
+        env,
+        args: ['--budget', '1000', '--reconnect-min', '20', '--reconnect-max', '300', ...args],
       });
       peers.add(peer);
       return peer;
@@ -53,13 +91,14 @@ describe('crashes during traffic', () => {
 
     const sendAll = (peer: WirePeer) =>
       peer.request('send', { threads: THREADS, perThread: PER_THREAD, concurrency: THREADS }).catch(() => undefined);
+    const total = THREADS * PER_THREAD;
     let sending = sendAll(alice);
     let crashes = 0;
     const log: string[] = [];
     while (crashes < CRASHES) {
       // A random point: once this many more texts were acked since the last crash.
       const before = (await alice.request<Progress>('progress')).acked;
-      const target = before + 200 + Math.floor(Math.random() * 1200);
+      const target = before + total / 50 + Math.floor(Math.random() * total * 0.12);
       for (;;) {
         const progress = await alice.request<Progress>('progress');
         if (progress.acked >= target || !progress.running) break;
@@ -103,6 +142,13 @@ describe('crashes during traffic', () => {
     }
     const progress = await alice.request<Progress>('progress');
     expect(progress.failed).toBe(0);
+    const { result } = await alice.request<{ result: Array<{ address: string | null; path: string | null }> }>('call', {
+      method: 'connections.list',
+      params: {},
+    });
+    expect(result[0]).toMatchObject(
+      carrier.path === 'direct' ? { path: 'direct' } : { address: null, path: carrier.path },
+    );
     await alice.exit();
     await bob.exit();
     peers.clear();
