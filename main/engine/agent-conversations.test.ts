@@ -1,5 +1,8 @@
 // ADR 0035 sentence by sentence, between real installations on loopback: separate
 // data folders, mutual TLS, scripted agents as real processes calling the real CLI.
+// Pause and revoke run over each carrier: by address, and by DHT key alone on a loopback
+// testnet (no address in the invitation or anywhere else).
+import createTestnet, { type Testnet } from '@hyperswarm/testnet';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,19 +17,47 @@ const open: TestInstallation[] = [];
 afterEach(async () => {
   for (const t of open.splice(0)) await t.close();
 });
-async function peer(name: string, options: Parameters<typeof openPeer>[1] = {}) {
-  const t = await openPeer(name, options);
+async function peer(name: string, options: Parameters<typeof openPeer>[1] = {}, carrier: Carrier = direct) {
+  const t = await openPeer(name, { ...carrier.options(), ...options });
   open.push(t);
+  if (carrier.keyOnly) t.installation.engine.setAddress(null);
   return t;
 }
 
+interface Carrier {
+  name: string;
+  options(): Parameters<typeof openPeer>[1];
+  /** Listens, yet gives no address: reached only by its DHT key. */
+  keyOnly: boolean;
+  /** How a link comes, as connections.list says. */
+  path: 'direct' | 'holepunched';
+}
+const direct: Carrier = { name: 'the direct carrier', options: () => ({}), keyOnly: false, path: 'direct' };
+let testnet: Testnet | null = null;
+const overDht: Carrier = {
+  name: 'the DHT carrier, by key alone',
+  options: () => ({ dht: { kind: 'nodes', nodes: testnet!.bootstrap } }),
+  keyOnly: true,
+  path: 'holepunched',
+};
+beforeAll(async () => {
+  testnet = await createTestnet(3);
+});
+afterAll(async () => {
+  await testnet?.destroy();
+});
+
 /** alice (assistant) ↔ bob (researcher), both scripted, each exposing its role to the other. */
-async function aliceAndBob(options: Parameters<typeof openPeer>[1] = {}) {
-  const alice = await peer('alice', options);
-  const bob = await peer('bob', options);
+async function aliceAndBob(carrier: Carrier = direct) {
+  const alice = await peer('alice', {}, carrier);
+  const bob = await peer('bob', {}, carrier);
   const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
   const researcher = await bob.owner('roles.create', { name: 'researcher', agent: { adapter: 'scripted' } });
   const ids = await pair(bob, alice, { inviter: ['researcher'], acceptor: ['assistant'] });
+  // The link came by the carrier under test, and by no other.
+  expect((await alice.owner('connections.list', {}))[0]).toMatchObject(
+    carrier.keyOnly ? { address: null, path: carrier.path } : { path: carrier.path },
+  );
   const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
   return { alice, bob, assistant, researcher, conversation, ...ids };
 }
@@ -221,9 +252,9 @@ describe('stop (ADR 0035)', () => {
   });
 });
 
-describe('pause (ADR 0035)', () => {
+describe.each([direct, overDht])('pause (ADR 0035) over $name', (carrier) => {
   it('stops the agents, refuses sends, fails waiting texts, rejects inbound text with paused — and unpause restarts nothing', async () => {
-    const { alice, bob, conversation, inviterConnectionId: bobsConnection } = await aliceAndBob();
+    const { alice, bob, conversation, inviterConnectionId: bobsConnection } = await aliceAndBob(carrier);
     await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: sleep 30' });
     const thread = await bob.waitFor(async () => {
       const [t] = await bob.owner('threads.list', { peerStarted: true });
@@ -268,7 +299,7 @@ describe('pause (ADR 0035)', () => {
   });
 
   it('fails texts waiting to be sent when the owner pauses, without waking the agent', async () => {
-    const { alice, bob, conversation, acceptorConnectionId: alicesConnection } = await aliceAndBob();
+    const { alice, bob, conversation, acceptorConnectionId: alicesConnection } = await aliceAndBob(carrier);
     // bob goes away: alice's next text waits in her queue.
     await bob.close();
     open.splice(open.indexOf(bob), 1);
@@ -357,7 +388,7 @@ process.stdin.on('end', () => {
   });
 });
 
-describe('revoke (ADR 0035)', () => {
+describe.each([direct, overDht])('revoke (ADR 0035) over $name', (carrier) => {
   it('is permanent: both sides close everything, sends are refused and the certificate is refused from then on', async () => {
     const {
       alice,
@@ -365,7 +396,7 @@ describe('revoke (ADR 0035)', () => {
       conversation,
       acceptorConnectionId: alicesConnection,
       inviterConnectionId: bobsConnection,
-    } = await aliceAndBob();
+    } = await aliceAndBob(carrier);
     await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: hi' });
     await waitForMessage(alice, conversation.id, (b) => b.includes('says:'), 'the answer');
     const revoked = await alice.owner('connections.revoke', { id: alicesConnection });
