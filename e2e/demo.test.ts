@@ -1,5 +1,5 @@
-// `npm run demo -- --exit` as a smoke test: three real `parley serve` processes play
-// ADR 0035's story, and the demo exits 0 only if every state along the way was the
+// `npm run demo -- --exit` as a smoke test: three real `parley serve` processes, paired
+// over the demo's own loopback DHT by key alone, play ADR 0035's story, and the demo exits 0 only if every state along the way was the
 // expected one. The transcript's key lines are checked here too.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -31,13 +31,18 @@ it('plays the demo story on three installations and exits 0 with --exit', { time
   const { code, stdout, stderr } = await runDemo();
   expect(code, `the demo failed:\n${stdout}\n${stderr}`).toBe(0);
 
-  // Setup: the two pairings.
+  // Setup: the demo's own DHT on loopback, and the two pairings over it by key alone.
+  expect(stdout).toMatch(/dht +bootstrap nodes 127\.0\.0\.1:\d+(,127\.0\.0\.1:\d+)* \(loopback only/);
+  expect(stdout.match(/owner accepts the invitation \(DHT key only, no address\)/g)).toHaveLength(2);
   expect(stdout).toMatch(
-    /ok bob <-> alice paired over mutual TLS: alice may address bob\/researcher; bob may address alice\/assistant/,
+    /ok bob <-> alice paired over mutual TLS, holepunched over the DHT: alice may address bob\/researcher; bob may address alice\/assistant/,
   );
   expect(stdout).toMatch(
-    /ok carol <-> bob paired over mutual TLS: bob may address carol\/analyst; carol may address nothing/,
+    /ok carol <-> bob paired over mutual TLS, holepunched over the DHT: bob may address carol\/analyst; carol may address nothing/,
   );
+  // The connection lines the live transcript prints name the path too.
+  expect(stdout).toMatch(/connection \w+ \| active, online \(holepunched\)/);
+  expect(stdout).not.toMatch(/online \((direct|relayed)/);
 
   // 1. The person's question and its answer in her conversation; one thread ID on both sides.
   const question =

@@ -1,6 +1,7 @@
 // `npm run demo`: three headless installations (alice, bob and carol) on loopback, each
 // a real `parley serve` process with its own data folder and ports, paired over mutual
-// TLS, with scripted agents. It plays ADR 0035's story and prints what happened as a
+// TLS carried by the DHT (a small loopback testnet the demo starts itself, never the
+// public bootstrap nodes; invitations hold only the DHT key), with scripted agents. It plays ADR 0035's story and prints what happened as a
 // plain-text transcript, one event per line, then the three UI addresses.
 //
 //   node dist/demo.js [--exit] [--data-root DIR]
@@ -9,6 +10,7 @@
 //               other than the expected one prints expected/seen and exits 1);
 // --data-root   keep the installations in DIR/alice, DIR/bob and DIR/carol (new or
 //               empty folders) instead of temporary ones that are removed at the end.
+import createTestnet, { type Testnet } from '@hyperswarm/testnet';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,6 +20,7 @@ import { processAlive } from '../main/runs/process-tree';
 import type { ApiClient } from '../main/testing/api-client';
 import { agentPids } from '../main/testing/processes';
 import { makeDataDir, removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
+import { decodeInvite, encodeInvite } from '../main/engine/invitation';
 
 // Never the public DHT from the project's own runs: its installations (and their children) stay off it.
 process.env.PARLEY_DHT_BOOTSTRAP ??= 'off';
@@ -102,7 +105,7 @@ const describeThread = (t: ThreadSummary | undefined) =>
     : 'no such thread';
 const describeConnection = (c: ConnectionSummary | undefined) =>
   c
-    ? `${c.name}: ${c.status}, ${c.online ? 'online' : 'offline'}, peer roles [${c.peerRoles.map((r) => r.name).join(', ')}]${c.lastError ? `, last error: ${c.lastError}` : ''}`
+    ? `${c.name}: ${c.status}, ${c.online ? 'online' : 'offline'}, path ${c.path ?? 'none'}, peer roles [${c.peerRoles.map((r) => r.name).join(', ')}]${c.lastError ? `, last error: ${c.lastError}` : ''}`
     : 'no such connection';
 
 // ------------------------------------------------------------------ the live transcript
@@ -268,7 +271,7 @@ class Watcher {
 
   private async refreshConnections(): Promise<void> {
     for (const c of await this.client.call('connections.list', {})) {
-      const state = `${c.status}, ${c.online ? 'online' : 'offline'}; ${this.name} may address [${c.peerRoles.map((r) => r.name).join(', ')}], exposes [${c.exposedRoles.join(', ')}]`;
+      const state = `${c.status}, ${c.online ? `online (${c.path ?? 'no path'})` : 'offline'}; ${this.name} may address [${c.peerRoles.map((r) => r.name).join(', ')}], exposes [${c.exposedRoles.join(', ')}]`;
       if (this.connections.get(c.id) !== state) this.print(`connection ${c.name}`, state);
       this.connections.set(c.id, state);
     }
@@ -277,7 +280,24 @@ class Watcher {
 
 // ------------------------------------------------------------------ the story
 
-async function startNode(name: string, dataRoot: string | undefined): Promise<Node> {
+/** The demo's own DHT: bootstrap nodes on loopback, so its installations find each other by key alone. */
+async function startTestnet(): Promise<{ testnet: Testnet; bootstrap: string }> {
+  const testnet = await createTestnet(3, { host: '127.0.0.1' });
+  return { testnet, bootstrap: testnet.bootstrap.map((node) => `${node.host}:${node.port}`).join(',') };
+}
+
+/**
+ * The invitation as someone behind a home router would send it: with no address, only the
+ * DHT key, so the acceptor can reach the inviter by the DHT alone.
+ */
+function withoutAddress(code: string): string {
+  const invite = decodeInvite(code);
+  if (invite.v !== 3) throw new Unexpected('a version 3 invitation with a DHT key', `version ${invite.v}`);
+  const { address: _address, ...rest } = invite;
+  return encodeInvite(rest).code;
+}
+
+async function startNode(name: string, dataRoot: string | undefined, bootstrap: string): Promise<Node> {
   let dataDir: string;
   if (dataRoot) {
     dataDir = path.join(dataRoot, name);
@@ -285,7 +305,7 @@ async function startNode(name: string, dataRoot: string | undefined): Promise<No
       throw new Unexpected(`${dataDir} to be new or empty`, 'a folder with files in it (use a new --data-root)');
     mkdirSync(dataDir, { recursive: true });
   } else dataDir = makeDataDir(`parley-demo-${name}-`);
-  const serve = await startServe({ name, dataDir });
+  const serve = await startServe({ name, dataDir, extraArgs: ['--dht-bootstrap', bootstrap] });
   const client = await serve.connect();
   const { person } = await client.call('session.whoami', {});
   const watcher = new Watcher(name, client, person);
@@ -311,20 +331,25 @@ async function pair(inviter: Node, inviterRoles: string[], acceptor: Node, accep
     inviter,
     `owner invites ${acceptor.name}, exposing [${inviterRoles.join(', ')}]: ${invitation.link.slice(0, 40)}...`,
   );
-  act(acceptor, `owner accepts the invitation, exposing [${acceptorRoles.join(', ')}]`);
-  await acceptor.client.call('connections.accept', { code: invitation.code, roles: acceptorRoles });
+  act(acceptor, `owner accepts the invitation (DHT key only, no address), exposing [${acceptorRoles.join(', ')}]`);
+  await acceptor.client.call('connections.accept', { code: withoutAddress(invitation.code), roles: acceptorRoles });
   const sideOf = async (node: Node, peer: Node, peerRoles: string[]) =>
     until(node, `a connection named ${peer.name}, online, letting it address [${peerRoles.join(', ')}]`, async () => {
       const c = (await node.client.call('connections.list', {})).find((c) => c.name === peer.name);
       const roles = c?.peerRoles.map((r) => r.name).sort() ?? [];
-      const match = c && c.online && c.status === 'active' && roles.join() === [...peerRoles].sort().join();
+      const match =
+        c &&
+        c.online &&
+        c.status === 'active' &&
+        c.path === 'holepunched' &&
+        roles.join() === [...peerRoles].sort().join();
       return [match && c, describeConnection(c)];
     });
   const inviterSide = await sideOf(inviter, acceptor, acceptorRoles);
   const acceptorSide = await sideOf(acceptor, inviter, inviterRoles);
   ok(
     null,
-    `${inviter.name} <-> ${acceptor.name} paired over mutual TLS: ${acceptor.name} may address ${inviterRoles.map((r) => `${inviter.name}/${r}`).join(', ') || 'nothing'}; ${inviter.name} may address ${acceptorRoles.map((r) => `${acceptor.name}/${r}`).join(', ') || 'nothing'}`,
+    `${inviter.name} <-> ${acceptor.name} paired over mutual TLS, holepunched over the DHT: ${acceptor.name} may address ${inviterRoles.map((r) => `${inviter.name}/${r}`).join(', ') || 'nothing'}; ${inviter.name} may address ${acceptorRoles.map((r) => `${acceptor.name}/${r}`).join(', ') || 'nothing'}`,
   );
   return { inviterSide: inviterSide.id, acceptorSide: acceptorSide.id };
 }
@@ -644,9 +669,11 @@ async function main(): Promise<number> {
   }
   const dataRoot = values['data-root'] ? path.resolve(values['data-root']) : undefined;
   const nodes: Node[] = [];
+  let testnet: Testnet | null = null;
   const cleanup = async (keepData: boolean) => {
     for (const node of nodes) node.watcher.stop();
     await Promise.all(nodes.map((node) => node.serve.stop()));
+    await testnet?.destroy();
     if (!dataRoot && !keepData) for (const node of nodes) removeDataDir(node.serve.dataDir);
   };
   process.once('exit', () => {
@@ -654,8 +681,13 @@ async function main(): Promise<number> {
     for (const node of nodes) if (node.serve.process.exitCode === null) node.serve.process.kill('SIGKILL');
   });
   try {
-    heading('Starting alice, bob and carol (parley serve, loopback, separate data folders)');
-    for (const name of ['alice', 'bob', 'carol']) nodes.push(await startNode(name, dataRoot));
+    heading(
+      'Starting a DHT of three nodes on loopback, then alice, bob and carol (parley serve, separate data folders)',
+    );
+    const dht = await startTestnet();
+    testnet = dht.testnet;
+    line(`dht      bootstrap nodes ${dht.bootstrap} (loopback only; the public DHT is never used)`);
+    for (const name of ['alice', 'bob', 'carol']) nodes.push(await startNode(name, dataRoot, dht.bootstrap));
     const [alice, bob, carol] = nodes as [Node, Node, Node];
     await play({ alice, bob, carol });
   } catch (error) {
