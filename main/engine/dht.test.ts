@@ -61,7 +61,9 @@ describe('the DHT carrier', () => {
     const invite = decodeInvite(invitation.code);
     expect(invite).toMatchObject({ v: 3, dht: bob.installation.engine.dhtKey });
     expect(invite).not.toHaveProperty('address');
-    await alice.owner('connections.accept', { code: invitation.code, roles: ['assistant'] });
+    const accepted = await alice.owner('connections.accept', { code: invitation.code, roles: ['assistant'] });
+    // What accept answers already names the key alice will redial bob by.
+    expect(accepted).toMatchObject({ address: null, dhtKey: bob.installation.engine.dhtKey });
     const atBob = await online(bob, alice.installation.id);
     const atAlice = await online(alice, bob.installation.id);
     expect(atAlice).toMatchObject({ address: null, dhtKey: bob.installation.engine.dhtKey, path: 'holepunched' });

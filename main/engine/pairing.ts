@@ -117,9 +117,11 @@ export class Pairing {
             target.address,
             'invitation',
           );
-          if (target.dhtKey) setDhtKey(db, row.id, target.dhtKey);
           setExposedRoles(db, row.id, roleIds(db, roles));
-          return row;
+          if (!target.dhtKey) return row;
+          // The row as stored, so what accept returns names the key it will redial by.
+          setDhtKey(db, row.id, target.dhtKey);
+          return { ...row, dht_key: target.dhtKey };
         });
         return { connectionId: connection.id };
       });
