@@ -617,7 +617,8 @@ export async function startWirePeer(options: {
       options.name,
       ...(options.args ?? []),
     ],
-    { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...options.env } },
+    // Off the DHT unless the caller gives one (a loopback testnet): never the public nodes.
+    { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PARLEY_DHT_BOOTSTRAP: 'off', ...options.env } },
   );
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
