@@ -257,6 +257,20 @@ describe('the DHT carrier', () => {
     }
   });
 
+  it('tells an acceptor who is off the DHT, at once, that a key-only invitation needs the DHT on here', async () => {
+    const bob = await keyOnly('bob');
+    // alice is kept off the DHT (the suite's PARLEY_DHT_BOOTSTRAP=off), so the key is all she has and cannot use.
+    const alice = await openPeer('alice');
+    open.push(alice);
+    const { code } = await bob.owner('connections.invite', {});
+    const started = Date.now();
+    await expect(alice.owner('connections.accept', { code })).rejects.toThrow(
+      'could not reach bob (tried not by its DHT key, because this installation is not on the DHT). Turn the DHT on here (Settings, or parley serve without --no-dht); ask bob to check that Parley is running and online; if both of you are behind strict routers, one of you can add a relay.',
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await alice.owner('connections.list', {})).toEqual([]);
+  });
+
   it.each([
     [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }), 'nothing listens there'],
     [new Error('Opening handshake has timed out'), 'no answer within 8 s'],

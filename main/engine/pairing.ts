@@ -240,7 +240,10 @@ export function unreachableSentence(
   error: Error,
   ourDhtKey: string | null,
 ): string {
-  const attempts = error instanceof UnreachableError ? error.attempts : [];
+  // Off the DHT, no dial by key was made: that is said once, below, with what to do.
+  const attempts = (error instanceof UnreachableError ? error.attempts : []).filter(
+    (a) => ourDhtKey || a.path !== 'dht',
+  );
   const tried = attempts.map((a) =>
     a.path === 'dht' ? `by its DHT key: ${plainDialError(a.error)}` : `at ${a.target}: ${plainDialError(a.error)}`,
   );
