@@ -58,6 +58,8 @@ async function sayAndWait(node: Node, id: number, text: string): Promise<void> {
 describeInBrowser('finding one’s place, in plain words', () => {
   let assistantConversation = 0;
   let writerConversation = 0;
+  /** Alice's connection to bob. */
+  let bobHere = 0;
 
   beforeAll(async () => {
     assertReady();
@@ -70,8 +72,9 @@ describeInBrowser('finding one’s place, in plain words', () => {
     const assistant = await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     const writer = await scriptedRole(alice, 'writer', 'Drafts and edits text');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
+    await scriptedRole(bob, 'critic', 'Reads drafts closely');
     await scriptedRole(carol, 'analyst', 'Numbers and charts');
-    await pair(bob, ['researcher'], alice, ['assistant']);
+    bobHere = (await pair(bob, ['researcher', 'critic'], alice, ['assistant', 'writer'])).acceptorSide;
     await pair(carol, ['analyst'], alice, ['assistant']);
     assistantConversation = (await alice.api.call('conversations.open', { roleId: assistant.id })).id;
     writerConversation = (await alice.api.call('conversations.open', { roleId: writer.id })).id;
@@ -150,4 +153,115 @@ describeInBrowser('finding one’s place, in plain words', () => {
     expect(await page.locator('.new-divider').count()).toBe(0);
     expect(problems).toEqual([]);
   });
+
+  it('offers what is left of deleted conversations only when there is some', { timeout: 90_000 }, async () => {
+    const { alice } = nodes();
+    const { page, problems } = await open(alice);
+    const leftovers = sidebar(page).getByRole('button', { name: 'From deleted conversations' });
+    await visible(sidebar(page).getByRole('button', { name: 'Started by peers' }));
+    expect(await leftovers.count()).toBe(0);
+    await alice.api.call('conversations.send', { id: writerConversation, text: 'ask bob/researcher: for the draft?' });
+    await alice.api.waitFor(
+      async () =>
+        (await alice.api.call('threads.list', { root: { kind: 'conversation', id: writerConversation } })).length > 0,
+      20_000,
+      'the writer’s agent conversation',
+    );
+    await alice.api.call('conversations.delete', { id: writerConversation });
+    await visible(leftovers);
+    await leftovers.click();
+    await visible(page.getByRole('heading', { name: 'From deleted conversations and tasks', level: 1 }));
+    await visible(threadCard(threadsRegion(page), 'bob', 'researcher'));
+    expect(problems).toEqual([]);
+  });
+
+  it(
+    'filters the panel, says once per peer that it is away, and gives each card one status',
+    { timeout: 120_000 },
+    async () => {
+      const { alice, carol } = nodes();
+      const root = { kind: 'conversation' as const, id: assistantConversation };
+      for (const ask of [
+        'ask bob/researcher: first question',
+        'ask bob/critic: review this',
+        'ask carol/analyst: numbers?',
+      ])
+        await sayAndWait(alice, assistantConversation, ask);
+      await alice.api.waitFor(
+        async () => {
+          const threads = await alice.api.call('threads.list', { root });
+          return threads.length === 3 && threads.every((t) => t.lastText?.direction === 'in' && t.run.state === 'idle');
+        },
+        30_000,
+        'three answers in',
+      );
+      // An ask to bob/critic held for alice's approval, bob's connection then paused here, and carol gone offline.
+      await alice.api.call('connections.setPolicy', { id: bobHere, outgoing: 'ask' });
+      await alice.api.call('conversations.send', { id: assistantConversation, text: 'ask bob/critic: still there?' });
+      await alice.api.waitFor(
+        async () => (await alice.api.call('approvals.list', {})).find((a) => a.thread !== null && a.text !== null),
+        20_000,
+        'the ask to bob/critic held',
+      );
+      await alice.api.call('connections.pause', { id: bobHere });
+      await carol.serve.crash();
+      await alice.api.waitFor(
+        async () => (await alice.api.call('connections.list', {})).find((c) => c.name === 'carol' && !c.online),
+        20_000,
+        'carol offline',
+      );
+
+      const { page, problems } = await open(alice);
+      await sidebar(page)
+        .getByRole('button', { name: /^assistant/ })
+        .click();
+      const region = threadsRegion(page);
+      await visible(threadCard(region, 'carol', 'analyst'));
+      // One sentence per peer, above the cards, not one per card.
+      await visible(region.getByText(/^The connection to bob is paused here/));
+      expect(await region.getByText(/bob is paused here/).count()).toBe(1);
+      expect(await region.getByText(/^carol is offline/).count()).toBe(1);
+      // One status per card: Paused, never Paused and Open.
+      for (const role of ['researcher', 'critic']) {
+        const badges = await threadCard(region, 'bob', role).locator('.thread-state .badge').allTextContents();
+        expect(badges.filter((b) => !/unread/.test(b))).toEqual(['Paused']);
+      }
+      const carolBadges = await threadCard(region, 'carol', 'analyst')
+        .locator('.thread-state .badge')
+        .allTextContents();
+      expect(carolBadges.filter((b) => !/unread/.test(b))).toEqual(['Offline']);
+      expect(await axeInBothSchemes(page, 'panel-banners'), 'axe on the banners').toEqual({});
+
+      const filters = region.getByRole('group', { name: 'Filter agent conversations' });
+      const cards = region.getByRole('article');
+      await filters.getByLabel('Peer').selectOption('carol');
+      await until(async () => (await cards.count()) === 1, 'only carol’s card');
+      await visible(threadCard(region, 'carol', 'analyst'));
+      await filters.getByLabel('State').selectOption('closed');
+      await visible(region.getByText('No agent conversation here matches these filters.'));
+      await filters.getByRole('button', { name: 'Clear filters' }).click();
+      await until(async () => (await cards.count()) === 3, 'every card again');
+      await filters.getByRole('button', { name: 'Waiting on you' }).click();
+      await until(async () => (await cards.count()) === 1, 'only what waits on alice');
+      await visible(threadCard(region, 'bob', 'critic'));
+      expect(await filters.getByRole('button', { name: 'Waiting on you' }).getAttribute('aria-pressed')).toBe('true');
+      expect(await axeInBothSchemes(page, 'panel-filters'), 'axe on the filters').toEqual({});
+      await filters.getByRole('button', { name: 'Clear filters' }).click();
+
+      // Opened, a card says what the agent did with the answer in plain words, and no internal id.
+      const card = threadCard(region, 'bob', 'researcher');
+      await card.locator('.thread-toggle').click();
+      const texts = card.getByRole('list', { name: 'Texts with bob/researcher' });
+      await visible(
+        texts
+          .getByRole('listitem')
+          .filter({ hasText: 'answer from researcher' })
+          .filter({ hasText: 'Read by the agent' }),
+      );
+      expect(await card.getByText('Handled', { exact: true }).count()).toBe(0);
+      expect(await card.locator('dt', { hasText: 'Thread' }).count()).toBe(0);
+      expect(await axeInBothSchemes(page, 'panel-card-words'), 'axe on an opened card').toEqual({});
+      expect(problems).toEqual([]);
+    },
+  );
 });
