@@ -55,6 +55,55 @@ async function sayAndWait(node: Node, id: number, text: string): Promise<void> {
   );
 }
 
+/** Every Approve and Deny on the page lies inside the box of the row it decides. */
+async function buttonsInsideRows(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const outside: string[] = [];
+    for (const button of document.querySelectorAll<HTMLElement>('.approval-item button')) {
+      if (!/^(Approve|Deny)/.test(button.textContent ?? '')) continue;
+      const row = button.closest('.approval-item')!.getBoundingClientRect();
+      const box = button.getBoundingClientRect();
+      if (
+        box.left < row.left - 0.5 ||
+        box.right > row.right + 0.5 ||
+        box.top < row.top - 0.5 ||
+        box.bottom > row.bottom + 0.5
+      )
+        outside.push(
+          `${button.getAttribute('aria-label') ?? button.textContent}: ${JSON.stringify(box)} outside ${JSON.stringify(row)}`,
+        );
+    }
+    return outside;
+  });
+}
+
+/** A held ask's Approve and Deny, on its card and in Waiting on you, wide and narrow. */
+async function approvalButtonsInTheirRows(node: Node): Promise<void> {
+  const { page, problems } = await open(node);
+  await sidebar(page)
+    .getByRole('button', { name: /^assistant/ })
+    .click();
+  const card = threadCard(threadsRegion(page), 'bob', 'critic');
+  await visible(card.getByRole('button', { name: /^Approve/ }));
+  expect(await buttonsInsideRows(page), 'on the card, 1280×800').toEqual([]);
+  await page.setViewportSize({ width: 1100, height: 700 });
+  await visible(card.getByRole('button', { name: /^Approve/ }));
+  expect(await buttonsInsideRows(page), 'on the card, 1100×700').toEqual([]);
+  await sidebar(page)
+    .getByRole('button', { name: /^Waiting on you/ })
+    .click();
+  await visible(
+    page
+      .getByRole('main')
+      .getByRole('button', { name: /^Approve/ })
+      .first(),
+  );
+  expect(await buttonsInsideRows(page), 'in Waiting on you').toEqual([]);
+  expect(await axeInBothSchemes(page, 'approval-rows'), 'axe on Waiting on you').toEqual({});
+  await page.setViewportSize({ width: 1280, height: 800 });
+  expect(problems).toEqual([]);
+}
+
 describeInBrowser('finding one’s place, in plain words', () => {
   let assistantConversation = 0;
   let writerConversation = 0;
@@ -203,6 +252,7 @@ describeInBrowser('finding one’s place, in plain words', () => {
         20_000,
         'the ask to bob/critic held',
       );
+      await approvalButtonsInTheirRows(nodes().alice);
       await alice.api.call('connections.pause', { id: bobHere });
       await carol.serve.crash();
       await alice.api.waitFor(
