@@ -206,7 +206,7 @@ describeInBrowser('finding one’s place, in plain words', () => {
   it('offers what is left of deleted conversations only when there is some', { timeout: 90_000 }, async () => {
     const { alice } = nodes();
     const { page, problems } = await open(alice);
-    const leftovers = sidebar(page).getByRole('button', { name: 'From deleted conversations' });
+    const leftovers = sidebar(page).getByRole('button', { name: 'From deleted chats' });
     await visible(sidebar(page).getByRole('button', { name: 'Started by peers' }));
     expect(await leftovers.count()).toBe(0);
     await alice.api.call('conversations.send', { id: writerConversation, text: 'ask bob/researcher: for the draft?' });
@@ -219,7 +219,7 @@ describeInBrowser('finding one’s place, in plain words', () => {
     await alice.api.call('conversations.delete', { id: writerConversation });
     await visible(leftovers);
     await leftovers.click();
-    await visible(page.getByRole('heading', { name: 'From deleted conversations and tasks', level: 1 }));
+    await visible(page.getByRole('heading', { name: 'From deleted chats and tasks', level: 1 }));
     await visible(threadCard(threadsRegion(page), 'bob', 'researcher'));
     expect(problems).toEqual([]);
   });

@@ -3,7 +3,7 @@
 import { useEffect } from 'react';
 import { selectThreadList, useThreads } from '../store/threads';
 
-export const DELETED_ROOTS_LABEL = 'From deleted conversations';
+export const DELETED_ROOTS_LABEL = 'From deleted chats';
 
 export function useHasDeletedRoots(isOwner: boolean, inView: boolean): boolean {
   const total = useThreads(selectThreadList('orphaned'))?.total ?? 0;

@@ -75,7 +75,7 @@ export function ConversationView({ id }: { id: number }) {
     return (
       <div className="view view-center">
         <EmptyState title="This conversation was deleted">
-          Its agent conversations were closed; owners can still read them under From deleted conversations.
+          Its agent conversations were closed; owners can still read them under From deleted chats in the sidebar.
         </EmptyState>
       </div>
     );

@@ -57,7 +57,7 @@ export function OrphanedThreadsView() {
           <ArchiveIcon size={22} />
         </span>
         <div className="view-title">
-          <h1>From deleted conversations and tasks</h1>
+          <h1>From deleted chats and tasks</h1>
           <p className="muted">
             Agent conversations whose conversation or task was deleted. They are closed; their history stays, for owners
             only.
