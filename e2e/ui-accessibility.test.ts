@@ -207,7 +207,7 @@ describeInBrowser('accessibility of every screen, light and dark', () => {
     const conversation = (await alice.api.call('conversations.list', {}))[0]!;
     await alice.api.call('conversations.delete', { id: conversation.id });
     const owner = await open(alice);
-    await owner.page.getByRole('button', { name: 'Orphaned' }).click();
+    await owner.page.getByRole('button', { name: 'From deleted chats' }).click();
     await visible(threadCard(threadsRegion(owner.page), 'bob', 'researcher'));
     await openCard(owner.page, 'bob', 'researcher');
     await scan(owner.page, 'orphaned', found);

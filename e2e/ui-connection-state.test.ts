@@ -183,7 +183,7 @@ describeInBrowser('the state of asks and links where people work', () => {
       await tab.click();
       const card = threadCard(threadsRegion(page), 'bob', 'researcher');
       await visible(card.getByText('Paused', { exact: true }));
-      await visible(card.getByText(/The connection to bob is paused here/));
+      await visible(threadsRegion(page).getByText(/The connection to bob is paused here/));
       await shoot(page, 'ask-paused-here-800x600');
       await page.getByRole('tab', { name: 'Chat' }).click();
       await alice.api.call('connections.unpause', { id: aliceSide });
@@ -209,7 +209,7 @@ describeInBrowser('the state of asks and links where people work', () => {
         crash: true,
         beforeStart: async () => {
           await visible(card.getByText('Offline', { exact: true }), 30_000);
-          await visible(card.getByText('bob is offline: texts wait here and go out when it is back.'));
+          await visible(threadsRegion(page).getByText('bob is offline: texts wait here and go out when it is back.'));
           await say(page, 'ask bob/researcher: still there?');
           const line = askLine(page, 2);
           await visible(line.getByText('Waiting to go out: bob is offline'), 30_000);

@@ -117,7 +117,7 @@ describeInBrowser('the UI with three installations', () => {
         texts
           .getByRole('listitem')
           .filter({ hasText: 'answer from researcher: what is new?' })
-          .filter({ hasText: 'Handled' }),
+          .filter({ hasText: 'Read by the agent' }),
       );
 
       // A relay: bob's researcher asks carol's analyst for alice; the answer comes back down.
@@ -277,7 +277,7 @@ describeInBrowser('the UI with three installations', () => {
       for (const name of ['New role', 'Edit', 'Role token', 'Remove'])
         expect(await member.page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
       // Nor the threads whose root is gone.
-      expect(await member.page.getByRole('button', { name: 'Orphaned' }).count()).toBe(0);
+      expect(await member.page.getByRole('button', { name: 'From deleted chats' }).count()).toBe(0);
       expect(owner.problems).toEqual([]);
       expect(member.problems).toEqual([]);
     },
@@ -368,13 +368,13 @@ describeInBrowser('the UI with three installations', () => {
     await confirm.getByRole('button', { name: 'Delete', exact: true }).click();
     await visible(member.page.getByRole('heading', { name: 'Start a conversation' }));
     // The member can read it no more: no Orphaned view, and the API refuses.
-    expect(await member.page.getByRole('button', { name: 'Orphaned' }).count()).toBe(0);
+    expect(await member.page.getByRole('button', { name: 'From deleted chats' }).count()).toBe(0);
     expect((await rejection(erinApi.call('threads.get', { id: thread!.id }))).code).toBe('not_found');
     expect((await rejection(erinApi.call('threads.list', { orphaned: true }))).code).toBe('forbidden');
 
     // The owner reads it under Orphaned, closed, with its history.
     const owner = await open(alice);
-    await owner.page.getByRole('button', { name: 'Orphaned' }).click();
+    await owner.page.getByRole('button', { name: 'From deleted chats' }).click();
     const region = threadsRegion(owner.page);
     // Titled by what it was, kept when it was deleted: whose conversation, with which role.
     await visible(region.getByRole('heading', { name: /^Deleted: erin’s conversation with assistant · first ask / }));

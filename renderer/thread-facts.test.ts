@@ -95,7 +95,9 @@ describe('which turn took an incoming text', () => {
     const label = textLabel(text(2, 'in', 'handled', 3), 'alice/assistant', { turn: turns[1] });
     expect(label).toMatchObject({ label: 'Stopped', tone: 'warn' });
     expect(label.note).toBe('Dropped: stopped by bob before the agent finished; it will not be retried.');
-    expect(textLabel(text(1, 'in', 'handled', 1), 'alice/assistant', { turn: turns[0] }).label).toBe('Handled');
+    expect(textLabel(text(1, 'in', 'handled', 1), 'alice/assistant', { turn: turns[0] }).label).toBe(
+      'Read by the agent',
+    );
   });
 
   it('says delivered, not more, for an acknowledged text the peer has said nothing of', () => {

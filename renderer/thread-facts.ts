@@ -176,7 +176,7 @@ export function textLabel(
           help: 'The agent’s turn failed while working on it.',
           note: `The agent failed on it${turn.reason ? `: ${turn.reason}` : '.'}`,
         };
-      return { label: 'Handled', tone: 'good', help: 'The agent took it in.' };
+      return { label: 'Read by the agent', tone: 'good', help: 'The agent took it in.' };
     }
   }
 }

@@ -88,6 +88,11 @@ export interface AttentionItem {
 export interface UnreadMark {
   object: { kind: 'conversation' | 'task' | 'thread'; id: number };
   count: number;
+  /**
+   * The first unread message (a conversation) or log entry (a task) by id: where the page
+   * draws its "New" line. Absent when only other news is unread (an answer that came back, a failure).
+   */
+  firstContent?: number;
   /** Agent conversations a peer started, and those asked on their behalf: they show under "Started by peers". */
   peerStarted: boolean;
 }

@@ -77,9 +77,12 @@ describe('attention across two installations', () => {
       role: 'assistant',
       title: 'assistant',
     });
+    // The mark says which answer is the first unread: the page draws its New line above it.
+    const { messages } = await mia.call('conversations.get', { id: conversation.id });
     expect(answered.marks).toContainEqual({
       object: { kind: 'conversation', id: conversation.id },
       count: 1,
+      firstContent: messages.find((m) => m.author.kind === 'role')!.id,
       peerStarted: false,
     });
     // Her own message is not news to her; nobody else reads her conversation.

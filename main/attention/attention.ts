@@ -246,6 +246,8 @@ export class Attention {
     };
     /** New content per object: messages or entries, and answers that came back to it. */
     const news = new Map<string, News>();
+    /** The first unread message or log entry of each conversation and task. */
+    const firstContent = new Map<string, number>();
     const addNews = (object: NewsObject, known: ObjectFacts, n: number, last: string, at: string, answer?: Answer) => {
       const key = `${object.kind}:${object.id}`;
       const entry = news.get(key) ?? { object, known, n: 0, stamp: [], at, answer: undefined, spoke: false };
@@ -263,6 +265,7 @@ export class Attention {
         const known = this.facts(viewer, object, facts);
         if (!known) continue;
         lower(space, row.first);
+        firstContent.set(`${kind}:${row.object_id}`, row.first);
         addNews(object, known, row.n, `${tag}${row.last}`, row.at);
       }
     };
@@ -289,7 +292,10 @@ export class Attention {
       const key = `${object.kind}:${object.id}`;
       const existing = marks.get(key);
       if (existing) existing.count += n;
-      else marks.set(key, { object, count: n, peerStarted: known.underPeers });
+      else {
+        const first = firstContent.get(key);
+        marks.set(key, { object, count: n, ...(first ? { firstContent: first } : {}), peerStarted: known.underPeers });
+      }
     };
     const item = (
       kind: AttentionKind,

@@ -88,6 +88,11 @@ export const TrashIcon = (p: P) => (
     <path d="M3 6h18M8 6V4a1 1 0 0 1 1-1h6a1 1 0 0 1 1 1v2M19 6l-1 14a2 2 0 0 1-2 2H8a2 2 0 0 1-2-2L5 6" />
   </Icon>
 );
+export const ArrowUpIcon = (p: P) => (
+  <Icon {...p}>
+    <path d="M12 19V5M5 12l7-7 7 7" />
+  </Icon>
+);
 export const ArrowOutIcon = (p: P) => (
   <Icon {...p}>
     <path d="M7 17 17 7M9 7h8v8" />

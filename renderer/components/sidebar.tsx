@@ -25,6 +25,7 @@ import {
 import { NewConversationDialog } from './new-conversation';
 import { Avatar, UnreadBadge } from './ui';
 import './sidebar.css';
+import { DELETED_ROOTS_LABEL, useHasDeletedRoots } from './deleted-roots-item';
 
 export function Sidebar() {
   const installation = useSession(selectInstallation);
@@ -33,6 +34,7 @@ export function Sidebar() {
   const conversations = useConversations(selectConversations);
   const tasks = useTasks(selectTasks);
   const view = useUi(selectView);
+  const showDeletedRoots = useHasDeletedRoots(isOwner, view.kind === 'orphaned');
   const navigate = useUi((s) => s.navigate);
   const [picking, setPicking] = useState(false);
   const [open, setOpen] = useState(false);
@@ -186,7 +188,7 @@ export function Sidebar() {
             </>,
           )}
           {navItem({ kind: 'peer' }, 'Started by peers', <InboxIcon />, <UnreadBadge count={unread.peerStarted} />)}
-          {isOwner && navItem({ kind: 'orphaned' }, 'Orphaned', <ArchiveIcon />)}
+          {showDeletedRoots && navItem({ kind: 'orphaned' }, DELETED_ROOTS_LABEL, <ArchiveIcon />)}
         </ul>
 
         <div className="sidebar-footer">

@@ -41,6 +41,16 @@ import { TextWithCode } from './text-with-code';
 import { cardShape, CardHeights } from './card-heights';
 import { measureOnResize, VirtualRows } from './virtual-rows';
 import {
+  BannerConnections,
+  PeerBanners,
+  ThreadFilters,
+  useBannerConnections,
+  usePeerBanners,
+  useWaitingOnYou,
+} from './thread-panel-bar';
+import { selectFilter, useThreadFilters } from '../store/thread-filters';
+import { cardStatus, isFiltered, matchesFilter } from '../thread-filters';
+import {
   Avatar,
   Badge,
   EmptyState,
@@ -113,8 +123,33 @@ export function ThreadList({
     if (!useThreads.getState().lists[listKey]?.ids) void loadList(listKey, { whole: groupByRoot });
   }, [listKey, loadList, groupByRoot]);
 
-  const ids = list?.ids;
-  const rows = list?.rows;
+  const filter = useThreadFilters(selectFilter(listKey));
+  const filtering = isFiltered(filter);
+  const waitingOnYou = useWaitingOnYou();
+  // What the page holds of the list, for the banners, the peer filter and the filters.
+  const held = useMemo(() => {
+    const { summaries } = useThreads.getState();
+    const threads: ThreadSummary[] = [];
+    for (const id of list?.ids ?? []) {
+      const thread = summaries.get(id);
+      if (thread) threads.push(thread);
+    }
+    return threads;
+    // `version` says a summary changed in place.
+  }, [list?.ids, version]);
+  const banners = usePeerBanners(held);
+  const bannerConnections = useMemo(() => new Set(banners.map((b) => b.connectionId)), [banners]);
+  const filteredIds = useMemo(
+    () => (filtering ? held.filter((t) => matchesFilter(t, filter, waitingOnYou)).map((t) => t.id) : null),
+    [filtering, held, filter, waitingOnYou],
+  );
+  useEffect(() => {
+    // A filter looks at every row: a list read a page at a time is read whole.
+    if (filtering && !useThreads.getState().lists[listKey]?.whole) void loadList(listKey, { whole: true });
+  }, [filtering, listKey, loadList]);
+
+  const ids = filteredIds ?? list?.ids;
+  const rows = filteredIds ?? list?.rows;
   // Group labels come from the summaries: only grouped lists follow every summary change.
   const groupVersion = groupByRoot ? version : 0;
   const source = useMemo<RowSource>(() => {
@@ -170,7 +205,7 @@ export function ThreadList({
 
   const Heading = headingLevel === 2 ? 'h2' : 'h3';
   const count = list?.total ?? 0;
-  const running = ids ? countWorking(ids) : 0;
+  const running = list?.ids ? countWorking(list.ids) : 0;
 
   return (
     <section className={`threads${fill ? ' threads-fill' : ''}`} aria-labelledby={headingId}>
@@ -181,12 +216,19 @@ export function ThreadList({
           {running > 0 && <Badge tone="accent">{running} working</Badge>}
         </div>
         {description && <p className="threads-description">{description}</p>}
+        {count > 0 && <ThreadFilters listKey={listKey} threads={held} shown={filteredIds?.length ?? 0} />}
+        <PeerBanners banners={banners} />
       </header>
       {list?.error && !ids && <ErrorNote onRetry={() => void loadList(listKey)}>{list.error}</ErrorNote>}
       {!ids && !list?.error && <Loading label="Loading agent conversations…" />}
       {ids && count === 0 && <div className="threads-empty">{empty}</div>}
+      {ids && count > 0 && filteredIds?.length === 0 && (
+        <p className="threads-empty muted">No agent conversation here matches these filters.</p>
+      )}
       {ids && count > 0 && (
-        <VirtualThreads source={source} expanded={expanded} onToggle={toggle} fill={fill} onRange={onRange} />
+        <BannerConnections.Provider value={bannerConnections}>
+          <VirtualThreads source={source} expanded={expanded} onToggle={toggle} fill={fill} onRange={onRange} />
+        </BannerConnections.Provider>
       )}
     </section>
   );
@@ -374,6 +416,7 @@ export const ThreadCard = memo(function ThreadCard({
     [approvals, id, expanded],
   );
   const unread = useAttention(selectUnread({ kind: 'thread', id }));
+  const bannered = useBannerConnections();
   const detailId = useId();
   if (!thread) return null;
   const peer = peerKey(thread);
@@ -384,6 +427,7 @@ export const ThreadCard = memo(function ThreadCard({
   const linkState = connectionState(connection);
   // Offline and paused matter while the conversation is open; a revoke, always.
   const shownState = linkState === 'revoked' || thread.status === 'open' ? linkState : null;
+  const status = cardStatus(thread, linkState);
   // Cards of one shape have one height; an unread mark or an approval may add to it.
   const shape = !expanded && waiting.length === 0 && unread === 0 ? cardShape(thread, linkState) : undefined;
   return (
@@ -418,23 +462,22 @@ export const ThreadCard = memo(function ThreadCard({
         </button>
         <div className="thread-state">
           <UnreadBadge count={unread} />
-          <RunStateBadge run={thread.run} hideIdle />
-          {shownState && (
+          {/* One status: the run's while the agent works, else the connection's, else open or closed. */}
+          {status.kind === 'run' && <RunStateBadge run={thread.run} hideIdle />}
+          {status.kind === 'connection' && (
             <Badge
-              tone={connectionStateTone[shownState]}
-              title={connectionStateNote(shownState, thread.connection.name)}
+              tone={connectionStateTone[status.state]}
+              title={connectionStateNote(status.state, thread.connection.name)}
             >
-              {connectionStateLabel[shownState]}
+              {connectionStateLabel[status.state]}
             </Badge>
           )}
-          {thread.status === 'closed'
-            ? shownState !== 'revoked' && (
-                <Badge tone="neutral" title={thread.closeReason ?? undefined}>
-                  Closed
-                </Badge>
-              )
-            : // Working says it is open; Open is for the quiet ones.
-              !active && <Badge tone="good">Open</Badge>}
+          {status.kind === 'closed' && (
+            <Badge tone="neutral" title={thread.closeReason ?? undefined}>
+              Closed
+            </Badge>
+          )}
+          {status.kind === 'open' && <Badge tone="good">Open</Badge>}
           {active && <StopButton size="sm" onStop={() => stop(id)} disabled={thread.run.state === 'stopping'} />}
           {canWithdraw(thread) && (
             <button
@@ -459,7 +502,7 @@ export const ThreadCard = memo(function ThreadCard({
           Closed: <TextWithCode text={thread.closeReason} />
         </p>
       )}
-      {shownState && shownState !== 'revoked' && (
+      {shownState && shownState !== 'revoked' && !bannered.has(thread.connection.id) && (
         <p className={`thread-connection-note note-${shownState}`}>
           {connectionStateNote(shownState, thread.connection.name)}
         </p>
@@ -529,12 +572,6 @@ function ThreadDetailView({ id }: { id: number }) {
           <dt>Started</dt>
           <dd title={fullTime(thread.createdAt)}>
             {thread.startedBy === 'local' ? 'here' : `by ${thread.connection.name}`}, {shortTime(thread.createdAt)}
-          </dd>
-        </div>
-        <div>
-          <dt>Thread</dt>
-          <dd>
-            <code title={thread.threadId}>{thread.threadId.slice(0, 10)}</code>
           </dd>
         </div>
       </dl>

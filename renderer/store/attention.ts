@@ -103,3 +103,6 @@ export const selectAttention = (s: AttentionState) => s.list;
 export const selectWaitingCount = (s: AttentionState) => s.list?.total ?? 0;
 export const selectUnread = (object: AttentionObject) => (s: AttentionState) =>
   unreadOf(object, s.marks, s.list?.items ?? []);
+/** The first unread message (or task log entry) of a conversation (or task), while any is unread. */
+export const selectFirstUnread = (object: { kind: 'conversation' | 'task'; id: number }) => (s: AttentionState) =>
+  s.list?.marks.find((mark) => mark.object.kind === object.kind && mark.object.id === object.id)?.firstContent;

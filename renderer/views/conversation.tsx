@@ -41,6 +41,7 @@ import { selectPerson, useSession } from '../store/session';
 import { useUi } from '../store/ui';
 import { LedgerButton } from '../components/ledger-button';
 import { useDrafts } from '../store/drafts';
+import { JumpToUnread, NewDivider, useFocusDivider, useNewSince } from '../components/unread-divider';
 
 export function ConversationView({ id }: { id: number }) {
   const conversation = useConversations(selectConversation(id));
@@ -74,7 +75,7 @@ export function ConversationView({ id }: { id: number }) {
     return (
       <div className="view view-center">
         <EmptyState title="This conversation was deleted">
-          Its agent conversations were closed; owners can still read them under Orphaned.
+          Its agent conversations were closed; owners can still read them under From deleted chats in the sidebar.
         </EmptyState>
       </div>
     );
@@ -161,6 +162,7 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
   const loadDetail = useConversations((s) => s.loadDetail);
   const stop = useConversations((s) => s.stop);
   const asks = useAskLinks(id, messages);
+  const newSince = useNewSince(id, messages ? (messages.at(-1)?.id ?? 0) : undefined);
   const approvals = useApprovals(selectApprovals);
   // What waits for approval here and has no chat line to show it under: a peer's answer
   // held before the agent takes it, a tool request, a send no line names.
@@ -186,6 +188,7 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
             run={run}
             roleName={roleName}
             asks={asks}
+            newSince={newSince}
             asking={unlinked.some((approval) => approval.kind === 'permission')}
           />
         )
@@ -204,16 +207,19 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
   );
 }
 
-type Row = { kind: 'message'; message: Message } | { kind: 'working' };
+type Row = { kind: 'message'; message: Message } | { kind: 'working' } | { kind: 'new' };
 
 function MessageList({
   messages,
   run,
   roleName,
   asks,
+  newSince,
   asking,
 }: {
   messages: Message[];
+  /** The first message that was new when the conversation was opened: the "New" line goes above it. */
+  newSince: number | null;
   run: RunSummary;
   roleName: string;
   /** The asks each role message made. */
@@ -225,6 +231,9 @@ function MessageList({
   const scrollRef = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
   const rows: Row[] = messages.map((message) => ({ kind: 'message', message }));
+  const newAt = newSince === null ? -1 : messages.findIndex((message) => message.id >= newSince);
+  if (newAt >= 0) rows.splice(newAt, 0, { kind: 'new' });
+  const focusDivider = useFocusDivider();
   if (run.state === 'running' || run.state === 'queued') rows.push({ kind: 'working' });
   const virtualizer = useVirtualizer({
     count: rows.length,
@@ -232,7 +241,7 @@ function MessageList({
     estimateSize: () => 76,
     getItemKey: (index) => {
       const row = rows[index];
-      return row?.kind === 'message' ? row.message.id : 'working';
+      return row?.kind === 'message' ? row.message.id : (row?.kind ?? index);
     },
     overscan: 8,
   });
@@ -241,46 +250,59 @@ function MessageList({
   useLayoutEffect(() => {
     if (atBottom.current && rows.length > 0) virtualizer.scrollToIndex(rows.length - 1, { align: 'end' });
   }, [rows.length, lastKey, virtualizer]);
+  // The "New" line above what is in view: a button takes the person there.
+  const dividerRow = newAt >= 0 ? virtualizer.measurementsCache[newAt] : undefined;
+  const dividerAbove = dividerRow !== undefined && dividerRow.end <= (virtualizer.scrollOffset ?? 0);
+  const jump = () => {
+    atBottom.current = false;
+    virtualizer.scrollToIndex(newAt, { align: 'start' });
+    focusDivider(scrollRef.current);
+  };
 
   return (
-    <div
-      ref={scrollRef}
-      className="message-scroll"
-      // Scrolled by keyboard too when no message holds a link or a button.
-      tabIndex={0}
-      onScroll={(event) => {
-        const el = event.currentTarget;
-        atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 120;
-      }}
-    >
-      <VirtualRows virtualizer={virtualizer} itemAt={(index) => rows[index]}>
-        {(row) =>
-          row.kind === 'message' ? (
-            <MessageItem
-              message={row.message}
-              mine={row.message.author.kind === 'person' && row.message.author.id === me?.id}
-              asks={asks.get(row.message.id)}
-            />
-          ) : (
-            <div className="message message-working" role="status">
-              <Avatar name={roleName} size="sm" square />
-              <span className="typing" aria-hidden="true">
-                <i />
-                <i />
-                <i />
-              </span>
-              <span className="muted">
-                {run.state === 'queued'
-                  ? `${roleName} will start shortly`
-                  : asking
-                    ? `${roleName} is waiting for your approval`
-                    : `${roleName} is working…`}
-              </span>
-            </div>
-          )
-        }
-      </VirtualRows>
-    </div>
+    <>
+      {dividerAbove && <JumpToUnread onJump={jump} />}
+      <div
+        ref={scrollRef}
+        className="message-scroll"
+        // Scrolled by keyboard too when no message holds a link or a button.
+        tabIndex={0}
+        onScroll={(event) => {
+          const el = event.currentTarget;
+          atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 120;
+        }}
+      >
+        <VirtualRows virtualizer={virtualizer} itemAt={(index) => rows[index]}>
+          {(row) =>
+            row.kind === 'new' ? (
+              <NewDivider />
+            ) : row.kind === 'message' ? (
+              <MessageItem
+                message={row.message}
+                mine={row.message.author.kind === 'person' && row.message.author.id === me?.id}
+                asks={asks.get(row.message.id)}
+              />
+            ) : (
+              <div className="message message-working" role="status">
+                <Avatar name={roleName} size="sm" square />
+                <span className="typing" aria-hidden="true">
+                  <i />
+                  <i />
+                  <i />
+                </span>
+                <span className="muted">
+                  {run.state === 'queued'
+                    ? `${roleName} will start shortly`
+                    : asking
+                      ? `${roleName} is waiting for your approval`
+                      : `${roleName} is working…`}
+                </span>
+              </div>
+            )
+          }
+        </VirtualRows>
+      </div>
+    </>
   );
 }
 

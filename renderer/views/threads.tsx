@@ -57,7 +57,7 @@ export function OrphanedThreadsView() {
           <ArchiveIcon size={22} />
         </span>
         <div className="view-title">
-          <h1>Orphaned</h1>
+          <h1>From deleted chats and tasks</h1>
           <p className="muted">
             Agent conversations whose conversation or task was deleted. They are closed; their history stays, for owners
             only.
@@ -69,7 +69,7 @@ export function OrphanedThreadsView() {
           <ThreadList
             listKey="orphaned"
             groupByRoot
-            empty={<EmptyState icon={<ArchiveIcon size={28} />} title="Nothing orphaned" />}
+            empty={<EmptyState icon={<ArchiveIcon size={28} />} title="Nothing left from deleted conversations" />}
           />
         ) : (
           <EmptyState title="Only owners read these" />
