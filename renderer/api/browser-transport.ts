@@ -2,9 +2,8 @@
 // WebSocket at /api of the page's own origin. The first call on every socket is
 // `session.signIn {token}`; the token comes from the address fragment (#token=…),
 // is kept in sessionStorage for this tab only, and is removed from the address bar.
+import { ApiError, SESSION_ENDED_CLOSE_CODE } from '../../shared/api-errors';
 import {
-  ApiError,
-  SESSION_ENDED_CLOSE_CODE,
   type AppEvent,
   type MethodName,
   type ParamsOf,

@@ -1,6 +1,6 @@
 // Every failure the renderer sees from the app API is an ApiError with a stable code,
 // whatever transport it came through.
-import { ApiError, errorCodes, type ErrorCode } from '../../shared/api-contract';
+import { ApiError, errorCodes, type ErrorCode } from '../../shared/api-errors';
 
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && (errorCodes as readonly string[]).includes(value);

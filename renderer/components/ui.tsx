@@ -3,6 +3,7 @@ import {
   useCallback,
   useEffect,
   useId,
+  useLayoutEffect,
   useRef,
   useState,
   useSyncExternalStore,
@@ -215,16 +216,17 @@ export function Dialog({
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const descriptionId = useId();
-  useEffect(() => {
+  // Focus goes back to what opened the dialog (a button, usually) when it closes: read
+  // at the first render, before anything inside the dialog can take the focus.
+  const [opener] = useState(() => (document.activeElement instanceof HTMLElement ? document.activeElement : null));
+  useLayoutEffect(() => {
     const dialog = ref.current;
-    // Focus goes back to what opened the dialog (a button, usually) when it closes.
-    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     if (dialog && !dialog.open) dialog.showModal();
     return () => {
       dialog?.close();
       if (opener?.isConnected) opener.focus();
     };
-  }, []);
+  }, [opener]);
   return (
     <dialog
       ref={ref}

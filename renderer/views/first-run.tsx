@@ -2,7 +2,7 @@
 // Parley useful — an agent that answers, a connection, an ask. Each step ticks from
 // what main reports (firstRun.get), read again as conversations, connections and roles
 // change; the owner can hide the list.
-import { useEffect, useId, useMemo, useState, type FormEvent, type ReactNode } from 'react';
+import { lazy, Suspense, useEffect, useId, useMemo, useState, type FormEvent, type ReactNode } from 'react';
 import type { FirstRunState, Invitation } from '../../shared/api-contract';
 import type { Conversation, Message, RoleView } from '../../shared/domain';
 import { CheckIcon, CircleIcon } from '../components/icons';
@@ -14,7 +14,10 @@ import { selectConversations, useConversations } from '../store/conversations';
 import { useFirstRun } from '../store/first-run';
 import { selectRoles, useRoles } from '../store/roles';
 import { useUi } from '../store/ui';
-import { adapterLabel, RoleEditor } from './role-editor';
+import { adapterLabel } from './adapter-label';
+
+// The editor validates with the contract's schemas (zod): it loads when first opened.
+const RoleEditor = lazy(() => import('./role-editor').then((module) => ({ default: module.RoleEditor })));
 import './first-run.css';
 
 /** What the Test button sends: short, and answered by any agent (the scripted one echoes it). */
@@ -167,7 +170,11 @@ function AgentStep({ state }: { state: FirstRunState }) {
         </button>
       </div>
       <TestResult test={test} answer={answer} role={role} />
-      {editing && <RoleEditor role={role} onClose={() => setEditing(false)} />}
+      {editing && (
+        <Suspense fallback={null}>
+          <RoleEditor role={role} onClose={() => setEditing(false)} />
+        </Suspense>
+      )}
     </>
   );
 }

@@ -11,15 +11,7 @@ import { TextWithCode } from '../components/text-with-code';
 import { Dialog, DialogButtons, useAction } from '../components/ui';
 import { messageOf } from '../store/client';
 import { useRoles } from '../store/roles';
-
-export const adapterLabel: Record<AdapterName, string> = {
-  scripted: 'Scripted (built in)',
-  command: 'Command',
-  'claude-code': 'Claude Code',
-  codex: 'Codex',
-  'openai-compatible': 'OpenAI-compatible',
-  acp: 'ACP agent',
-};
+import { adapterLabel } from './adapter-label';
 
 const adapterHelp: Record<AdapterName, string> = {
   scripted: 'A deterministic rule agent shipped with Parley, for trying things out and for tests.',

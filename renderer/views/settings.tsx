@@ -48,7 +48,8 @@ import { selectIsOwner, selectPerson, useSession } from '../store/session';
 import { selectPendingInvitation, useUi, type SettingsTab } from '../store/ui';
 import { PeerAddressCard, ThisComputerOnly } from './peer-address';
 import { PendingInvitations } from './pending-invitations';
-import { adapterLabel, RoleEditor } from './role-editor';
+import { adapterLabel } from './adapter-label';
+import { RoleEditor } from './role-editor';
 
 const tabs: Array<{ id: SettingsTab; label: string; icon: ReactNode }> = [
   { id: 'connections', label: 'Connections', icon: <PlugIcon size={16} /> },
