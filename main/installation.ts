@@ -301,8 +301,8 @@ export async function openInstallation(options: InstallationOptions): Promise<In
     runs.setThreadHooks({
       describe: (run) => engine.describeThread(run),
       changed: (id) => engine.threadChanged(id),
-      replyWithOutput: (run, text, alongside) => engine.replyWithOutput(run, text, alongside),
-      answerArrived: (run, outcome, alongside) => engine.answerArrived(run, outcome, alongside),
+      replyWithOutput: (run, turnId, text, alongside) => engine.replyWithOutput(run, turnId, text, alongside),
+      answerArrived: (run, turnId, outcome, alongside) => engine.answerArrived(run, turnId, outcome, alongside),
       peers: () => engine.peers(),
       turnState: (run, turnId, state) => engine.turnState(run.context_id, turnId, state),
     });

@@ -6,15 +6,11 @@ import {
   askState,
   canWithdraw,
   connectionState,
-  linkAsks,
   listConnectionStates,
-  mentionedPeers,
   orphanedGroupTitle,
+  placeAsks,
   receivedWithAgent,
   textLabel,
-  threadAt,
-  threadsByPeer,
-  turnThatTook,
   waitingForAgent,
 } from './thread-facts';
 import { idleRun, threadSummary } from './test-summaries';
@@ -38,6 +34,8 @@ function text(
     state,
     reason,
     failedBy,
+    sentByTurnId: null,
+    takenByTurnId: null,
     createdAt: at(second),
   } satisfies TextView;
 }
@@ -71,26 +69,13 @@ function connection(patch: Partial<ConnectionSummary> = {}): ConnectionSummary {
   };
 }
 
-function message(id: number, second: number, body: string, kind: 'role' | 'person' = 'role'): Message {
-  return { id, conversationId: 1, author: { kind, id: 1, name: 'assistant' }, body, createdAt: at(second) };
+function message(id: number, second: number, body: string, postedByTurnId: number | null = null): Message {
+  const author = { kind: postedByTurnId === null ? ('person' as const) : ('role' as const), id: 1, name: 'assistant' };
+  return { id, conversationId: 1, author, body, postedByTurnId, createdAt: at(second) };
 }
 
-describe('which turn took an incoming text', () => {
+describe('the turn that took an incoming text', () => {
   const turns = [turn(1, 'done', 2), turn(2, 'stopped', 6, 'Stopped by bob'), turn(3, 'done', 9)];
-  it.each([
-    ['stored before the first turn', text(1, 'in', 'handled', 1), 1],
-    ['stored while the first turn worked: the next one', text(2, 'in', 'handled', 3), 2],
-    ['stored as the second started', text(3, 'in', 'handled', 6), 2],
-    ['stored after the stop', text(4, 'in', 'handled', 7), 3],
-  ])('%s', (_, given, expected) => {
-    expect(turnThatTook(given, turns)?.id).toBe(expected);
-  });
-
-  it('none for texts not handled, or going out', () => {
-    expect(turnThatTook(text(5, 'in', 'received', 1), turns)).toBeUndefined();
-    expect(turnThatTook(text(6, 'out', 'acked', 1), turns)).toBeUndefined();
-  });
-
   it('labels a text a stop dropped, and who stopped it', () => {
     const label = textLabel(text(2, 'in', 'handled', 3), 'alice/assistant', { turn: turns[1] });
     expect(label).toMatchObject({ label: 'Stopped', tone: 'warn' });
@@ -214,46 +199,49 @@ describe('orphaned groups', () => {
   });
 });
 
-describe('linking chat lines to asks', () => {
-  it('finds PEER/ROLE of known peers at the start of a word', () => {
-    expect(mentionedPeers('asked bob/researcher and carol/analyst.', ['bob', 'carol'])).toEqual([
-      'bob/researcher',
-      'carol/analyst',
-    ]);
-    expect(mentionedPeers('jacob/researcher and bob/ nothing', ['bob'])).toEqual([]);
-    expect(mentionedPeers('asked Bob Smith/writer', ['Bob Smith'])).toEqual(['Bob Smith/writer']);
+describe('placing asks by the turns that made them', () => {
+  const ask = (textId: number, sentByTurnId: number, second: number) => ({
+    threadId: 1,
+    textId,
+    sentByTurnId,
+    createdAt: at(second),
   });
 
-  it('picks the agent conversation that existed when the line was written', () => {
-    const older = thread({ id: 1, createdAt: at(1), status: 'closed' });
-    const newer = thread({ id: 2, createdAt: at(10) });
-    const byPeer = threadsByPeer([newer, older, thread({ id: 3, startedBy: 'peer' })], new Set(['bob/researcher']));
-    expect(byPeer.get('bob/researcher')?.map((t) => t.id)).toEqual([1, 2]);
-    expect(threadAt(byPeer.get('bob/researcher')!, at(5))?.id).toBe(1);
-    expect(threadAt(byPeer.get('bob/researcher')!, at(12))?.id).toBe(2);
-    expect(threadAt(byPeer.get('bob/researcher')!, at(0))).toBeUndefined();
-  });
-
-  it('gives each line the text its turn sent, and none to a line that only reports', () => {
-    const texts = [text(1, 'out', 'acked', 2), text(2, 'in', 'handled', 4), text(3, 'out', 'acked', 7)];
+  it('puts each ask under the last line its turn posted, whatever the line says', () => {
     const messages = [
-      message(1, 1, 'ask bob/researcher: a', 'person'),
-      message(2, 3, 'asked bob/researcher'),
-      message(3, 5, 'bob/researcher says: answer'),
-      message(4, 8, 'asked bob/researcher'),
+      message(1, 1, 'ask bob for numbers'),
+      message(2, 3, 'on it', 10),
+      message(3, 5, 'here is a follow-up', 11),
+      message(4, 6, 'done', 10),
     ];
-    const candidates = new Map([
-      [2, [1]],
-      [3, [1]],
-      [4, [1]],
+    const { under, alone } = placeAsks(messages, [ask(7, 10, 2), ask(8, 11, 4), ask(9, 10, 5)]);
+    expect([...under.entries()]).toEqual([
+      [
+        4,
+        [
+          { threadId: 1, textId: 7 },
+          { threadId: 1, textId: 9 },
+        ],
+      ],
+      [3, [{ threadId: 1, textId: 8 }]],
     ]);
-    const links = linkAsks(messages, candidates, () => texts);
-    expect([...links.entries()]).toEqual([
-      [2, [{ threadId: 1, textId: 1 }]],
-      [4, [{ threadId: 1, textId: 3 }]],
+    expect(alone).toEqual([]);
+  });
+
+  it('gives a turn that posted no line a row of its own, where its first ask was made', () => {
+    const messages = [message(1, 1, 'ask bob'), message(2, 9, 'later', 13)];
+    const { under, alone } = placeAsks(messages, [ask(5, 12, 3), ask(6, 12, 4)]);
+    expect(under.size).toBe(0);
+    expect(alone).toEqual([
+      {
+        turnId: 12,
+        at: at(3),
+        links: [
+          { threadId: 1, textId: 5 },
+          { threadId: 1, textId: 6 },
+        ],
+      },
     ]);
-    // Texts not loaded yet: no link rather than a wrong one.
-    expect(linkAsks(messages, candidates, () => undefined).size).toBe(0);
   });
 });
 

@@ -1,29 +1,22 @@
 // What the window says about agent conversations, derived from what the app API returns:
-// which turn took an incoming text (and whether a stop dropped it), how many texts wait
+// whether a stop dropped an incoming text (the API names the turn that took it), how many texts wait
 // for the agent, the state of the connection they travel on, how an orphaned group is
 // titled, and the state of an ask shown under the chat line that made it. Pure
 // functions, tested by tables (thread-facts.test.ts).
-import type { ConnectionSummary, Message, PeerTurn, TextView, ThreadSummary, TurnSummary } from '../shared/domain';
+import type {
+  AskRef,
+  ConnectionSummary,
+  Message,
+  PeerTurn,
+  TextView,
+  ThreadSummary,
+  TurnSummary,
+} from '../shared/domain';
 import { shortTime } from './format';
 
 export type FactTone = 'neutral' | 'accent' | 'good' | 'warn' | 'bad' | 'info';
 
 // ------------------------------------------------------------------ incoming texts
-
-/**
- * The turn an incoming text was given to: the first one that started once it was
- * stored (a text that arrives while a turn works waits for the next one).
- */
-export function turnThatTook(text: TextView, turns: readonly TurnSummary[]): TurnSummary | undefined {
-  if (text.direction !== 'in' || text.state !== 'handled') return undefined;
-  let found: TurnSummary | undefined;
-  for (const turn of turns) {
-    if (turn.startedAt < text.createdAt) continue;
-    if (!found || turn.startedAt < found.startedAt || (turn.startedAt === found.startedAt && turn.id < found.id))
-      found = turn;
-  }
-  return found;
-}
 
 /** How many incoming texts wait for the agent's next turn (not the ones it works on). */
 export function waitingForAgent(thread: ThreadSummary): number {
@@ -291,93 +284,46 @@ export function orphanedGroupTitle(threads: readonly ThreadSummary[]): { title: 
 export const peerKey = (thread: Pick<ThreadSummary, 'connection' | 'peerRole'>) =>
   `${thread.connection.name}/${thread.peerRole}`;
 
-/** The agent conversations started here, by "PEER/ROLE" (only the keys in `only`), oldest first. */
-export function threadsByPeer(
-  threads: Iterable<ThreadSummary | undefined>,
-  only: ReadonlySet<string>,
-): Map<string, ThreadSummary[]> {
-  const byPeer = new Map<string, ThreadSummary[]>();
-  for (const thread of threads) {
-    if (!thread || thread.startedBy !== 'local') continue;
-    const key = peerKey(thread);
-    if (!only.has(key)) continue;
-    const list = byPeer.get(key) ?? [];
-    list.push(thread);
-    byPeer.set(key, list);
-  }
-  for (const list of byPeer.values())
-    list.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id - b.id));
-  return byPeer;
-}
-
-const ROLE_NAME = /^[a-z0-9][a-z0-9_-]*/;
-
-/** The "PEER/ROLE" names a text mentions, for the peers (connection names) given. */
-export function mentionedPeers(body: string, peerNames: readonly string[]): string[] {
-  const found: string[] = [];
-  for (const name of peerNames) {
-    let from = 0;
-    for (;;) {
-      const at = body.indexOf(`${name}/`, from);
-      if (at < 0) break;
-      from = at + name.length + 1;
-      // The name must start a word: "bob/x", not "jacob/x".
-      if (at > 0 && /[\p{L}\p{N}_-]/u.test(body[at - 1]!)) continue;
-      const role = ROLE_NAME.exec(body.slice(from))?.[0];
-      const key = role && `${name}/${role}`;
-      if (key && !found.includes(key)) found.push(key);
-    }
-  }
-  return found;
-}
-
-/** The agent conversation a chat line talks about: the latest with that peer role that existed by then. */
-export function threadAt(candidates: readonly ThreadSummary[], at: string): ThreadSummary | undefined {
-  let found: ThreadSummary | undefined;
-  for (const thread of candidates) if (thread.createdAt <= at) found = thread;
-  return found;
-}
-
 export interface AskLink {
   threadId: number;
   textId: number;
 }
 
+/** Asks of a turn that posted no line (yet): shown on a row of their own, where the first was made. */
+export interface LoneAsks {
+  turnId: number;
+  at: string;
+  links: AskLink[];
+}
+
 /**
- * Which chat lines made which asks. A role's message that names PEER/ROLE carries the
- * last text its agent sent there since the line before it that carried one; lines
- * that name a peer role without a new text (a reported answer) carry none.
- *
- * `candidates` are the (message, thread) pairs from `mentionedPeers` and `threadAt`;
- * `textsOf` gives a thread's texts, or undefined while they load.
+ * Where each ask shows: under the last line its turn posted (each line and each text
+ * names its turn, as stored), or, for a turn that posted none, on a row of its own.
  */
-export function linkAsks(
-  messages: readonly Message[],
-  candidates: ReadonlyMap<number, readonly number[]>,
-  textsOf: (threadId: number) => readonly TextView[] | undefined,
-): Map<number, AskLink[]> {
-  const links = new Map<number, AskLink[]>();
-  const claimedUpTo = new Map<number, string>();
-  const ordered = [...messages].sort((a, b) =>
-    a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id - b.id,
-  );
-  for (const message of ordered) {
-    for (const threadId of candidates.get(message.id) ?? []) {
-      const texts = textsOf(threadId);
-      if (!texts) continue;
-      const after = claimedUpTo.get(threadId) ?? '';
-      let last: TextView | undefined;
-      for (const text of texts)
-        if (text.direction === 'out' && text.createdAt > after && text.createdAt <= message.createdAt)
-          if (!last || text.createdAt >= last.createdAt) last = text;
-      if (!last) continue;
-      claimedUpTo.set(threadId, last.createdAt);
-      const list = links.get(message.id) ?? [];
-      list.push({ threadId, textId: last.id });
-      links.set(message.id, list);
+export function placeAsks(
+  messages: readonly Pick<Message, 'id' | 'postedByTurnId'>[],
+  asks: readonly AskRef[],
+): { under: Map<number, AskLink[]>; alone: LoneAsks[] } {
+  const lineOfTurn = new Map<number, number>();
+  for (const message of messages)
+    if (message.postedByTurnId !== null) {
+      const known = lineOfTurn.get(message.postedByTurnId);
+      if (known === undefined || message.id > known) lineOfTurn.set(message.postedByTurnId, message.id);
+    }
+  const under = new Map<number, AskLink[]>();
+  const alone = new Map<number, LoneAsks>();
+  const ordered = [...asks].sort((a, b) => a.textId - b.textId);
+  for (const ask of ordered) {
+    const link = { threadId: ask.threadId, textId: ask.textId };
+    const line = lineOfTurn.get(ask.sentByTurnId);
+    if (line !== undefined) under.set(line, [...(under.get(line) ?? []), link]);
+    else {
+      const row = alone.get(ask.sentByTurnId) ?? { turnId: ask.sentByTurnId, at: ask.createdAt, links: [] };
+      row.links.push(link);
+      alone.set(ask.sentByTurnId, row);
     }
   }
-  return links;
+  return { under, alone: [...alone.values()] };
 }
 
 export interface AskState {

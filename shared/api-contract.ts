@@ -13,6 +13,7 @@ import {
   type ApprovalView,
   type ConnectionSummary,
   type ContextKind,
+  type AskRef,
   type TextView,
   type ThreadSummary,
   type Conversation,
@@ -66,6 +67,8 @@ export interface ConversationDetail {
   conversation: Conversation;
   messages: Message[];
   turns: TurnSummary[];
+  /** The asks its turns made since the first of `messages` (each line names its turn: `postedByTurnId`). */
+  asks: AskRef[];
 }
 export interface TaskDetail {
   task: Task;

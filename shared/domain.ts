@@ -303,6 +303,8 @@ export interface Message {
   conversationId: number;
   author: Author;
   body: string;
+  /** The turn here (a `TurnSummary.id`) whose agent posted the line; null for any other line. */
+  postedByTurnId: number | null;
   createdAt: string;
 }
 
@@ -339,6 +341,8 @@ export interface TaskLogEntry {
   kind: TaskLogKind;
   author: Author;
   body: string;
+  /** The turn here (a `TurnSummary.id`) whose agent posted the entry; null for any other entry. */
+  postedByTurnId: number | null;
   createdAt: string;
 }
 
@@ -362,6 +366,24 @@ export interface TextView {
    * refusal, its revoke); null when it did not fail, or failed before this was kept.
    */
   failedBy: 'us' | 'peer' | null;
+  /**
+   * Outgoing: the turn here (a `TurnSummary.id`, never a wire id) whose agent sent it;
+   * null for a text no turn sent, or one sent before this was kept.
+   */
+  sentByTurnId: number | null;
+  /** Incoming: the turn here (a `TurnSummary.id`) that was given it; null until one is. */
+  takenByTurnId: number | null;
+  createdAt: string;
+}
+
+/**
+ * An ask made from a conversation: an outgoing text that a turn here sent in an agent
+ * conversation rooted there. Row ids (`threadId` is `ThreadSummary.id`, not the wire ID).
+ */
+export interface AskRef {
+  threadId: number;
+  textId: number;
+  sentByTurnId: number;
   createdAt: string;
 }
 

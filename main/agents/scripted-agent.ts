@@ -42,6 +42,8 @@ const held = (stdout: string): string => {
 const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 
 const ASK = /^ask\s+([^\s/]+\/[^\s:]+)\s*:\s*([\s\S]+)$/i;
+// An ask whose line never names the peer ("quietly": "sent it"), or that posts no line at all ("silently").
+const QUIET_ASK = /^(quietly|silently)\s+ask\s+([^\s/]+\/[^\s:]+)\s*:\s*([\s\S]+)$/i;
 const SLEEP = /^sleep\s+(\d+(?:\.\d+)?)$/i;
 
 async function handle(turn: ScriptedTurn, input: ScriptedTurn['inputs'][number]): Promise<string> {
@@ -50,8 +52,13 @@ async function handle(turn: ScriptedTurn, input: ScriptedTurn['inputs'][number])
   const ask = ASK.exec(text);
   const pause = SLEEP.exec(text);
   const context = turn.context;
+  const quiet = QUIET_ASK.exec(text);
   try {
     if (context.kind !== 'thread') {
+      if (quiet) {
+        await parley(['send', '--to', quiet[2]!, quiet[3]!.trim()]);
+        return quiet[1]!.toLowerCase() === 'quietly' ? 'sent it' : '';
+      }
       if (ask) {
         const sent = await parley(['send', '--to', ask[1]!, ask[2]!.trim()]);
         return `asked ${ask[1]}${held(sent)}`;
@@ -91,7 +98,7 @@ async function main(): Promise<void> {
   emit({ type: 'session', session });
   const lines: string[] = [];
   for (const input of turn.inputs) lines.push(await handle(turn, input));
-  emit({ type: 'result', output: lines.join('\n') });
+  emit({ type: 'result', output: lines.filter((line) => line !== '').join('\n') });
 }
 
 main().catch((error: unknown) => {

@@ -4,6 +4,7 @@
 // runs the handler. Every handler asks the access rules (../access, through ./authorize)
 // before it reads or acts, and every event it emits carries the audience those rules
 // give; no handler decides on its own who may.
+import { conversationAsks } from '../store/queries/asks';
 import {
   ApiError,
   describeIssues,
@@ -269,10 +270,14 @@ const handlers: HandlerTable = {
   'conversations.get': ({ services, person }, { id, limit, before }) => {
     const row = authorizedConversation(services.db, person, id, 'read');
     const run = findRun(services.db, { kind: 'conversation', id });
+    const messages = listMessages(services.db, id, limit ?? 200, before);
+    // A full page starts somewhere in the history: asks from before its first line are not shown.
+    const since = messages.length === (limit ?? 200) ? (messages[0]?.createdAt ?? null) : null;
     return {
       conversation: conversationView(services, row),
-      messages: listMessages(services.db, id, limit ?? 200, before),
+      messages,
       turns: run ? recentTurns(services.db, run.id) : [],
+      asks: conversationAsks(services.db, id, since),
     };
   },
   'conversations.send': ({ services, person }, { id, text }) => {

@@ -197,6 +197,16 @@ function slowSummary(inst: TestInstallation, id: number): ThreadSummary {
           state: last.state,
           reason: last.reason,
           failedBy: last.failed_by,
+          sentByTurnId: last.sent_by_turn,
+          takenByTurnId:
+            last.direction === 'in'
+              ? ((db
+                  .prepare(
+                    "SELECT turn_id FROM inputs WHERE text_id = ? AND state != 'pending' ORDER BY id DESC LIMIT 1",
+                  )
+                  .pluck()
+                  .get(last.id) as number | null | undefined) ?? null)
+              : null,
           createdAt: last.created_at,
         }
       : null,

@@ -182,26 +182,33 @@ export class ConnectionEngine implements PeerGateway {
   // ---------------------------------------------------------------- the role API
 
   send(caller: RunCaller, to: string, text: string): Promise<unknown> {
-    return this.sender.sendAs(caller.run, caller.role, to, text);
+    return this.sender.sendAs(caller.run, caller.role, to, text, caller.turn.id);
   }
 
   /** The send of a run of `role` (the role API's path; the wire benchmark calls it directly). */
-  sendAs(run: RunRow, role: { id: number; name: string }, to: string, text: string): Promise<SendResult> {
-    return this.sender.sendAs(run, role, to, text);
+  sendAs(
+    run: RunRow,
+    role: { id: number; name: string },
+    to: string,
+    text: string,
+    /** The turn whose agent sends it (none for the wire benchmark's sends). */
+    turnId: number | null = null,
+  ): Promise<SendResult> {
+    return this.sender.sendAs(run, role, to, text, turnId);
   }
 
   reply(caller: RunCaller, text: string): Promise<unknown> {
-    return this.sender.reply(caller.run, text);
+    return this.sender.reply(caller.run, caller.turn.id, text);
   }
 
   /** The reply guard: a turn's final output as its reply, written with `alongside` (the turn's end). */
-  replyWithOutput(run: RunRow, text: string, alongside?: () => void): Promise<SendResult> {
-    return this.sender.replyWithOutput(run, text, alongside);
+  replyWithOutput(run: RunRow, turnId: number, text: string, alongside?: () => void): Promise<SendResult> {
+    return this.sender.replyWithOutput(run, turnId, text, alongside);
   }
 
   /** An answer came back and its turn passed nothing on: its root shows that it arrived. */
-  answerArrived(run: RunRow, outcome: TurnOutcome, alongside?: () => void): Promise<void> {
-    return this.sender.answerArrived(run, outcome, alongside);
+  answerArrived(run: RunRow, turnId: number, outcome: TurnOutcome, alongside?: () => void): Promise<void> {
+    return this.sender.answerArrived(run, turnId, outcome, alongside);
   }
 
   /** Whom roles can ask: the connections, their state, the peer roles each lets us address. */
@@ -211,7 +218,7 @@ export class ConnectionEngine implements PeerGateway {
 
   /** `parley report` from a run in an agent conversation: to its root. */
   reportOnThread(caller: RunCaller, text: string): Promise<unknown> {
-    return this.sender.reportOnThread(caller.run, caller.role, text);
+    return this.sender.reportOnThread(caller.run, caller.turn.id, caller.role, text);
   }
 
   // eslint-disable-next-line @typescript-eslint/require-await -- a refusal becomes a rejection

@@ -32,6 +32,12 @@ import type { TextFrame } from './wire';
 
 type After = (action: () => void) => void;
 
+/** Who sends: the run, and the turn of it whose agent sends (null for a send no turn made). */
+interface SendingTurn {
+  run: RunRow;
+  turnId: number | null;
+}
+
 export interface SendResult {
   /** The wire thread ID. */
   thread: string;
@@ -96,8 +102,17 @@ export class Sender {
     return { kind: thread.root_kind, id: thread.root_id, thread, state: state ?? null };
   }
 
-  /** The send of a run of `role`: `parley send` (the wire benchmark calls it directly). */
-  sendAs(run: RunRow, role: { id: number; name: string }, to: string, text: string): Promise<SendResult> {
+  /**
+   * The send of a run of `role`: `parley send` (the wire benchmark calls it directly).
+   * `turnId`: the turn whose agent sends it, kept on the text.
+   */
+  sendAs(
+    run: RunRow,
+    role: { id: number; name: string },
+    to: string,
+    text: string,
+    turnId: number | null,
+  ): Promise<SendResult> {
     const match = PEER_ROLE.exec(to);
     if (!match) return Promise.reject(new EngineError('invalid', `"${to}" must look like PEER/ROLE`));
     const [, peerName, peerRole] = match as unknown as [string, string, string];
@@ -142,15 +157,15 @@ export class Sender {
             startedBy: 'local',
           }),
         )!;
-        return this.enqueue(connection, state, text, run, after, tx);
+        return this.enqueue(connection, state, text, { run, turnId }, after, tx);
       },
       { savepoint: false },
     );
   }
 
   /** `parley reply` from a run in an agent conversation: in it. */
-  reply(run: RunRow, text: string): Promise<SendResult> {
-    return this.replyIn(run, run.context_id, text);
+  reply(run: RunRow, turnId: number, text: string): Promise<SendResult> {
+    return this.replyIn({ run, turnId }, run.context_id, text);
   }
 
   /**
@@ -158,10 +173,10 @@ export class Sender {
    * like `parley reply`; `alongside` (the run manager's end of the turn) is written in
    * the same commit, so the end and the answer are never apart.
    */
-  replyWithOutput(run: RunRow, text: string, alongside?: () => void): Promise<SendResult> {
+  replyWithOutput(run: RunRow, turnId: number, text: string, alongside?: () => void): Promise<SendResult> {
     const parsed = roleApiRequests.reply.shape.text.safeParse(text);
     if (!parsed.success) return Promise.reject(new EngineError('invalid', parsed.error.issues[0]!.message));
-    return this.replyIn(run, run.context_id, parsed.data, alongside);
+    return this.replyIn({ run, turnId }, run.context_id, parsed.data, alongside);
   }
 
   /**
@@ -170,7 +185,7 @@ export class Sender {
    * task's log says that it arrived. When the root is an agent conversation a peer
    * started (a relay), the turn's final output goes on there, as a report would.
    */
-  async answerArrived(run: RunRow, outcome: TurnOutcome, alongside?: () => void): Promise<void> {
+  async answerArrived(run: RunRow, turnId: number, outcome: TurnOutcome, alongside?: () => void): Promise<void> {
     const { db, options } = this.core;
     const thread = getThread(db, run.context_id);
     if (!thread || thread.started_by !== 'local' || thread.root_gone) return;
@@ -202,7 +217,7 @@ export class Sender {
     } else if (outcome.ok && outcome.output.trim()) {
       const parsed = roleApiRequests.report.shape.text.safeParse(outcome.output);
       if (!parsed.success) throw new EngineError('invalid', parsed.error.issues[0]!.message);
-      await this.replyIn(run, thread.root_id, parsed.data, alongside);
+      await this.replyIn({ run, turnId }, thread.root_id, parsed.data, alongside);
     } else if (outcome.ok) relayAnswerLost(this.core, thread, 'the turn that took it passed nothing on');
   }
 
@@ -210,7 +225,7 @@ export class Sender {
    * A send on an agent conversation that exists: `parley reply`, and the reply guard
    * (whose `alongside` writes the end of the turn in the same commit).
    */
-  private replyIn(run: RunRow, threadRowId: number, text: string, alongside?: () => void): Promise<SendResult> {
+  private replyIn(sender: SendingTurn, threadRowId: number, text: string, alongside?: () => void): Promise<SendResult> {
     return this.core.batch.run((after, tx) => {
       const state = this.core.threads.byRowId(threadRowId);
       if (!state) throw new EngineError('closed', 'this agent conversation no longer exists');
@@ -221,12 +236,17 @@ export class Sender {
       this.checkLimits(connection, thread.id);
       tx.writing();
       alongside?.();
-      return this.enqueue(connection, state, text, run, after, tx);
+      return this.enqueue(connection, state, text, sender, after, tx);
     });
   }
 
   /** `parley report` from a run in an agent conversation: to its root. */
-  async reportOnThread(run: RunRow, role: { id: number; name: string }, text: string): Promise<unknown> {
+  async reportOnThread(
+    run: RunRow,
+    turnId: number,
+    role: { id: number; name: string },
+    text: string,
+  ): Promise<unknown> {
     const { db, options } = this.core;
     const root = this.rootOf(run);
     const author = { kind: 'role' as const, id: role.id, name: role.name };
@@ -235,7 +255,7 @@ export class Sender {
     if (root.kind === 'conversation') {
       const conversation = getConversationRow(db, root.id);
       if (!conversation) throw new EngineError('closed', 'the conversation this answers for was deleted');
-      const message = transaction(db, () => insertMessage(db, conversation.id, author, text));
+      const message = transaction(db, () => insertMessage(db, conversation.id, author, text, turnId));
       options.events.emit(
         { type: 'changed', kind: 'conversation', id: conversation.id },
         eventAudience.conversation(conversation),
@@ -245,7 +265,7 @@ export class Sender {
     if (root.kind === 'task') {
       const task = getTaskRow(db, root.id);
       if (!task) throw new EngineError('closed', 'the task this answers for was deleted');
-      const entry = transaction(db, () => insertTaskLog(db, task.id, 'report', author, text));
+      const entry = transaction(db, () => insertTaskLog(db, task.id, 'report', author, text, turnId));
       options.events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
       return { reported: 'task', id: task.id, logId: entry.id };
     }
@@ -256,7 +276,7 @@ export class Sender {
         throw new EngineError('closed', 'the agent conversation this answers for is closed');
       const connection = this.usableConnection(getConnectionRow(db, state.row.connection_id)!.name);
       this.checkLimits(connection, state.row.id);
-      return { reported: 'thread', ...this.enqueue(connection, state, text, run, after, tx) };
+      return { reported: 'thread', ...this.enqueue(connection, state, text, { run, turnId }, after, tx) };
     });
   }
 
@@ -293,14 +313,15 @@ export class Sender {
   /**
    * Inside a transaction, after checkLimits: commits an outgoing text and, if the thread
    * is free, claims the wire for it. On a connection that asks first, the text is held
-   * for a person instead (`sender` is the run told of the decision); it keeps its
-   * thread's later texts back, so texts still arrive in seq order.
+   * for a person instead (`sender`'s run is told of the decision); it keeps its
+   * thread's later texts back, so texts still arrive in seq order. The text keeps
+   * `sender`'s turn.
    */
   private enqueue(
     connection: ConnectionRow,
     state: ThreadState,
     body: string,
-    sender: RunRow,
+    sender: SendingTurn,
     after: After,
     tx: Tx,
   ): SendResult {
@@ -318,11 +339,19 @@ export class Sender {
       open.link.state === 'open' &&
       !open.inFlight.has(thread.id) &&
       threads.undelivered(state, counters) === 0;
-    const textId = insertText(db, thread.id, 'out', seq, body, held ? 'held' : goesNow ? 'sent' : 'queued');
+    const textId = insertText(
+      db,
+      thread.id,
+      'out',
+      seq,
+      body,
+      held ? 'held' : goesNow ? 'sent' : 'queued',
+      sender.turnId,
+    );
     state.outSeq = seq;
     if (state.undelivered !== undefined) state.undelivered++;
     counters.addedOutgoing(connection.id, thread.id);
-    if (held) this.holds.hold('outgoing', thread, textId, sender.id, tx);
+    if (held) this.holds.hold('outgoing', thread, textId, sender.run.id, tx);
     else if (goesNow) {
       counters.claimed(thread.id, seq);
       this.putOnWire(open, thread, { seq, textId }, body, after, tx);

@@ -22,7 +22,7 @@ import {
   historyBetween,
   listTexts,
   outgoingWaiting,
-  type TextRow,
+  type ListedTextRow,
   type ThreadRow,
 } from '../store/queries/threads';
 import type { EngineCore } from './core';
@@ -231,6 +231,8 @@ function toThreadSummary(row: ThreadListRow, stopping: ReadonlySet<number>): Thr
             state: row.last_state!,
             reason: row.last_reason,
             failedBy: row.last_failed_by,
+            sentByTurnId: row.last_sent_by_turn,
+            takenByTurnId: row.last_taken_by_turn,
             createdAt: row.last_created_at!,
           },
     peerTurn:
@@ -252,7 +254,7 @@ function toThreadSummary(row: ThreadListRow, stopping: ReadonlySet<number>): Thr
   };
 }
 
-const textView = (row: TextRow): TextView => ({
+const textView = (row: ListedTextRow): TextView => ({
   id: row.id,
   direction: row.direction,
   seq: row.seq,
@@ -260,5 +262,7 @@ const textView = (row: TextRow): TextView => ({
   state: row.state,
   reason: row.reason,
   failedBy: row.failed_by,
+  sentByTurnId: row.sent_by_turn,
+  takenByTurnId: row.taken_by_turn,
   createdAt: row.created_at,
 });

@@ -250,7 +250,7 @@ export class RoleApiServer {
     if (run.context_kind === 'conversation') {
       const conversation = getConversationRow(db, run.context_id);
       if (!conversation) throw new RoleApiError('closed', 'the conversation this run reports to was deleted');
-      const message = transaction(db, () => insertMessage(db, conversation.id, author, text));
+      const message = transaction(db, () => insertMessage(db, conversation.id, author, text, caller.turn.id));
       events.emit(
         { type: 'changed', kind: 'conversation', id: conversation.id },
         eventAudience.conversation(conversation),
@@ -260,7 +260,7 @@ export class RoleApiServer {
     if (run.context_kind === 'task') {
       const task = getTaskRow(db, run.context_id);
       if (!task) throw new RoleApiError('closed', 'the task this run reports to was deleted');
-      const entry = transaction(db, () => insertTaskLog(db, task.id, 'report', author, text));
+      const entry = transaction(db, () => insertTaskLog(db, task.id, 'report', author, text, caller.turn.id));
       events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
       return { reported: 'task', id: task.id, logId: entry.id };
     }

@@ -106,12 +106,12 @@ export interface ThreadHooks {
    * reply`. `alongside` (the turn's end) is written in the same commit as the text.
    * Rejects with the reason when it cannot be sent, having written nothing.
    */
-  replyWithOutput(run: RunRow, text: string, alongside: () => void): Promise<unknown>;
+  replyWithOutput(run: RunRow, turnId: number, text: string, alongside: () => void): Promise<unknown>;
   /**
    * An answer came back and the turn it woke passed nothing on: the root shows that it
    * arrived, written in one commit with `alongside` (the turn's end).
    */
-  answerArrived(run: RunRow, outcome: TurnOutcome, alongside: () => void): Promise<void>;
+  answerArrived(run: RunRow, turnId: number, outcome: TurnOutcome, alongside: () => void): Promise<void>;
   /** Whom roles can ask: the connections and the peer roles each lets them address. */
   peers(): PeerDirectoryEntry[];
   /**
@@ -801,8 +801,8 @@ export class RunManager {
     let follow: ((alongside: () => void) => Promise<unknown>) | null = null;
     if (context.peerStarted) {
       if (!active.replied && !active.relayed && outcome.ok && outcome.output.trim())
-        follow = (alongside) => hooks.replyWithOutput(run, outcome.output, alongside);
-    } else if (!active.reported) follow = (alongside) => hooks.answerArrived(run, outcome, alongside);
+        follow = (alongside) => hooks.replyWithOutput(run, turnId, outcome.output, alongside);
+    } else if (!active.reported) follow = (alongside) => hooks.answerArrived(run, turnId, outcome, alongside);
     if (!follow) return false;
     // Written inside the engine's commit, and again there if that commit is rerun: only while the turn is open.
     const writeEnd = () => {
@@ -877,7 +877,7 @@ export class RunManager {
       const next = result.session !== undefined ? result.session : session;
       setRunSession(this.db, run.id, next);
       endTurn(this.db, turnId, 'done', result.output, null);
-      if (result.output.trim()) this.deliver(run, result.output);
+      if (result.output.trim()) this.deliver(run, turnId, result.output);
     } else {
       if (session !== null) setRunSession(this.db, run.id, session);
       endTurn(this.db, turnId, 'failed', null, result.error);
@@ -886,11 +886,11 @@ export class RunManager {
   }
 
   /** A turn's final output goes to its context (agent conversations: the run log only). */
-  private deliver(run: RunRow, output: string): void {
+  private deliver(run: RunRow, turnId: number, output: string): void {
     const role = getRole(this.db, run.role_id);
     const author = { kind: 'role' as const, id: run.role_id, name: role?.name ?? 'role' };
-    if (run.context_kind === 'conversation') insertMessage(this.db, run.context_id, author, output);
-    else if (run.context_kind === 'task') insertTaskLog(this.db, run.context_id, 'output', author, output);
+    if (run.context_kind === 'conversation') insertMessage(this.db, run.context_id, author, output, turnId);
+    else if (run.context_kind === 'task') insertTaskLog(this.db, run.context_id, 'output', author, output, turnId);
   }
 
   /** Something people should see happened to the agent: a stop, a failure. */

@@ -286,6 +286,12 @@ const seeds: Record<number, (db: Db) => void> = {
     // carol is reached by the DHT as well; a second connection may not claim her key.
     db.prepare(`UPDATE connections SET dht_key = '${'ab'.repeat(32)}', last_path = 'dht' WHERE id = 1`).run();
   },
+  26: (db) => {
+    // Turn 1 of the conversation's run sent T1's ask and posted the lines (the columns take what the seeds hold).
+    db.prepare("UPDATE texts SET sent_by_turn = 1 WHERE body = 'numbers?'").run();
+    db.prepare("UPDATE messages SET posted_by_turn = 1 WHERE body = 'hello'").run();
+    db.prepare("UPDATE task_log SET posted_by_turn = 1 WHERE body = 'soon'").run();
+  },
 };
 
 /** Row ids the search index finds for an FTS5 query in one of its tables. */
@@ -665,6 +671,25 @@ const checks: Record<number, (db: Db) => void> = {
     );
     expect(() => db.prepare("UPDATE connections SET dht_key = 'short' WHERE id = 2").run()).toThrow(/CHECK/);
   },
+  26: (db) => {
+    // The held ask names its run, and that run had one turn by then: that turn sent it. Nothing else is known.
+    expect(db.prepare('SELECT body, sent_by_turn FROM texts WHERE sent_by_turn IS NOT NULL ORDER BY id').all()).toEqual(
+      [
+        { body: 'numbers?', sent_by_turn: 1 },
+        { body: 'may I?', sent_by_turn: 1 },
+      ],
+    );
+    expect(db.prepare('SELECT body FROM messages WHERE posted_by_turn = 1').pluck().all()).toEqual(['hello']);
+    expect(db.prepare('SELECT body FROM task_log WHERE posted_by_turn = 1').pluck().all()).toEqual(['soon']);
+    expect(db.prepare('SELECT count(*) FROM task_log WHERE posted_by_turn IS NULL').pluck().get()).toBeGreaterThan(0);
+    expect(() => db.prepare('UPDATE texts SET sent_by_turn = 999 WHERE id = 1').run()).toThrow(/FOREIGN KEY/);
+    // A turn that goes clears what names it through an index, not a scan of every text and line.
+    const plan = (sql: string) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail).join('\n');
+    expect(plan('SELECT id FROM texts WHERE sent_by_turn = 1')).toContain('texts_sent_by_turn');
+    expect(plan('SELECT id FROM messages WHERE posted_by_turn = 1')).toContain('messages_posted_by_turn');
+    expect(plan('SELECT id FROM task_log WHERE posted_by_turn = 1')).toContain('task_log_posted_by_turn');
+  },
 };
 
 /** Every table that hands out ids (DESIGN §11.1: never twice). */
@@ -844,6 +869,50 @@ describe('migrations', () => {
     ]);
     expect(db.pragma('foreign_key_check')).toEqual([]);
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.close();
+  });
+
+  it('0026 names the turn that sent a held ask only where the stored runs and turns leave one possible', () => {
+    const db = openDatabase(tempFile(), { targetVersion: 25 });
+    for (let v = 1; v <= 25; v++) seeds[v]!(db);
+    // Run 2 (T2's) gets turns at 10:00 and 11:00, and two at 12:00 exactly.
+    db.prepare(
+      `INSERT INTO turns (id, run_id, status, started_at, ended_at) VALUES
+         (21, 2, 'done', '2030-01-01T10:00:00.000Z', '2030-01-01T10:05:00.000Z'),
+         (22, 2, 'done', '2030-01-01T11:00:00.000Z', '2030-01-01T11:05:00.000Z'),
+         (23, 2, 'done', '2030-01-01T12:00:00.000Z', '2030-01-01T12:01:00.000Z'),
+         (24, 2, 'done', '2030-01-01T12:00:00.000Z', '2030-01-01T12:02:00.000Z')`,
+    ).run();
+    const held = (seq: number, at: string, runId: number | null) => {
+      const textId = Number(
+        db
+          .prepare(
+            "INSERT INTO texts (thread_id, direction, seq, body, state, created_at) VALUES (2, 'out', ?, ?, 'held', ?)",
+          )
+          .run(seq, `at ${at}`, at).lastInsertRowid,
+      );
+      db.prepare(
+        "INSERT INTO approvals (kind, context_kind, context_id, text_id, run_id) VALUES ('outgoing', 'thread', 2, ?, ?)",
+      ).run(textId, runId);
+      return textId;
+    };
+    const during = held(31, '2030-01-01T10:02:00.000Z', 2);
+    const atLaterStart = held(32, '2030-01-01T11:00:00.000Z', 2);
+    const afterTie = held(33, '2030-01-01T12:00:30.000Z', 2);
+    const beforeAny = held(34, '2029-12-31T00:00:00.000Z', 2);
+    const noRun = held(35, '2030-01-01T10:03:00.000Z', null);
+    migrate(db, 26);
+    const sentBy = (id: number) => db.prepare('SELECT sent_by_turn FROM texts WHERE id = ?').pluck().get(id);
+    expect(sentBy(during)).toBe(21);
+    // 10:00's turn could have sent it as it ended, just as 11:00's began.
+    expect(sentBy(atLaterStart)).toBeNull();
+    expect(sentBy(afterTie)).toBeNull();
+    expect(sentBy(beforeAny)).toBeNull();
+    expect(sentBy(noRun)).toBeNull();
+    // A turn that goes leaves NULL behind.
+    db.prepare('DELETE FROM turns WHERE id = 21').run();
+    expect(sentBy(during)).toBeNull();
+    expect(db.pragma('foreign_key_check')).toEqual([]);
     db.close();
   });
 

@@ -1,73 +1,60 @@
-// The state of an ask, under the chat line that made it ("asked bob/researcher"): held
-// for approval (with Approve and Deny), delivered, working (the peer's agent has it),
+// The state of an ask, under the chat line of the turn that made it ("bob/researcher"):
+// held for approval (with Approve and Deny), delivered, working (the peer's agent has it),
 // answered, stopped or failed there, or why it was not delivered with the fix when the
-// person can apply it. The line is linked to its agent conversation by the PEER/ROLE it
-// names, among the agent conversations of this conversation, and to its text by time
-// (thread-facts.ts).
+// person can apply it. Which turn sent an ask and which turn posted a line are stored and
+// come with the conversation and its agent conversations (thread-facts.ts, placeAsks); a
+// turn that posted no line gets a row of its own ("asked bob/researcher").
 import { useEffect, useMemo } from 'react';
-import type { Message } from '../../shared/domain';
-import { selectConnection, selectConnections, useConnections } from '../store/connections';
+import type { AskRef, Message } from '../../shared/domain';
+import { selectConnection, useConnections } from '../store/connections';
+import { selectConversationDetail, useConversations } from '../store/conversations';
 import { selectIsOwner, useSession } from '../store/session';
 import { selectThread, selectThreadDetail, useThreads, watchThread, type ThreadListKey } from '../store/threads';
-import {
-  askState,
-  canWithdraw,
-  linkAsks,
-  mentionedPeers,
-  peerKey,
-  threadAt,
-  threadsByPeer,
-  type AskLink,
-} from '../thread-facts';
+import { askState, canWithdraw, peerKey, placeAsks, type AskLink, type LoneAsks } from '../thread-facts';
 import { approvalOfText, selectApprovals, useApprovals } from '../store/approvals';
 import { ApprovalActions } from './approvals';
 import { ArrowOutIcon } from './icons';
 import { useAction } from './ui';
 
-const NONE = new Map<number, AskLink[]>();
+export interface AskPlaces {
+  /** The asks under each line, by message id. */
+  under: Map<number, AskLink[]>;
+  /** Asks of turns that posted no line. */
+  alone: LoneAsks[];
+}
 
-/** The asks each role message of a conversation made, keyed by message id. */
-export function useAskLinks(conversationId: number, messages: readonly Message[] | undefined): Map<number, AskLink[]> {
+const NONE: AskPlaces = { under: new Map(), alone: [] };
+
+/** Where a conversation's asks show: under the line of the turn that made each, or alone. */
+export function useAskLinks(conversationId: number, messages: readonly Message[] | undefined): AskPlaces {
   const listKey: ThreadListKey = `conversation:${conversationId}`;
+  const stored = useConversations((s) => selectConversationDetail(conversationId)(s)?.asks);
   const ids = useThreads((s) => s.lists[listKey]?.ids);
   const version = useThreads((s) => s.version);
-  const connections = useConnections(selectConnections);
-  const details = useThreads((s) => s.details);
 
-  // Which PEER/ROLE each role message names (only names of connections count).
-  const mentions = useMemo(() => {
-    const names = connections?.map((c) => c.name) ?? [];
-    const out = new Map<number, string[]>();
-    if (!messages || names.length === 0) return out;
-    for (const message of messages) {
-      if (message.author.kind !== 'role') continue;
-      const keys = mentionedPeers(message.body, names);
-      if (keys.length > 0) out.set(message.id, keys);
-    }
-    return out;
-  }, [messages, connections]);
-
-  // The agent conversation each of those lines talks about.
-  const candidates = useMemo(() => {
-    const out = new Map<number, number[]>();
-    if (mentions.size === 0 || !ids || !messages) return out;
+  // The conversation brings the asks made by the time it loaded; an agent conversation's
+  // newest text brings one made since.
+  const asks = useMemo(() => {
+    const byText = new Map<number, AskRef>();
+    for (const ask of stored ?? []) byText.set(ask.textId, ask);
     const { summaries } = useThreads.getState();
-    const byPeer = threadsByPeer(
-      ids.map((id) => summaries.get(id)),
-      new Set([...mentions.values()].flat()),
-    );
-    for (const message of messages) {
-      const threadIds = (mentions.get(message.id) ?? [])
-        .map((key) => threadAt(byPeer.get(key) ?? [], message.createdAt)?.id)
-        .filter((id): id is number => id !== undefined);
-      if (threadIds.length > 0) out.set(message.id, threadIds);
+    for (const id of ids ?? []) {
+      const thread = summaries.get(id);
+      const last = thread?.lastText;
+      if (!thread || thread.startedBy !== 'local' || !last || last.direction !== 'out') continue;
+      if (last.sentByTurnId === null || byText.has(last.id)) continue;
+      byText.set(last.id, {
+        threadId: thread.id,
+        textId: last.id,
+        sentByTurnId: last.sentByTurnId,
+        createdAt: last.createdAt,
+      });
     }
-    return out;
+    return [...byText.values()];
     // `version`: summaries change in place.
-  }, [mentions, ids, messages, version]);
+  }, [stored, ids, version]);
 
-  const wanted = useMemo(() => [...new Set([...candidates.values()].flat())].sort((a, b) => a - b), [candidates]);
-  const wantedKey = wanted.join(',');
+  const wantedKey = useMemo(() => [...new Set(asks.map((a) => a.threadId))].sort((a, b) => a - b).join(','), [asks]);
   // Their texts, kept fresh while the conversation is on screen.
   useEffect(() => {
     const ids = wantedKey ? wantedKey.split(',').map(Number) : [];
@@ -77,28 +64,34 @@ export function useAskLinks(conversationId: number, messages: readonly Message[]
     return () => unwatch.forEach((off) => off());
   }, [wantedKey]);
 
-  return useMemo(() => {
-    if (!messages || candidates.size === 0) return NONE;
-    return linkAsks(messages, candidates, (id) => details[id]?.texts);
-  }, [messages, candidates, details]);
+  return useMemo(() => (messages && asks.length > 0 ? placeAsks(messages, asks) : NONE), [messages, asks]);
 }
 
 /** One ask's line: the peer role, its state in words, and the fix when there is one here. */
-export function AskLine({ link }: { link: AskLink }) {
+export function AskLine({
+  link,
+  asked = false,
+}: {
+  link: AskLink;
+  /** On a row of its own (the turn posted no line): say that the role asked. */
+  asked?: boolean;
+}) {
   const thread = useThreads(selectThread(link.threadId));
   const detail = useThreads(selectThreadDetail(link.threadId));
   const connection = useConnections(selectConnection(thread?.connection.id ?? 0));
   const isOwner = useSession(selectIsOwner);
   const approvals = useApprovals(selectApprovals);
   const [busy, run] = useAction();
-  const text = detail?.texts.find((t) => t.id === link.textId);
+  let text = detail?.texts.find((t) => t.id === link.textId);
+  // Just sent: the summary has it before the detail reloads.
+  if (!text && thread?.lastText?.id === link.textId) text = thread.lastText;
   if (!thread || !detail || !text) return null;
   const approval = text.state === 'held' ? approvalOfText(approvals, text.id) : undefined;
   const state = askState(text, detail.texts, thread, connection, isOwner, approval?.canDecide ?? false);
   return (
     <p className={`ask-state ask-${state.tone}`}>
       {state.tone === 'accent' ? <span className="dot" aria-hidden="true" /> : <ArrowOutIcon size={13} />}
-      <span className="ask-peer">{peerKey(thread)}</span>
+      <span className="ask-peer">{asked ? `asked ${peerKey(thread)}` : peerKey(thread)}</span>
       <span className="ask-words">{state.words}</span>
       {state.fix === 'unpause' && connection && (
         <button

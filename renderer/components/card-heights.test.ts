@@ -14,6 +14,8 @@ const last = {
   state: 'handled' as const,
   reason: null,
   failedBy: null,
+  sentByTurnId: null,
+  takenByTurnId: null,
   createdAt: '2026-12-01T10:00:00.000Z',
 };
 

@@ -28,7 +28,6 @@ import {
   peerKey,
   receivedWithAgent,
   textLabel,
-  turnThatTook,
   waitingForAgent,
   type TextLabel,
 } from '../thread-facts';
@@ -389,7 +388,7 @@ function lastTextLabel(thread: ThreadSummary, last: TextView): TextLabel {
   return textLabel(last, peer, {
     withAgent: last.direction === 'in' && isActive(thread.run) && waitingForAgent(thread) === 0,
     peerTurn: thread.peerTurn,
-    ...(turn ? { turn: turnThatTook(last, [turn]) } : {}),
+    ...(turn && last.takenByTurnId === turn.id ? { turn } : {}),
   });
 }
 
@@ -586,7 +585,7 @@ function ThreadDetailView({ id }: { id: number }) {
               thread={thread}
               label={textLabel(text, peer, {
                 withAgent: withAgent.has(text.id),
-                turn: turnThatTook(text, detail.turns),
+                turn: detail.turns.find((turn) => turn.id === text.takenByTurnId),
                 peerTurn: thread.peerTurn,
                 answered: answeredAfter(text, detail.texts),
               })}

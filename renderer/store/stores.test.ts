@@ -91,6 +91,8 @@ describe('agent conversation lists', () => {
           state: 'handled',
           reason: null,
           failedBy: null,
+          sentByTurnId: null,
+          takenByTurnId: null,
           createdAt: '2025-01-02T00:00:00.000Z',
         },
       }),

@@ -5,7 +5,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { Message, RunSummary } from '../../shared/domain';
 import { WaitingForApproval } from '../components/approvals';
-import { AskLine, useAskLinks } from '../components/ask-state';
+import { AskLine, useAskLinks, type AskPlaces } from '../components/ask-state';
 import { WithThreads } from '../components/layout';
 import { Markdown } from '../components/markdown';
 import { useMarkSeen } from '../components/seen';
@@ -26,7 +26,7 @@ import {
   useSendText,
 } from '../components/ui';
 import { fullTime, shortTime } from '../format';
-import type { AskLink } from '../thread-facts';
+import type { AskLink, LoneAsks } from '../thread-facts';
 import { approvalsForRoot, selectApprovals, useApprovals } from '../store/approvals';
 import { messageOf } from '../store/client';
 import {
@@ -167,7 +167,9 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
   // What waits for approval here and has no chat line to show it under: a peer's answer
   // held before the agent takes it, a tool request, a send no line names.
   const unlinked = useMemo(() => {
-    const linked = new Set([...asks.values()].flat().map((link) => link.textId));
+    const linked = new Set(
+      [...asks.under.values(), ...asks.alone.map((row) => row.links)].flat().map((link) => link.textId),
+    );
     return approvalsForRoot(approvals, { kind: 'conversation', id }).filter(
       (approval) => !(approval.text && linked.has(approval.text.id)),
     );
@@ -207,7 +209,21 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
   );
 }
 
-type Row = { kind: 'message'; message: Message } | { kind: 'working' } | { kind: 'new' };
+type Row =
+  { kind: 'message'; message: Message } | { kind: 'asks'; asks: LoneAsks } | { kind: 'working' } | { kind: 'new' };
+
+/** The messages in order, with each lone turn's asks where its first was made. */
+function chatRows(messages: readonly Message[], alone: readonly LoneAsks[]): Row[] {
+  const rows: Row[] = [];
+  const lone = [...alone].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.turnId - b.turnId));
+  let next = 0;
+  for (const message of messages) {
+    while (next < lone.length && lone[next]!.at < message.createdAt) rows.push({ kind: 'asks', asks: lone[next++]! });
+    rows.push({ kind: 'message', message });
+  }
+  while (next < lone.length) rows.push({ kind: 'asks', asks: lone[next++]! });
+  return rows;
+}
 
 function MessageList({
   messages,
@@ -222,16 +238,16 @@ function MessageList({
   newSince: number | null;
   run: RunSummary;
   roleName: string;
-  /** The asks each role message made. */
-  asks: Map<number, AskLink[]>;
+  /** The asks under each line, and those of turns that posted none. */
+  asks: AskPlaces;
   /** The agent waits for the person's word on a tool it asked to use. */
   asking: boolean;
 }) {
   const me = useSession(selectPerson);
   const scrollRef = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
-  const rows: Row[] = messages.map((message) => ({ kind: 'message', message }));
-  const newAt = newSince === null ? -1 : messages.findIndex((message) => message.id >= newSince);
+  const rows = chatRows(messages, asks.alone);
+  const newAt = newSince === null ? -1 : rows.findIndex((row) => row.kind === 'message' && row.message.id >= newSince);
   if (newAt >= 0) rows.splice(newAt, 0, { kind: 'new' });
   const focusDivider = useFocusDivider();
   if (run.state === 'running' || run.state === 'queued') rows.push({ kind: 'working' });
@@ -241,7 +257,11 @@ function MessageList({
     estimateSize: () => 76,
     getItemKey: (index) => {
       const row = rows[index];
-      return row?.kind === 'message' ? row.message.id : (row?.kind ?? index);
+      return row?.kind === 'message'
+        ? row.message.id
+        : row?.kind === 'asks'
+          ? `asks-${row.asks.turnId}`
+          : (row?.kind ?? index);
     },
     overscan: 8,
   });
@@ -280,8 +300,10 @@ function MessageList({
               <MessageItem
                 message={row.message}
                 mine={row.message.author.kind === 'person' && row.message.author.id === me?.id}
-                asks={asks.get(row.message.id)}
+                asks={asks.under.get(row.message.id)}
               />
+            ) : row.kind === 'asks' ? (
+              <LoneAskRow roleName={roleName} asks={row.asks} />
             ) : (
               <div className="message message-working" role="status">
                 <Avatar name={roleName} size="sm" square />
@@ -303,6 +325,26 @@ function MessageList({
         </VirtualRows>
       </div>
     </>
+  );
+}
+
+/** A turn's asks when it posted no line: the role asked, and each ask's state. */
+function LoneAskRow({ roleName, asks }: { roleName: string; asks: LoneAsks }) {
+  return (
+    <div className="message message-role message-asks">
+      <Avatar name={roleName} size="sm" square />
+      <div className="message-content">
+        <div className="message-meta">
+          <strong>{roleName}</strong>
+          <time dateTime={asks.at} title={fullTime(asks.at)}>
+            {shortTime(asks.at)}
+          </time>
+        </div>
+        {asks.links.map((link) => (
+          <AskLine key={link.textId} link={link} asked />
+        ))}
+      </div>
+    </div>
   );
 }
 

@@ -24,6 +24,7 @@ import { indexApprovalOrder } from './0022-approval-order';
 import { keepTurnSignals } from './0023-turn-signals';
 import { withdrawAndPeerPause } from './0024-withdraw-and-peer-pause';
 import { recordReach } from './0025-reach';
+import { recordRelations } from './0026-relations';
 
 export interface Migration {
   version: number;
@@ -60,4 +61,5 @@ export const migrations: readonly Migration[] = [
   { version: 23, name: 'turn-signals', up: keepTurnSignals },
   { version: 24, name: 'withdraw-and-peer-pause', up: withdrawAndPeerPause },
   { version: 25, name: 'reach', up: recordReach },
+  { version: 26, name: 'relations', up: recordRelations },
 ];

@@ -17,6 +17,7 @@ interface MessageRow {
   author_id: number | null;
   author_name: string;
   body: string;
+  posted_by_turn: number | null;
   created_at: string;
 }
 
@@ -25,6 +26,7 @@ const toMessage = (row: MessageRow): Message => ({
   conversationId: row.conversation_id,
   author: { kind: row.author_kind, id: row.author_id, name: row.author_name },
   body: row.body,
+  postedByTurnId: row.posted_by_turn,
   createdAt: row.created_at,
 });
 
@@ -64,15 +66,23 @@ export function toConversation(db: Db, row: ConversationRow, runSummary: RunSumm
   };
 }
 
-export function insertMessage(db: Db, conversationId: number, author: Author, body: string): Message {
+/** `postedByTurn`: the turn whose agent posted it, for a line a turn posted. */
+export function insertMessage(
+  db: Db,
+  conversationId: number,
+  author: Author,
+  body: string,
+  postedByTurn: number | null = null,
+): Message {
   const id = insert(
     db,
-    'INSERT INTO messages (conversation_id, author_kind, author_id, author_name, body) VALUES (?, ?, ?, ?, ?)',
+    'INSERT INTO messages (conversation_id, author_kind, author_id, author_name, body, posted_by_turn) VALUES (?, ?, ?, ?, ?, ?)',
     conversationId,
     author.kind,
     author.id,
     author.name,
     body,
+    postedByTurn,
   );
   return toMessage(get<MessageRow>(db, 'SELECT * FROM messages WHERE id = ?', id)!);
 }

@@ -21,6 +21,7 @@ import {
   pendingPermissionCounts,
   settleApproval,
 } from './approvals';
+import { conversationAsks } from './asks';
 import { insertConnection } from './connections';
 import { insertRole } from './roles';
 import {
@@ -247,7 +248,32 @@ describe('query plans of the hot paths', () => {
       { detail: expect.stringContaining('(thread_id=? AND direction=?)') as unknown, sortedAfter: false },
       { detail: expect.stringContaining('(thread_id=? AND direction=?)') as unknown, sortedAfter: false },
     ]);
+    // The turn that took each incoming text: its input, by the text.
+    const inputReads = readsOf(db, statement!, 'inputs_text');
+    expect(inputReads.length).toBeGreaterThan(0);
+    for (const read of inputReads) expect(read.detail).toMatch(/^SEARCH inputs USING INDEX inputs_text \(text_id=\?\)/);
     expect(fullScans(db, statement!)).toEqual([]);
+  });
+
+  it('for a conversation’s asks: its agent conversations off the root index, their texts off (thread, direction), no full scan', () => {
+    const { connection, role } = seed();
+    const thread = insertThread(db, {
+      connectionId: connection.id,
+      wireId: 'C'.repeat(22),
+      localRoleId: role.id,
+      localRole: 'assistant',
+      peerRole: 'researcher',
+      rootKind: 'conversation',
+      rootId: 1,
+      startedBy: 'local',
+    });
+    const [statement] = capture(db, () => conversationAsks(db, 1, null));
+    expect(fullScans(db, statement!)).toEqual([]);
+    expect(readsOf(db, statement!, 'threads_root')).toHaveLength(1);
+    expect(planOf(db, statement!).map((line) => line.detail)).toContainEqual(
+      expect.stringMatching(/^SEARCH texts USING INDEX sqlite_autoindex_texts_1 \(thread_id=\? AND direction=\?\)/),
+    );
+    expect(thread.id).toBeGreaterThan(0);
   });
 
   it('for the state of a turn, told by the side that works and kept by the side that asked: no full scan', () => {

@@ -31,6 +31,7 @@ interface LogRow {
   author_id: number | null;
   author_name: string;
   body: string;
+  posted_by_turn: number | null;
   created_at: string;
 }
 
@@ -56,6 +57,7 @@ const toLog = (row: LogRow): TaskLogEntry => ({
   kind: row.kind,
   author: { kind: row.author_kind, id: row.author_id, name: row.author_name },
   body: row.body,
+  postedByTurnId: row.posted_by_turn,
   createdAt: row.created_at,
 });
 
@@ -113,16 +115,25 @@ export function deleteTask(db: Db, id: number): void {
   run(db, 'DELETE FROM tasks WHERE id = ?', id);
 }
 
-export function insertTaskLog(db: Db, taskId: number, kind: TaskLogKind, author: Author, body: string): TaskLogEntry {
+/** `postedByTurn`: the turn whose agent posted it, for an entry a turn posted. */
+export function insertTaskLog(
+  db: Db,
+  taskId: number,
+  kind: TaskLogKind,
+  author: Author,
+  body: string,
+  postedByTurn: number | null = null,
+): TaskLogEntry {
   const id = insert(
     db,
-    'INSERT INTO task_log (task_id, kind, author_kind, author_id, author_name, body) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT INTO task_log (task_id, kind, author_kind, author_id, author_name, body, posted_by_turn) VALUES (?, ?, ?, ?, ?, ?, ?)',
     taskId,
     kind,
     author.kind,
     author.id,
     author.name,
     body,
+    postedByTurn,
   );
   return toLog(get<LogRow>(db, 'SELECT * FROM task_log WHERE id = ?', id)!);
 }

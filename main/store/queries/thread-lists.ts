@@ -30,6 +30,9 @@ export interface ThreadListRow extends ThreadRow {
   last_reason: string | null;
   last_created_at: string | null;
   last_failed_by: FailedBy | null;
+  last_sent_by_turn: number | null;
+  /** The turn that was given the last text, when it is an incoming one a turn took. */
+  last_taken_by_turn: number | null;
   /** A deleted root's title, kept when it was deleted. */
   root_title: string | null;
 }
@@ -60,7 +63,12 @@ const SUMMARY = `
   last.reason AS last_reason, last.created_at AS last_created_at,
   threads.peer_turn, threads.peer_turn_seq, threads.peer_turn_at, last.failed_by AS last_failed_by,
   deleted_roots.title AS root_title, threads.peer_relayed_on,
-  threads.withdrawn_seq, threads.withdrawn_by, threads.withdrawn_at, threads.withdraw_untold`;
+  threads.withdrawn_seq, threads.withdrawn_by, threads.withdrawn_at, threads.withdraw_untold,
+  last.sent_by_turn AS last_sent_by_turn,
+  CASE WHEN last.direction = 'in' THEN
+    (SELECT inputs.turn_id FROM inputs WHERE inputs.text_id = last.id AND inputs.state != 'pending'
+     ORDER BY inputs.id DESC LIMIT 1)
+  END AS last_taken_by_turn`;
 
 /** One row of SUMMARY, as values. */
 type ListValues = [
@@ -113,6 +121,8 @@ type ListValues = [
   string | null,
   string | null,
   number,
+  number | null,
+  number | null,
 ];
 
 const toListRow = (v: [...ListValues, ...unknown[]]): ThreadListRow => ({
@@ -165,8 +175,10 @@ const toListRow = (v: [...ListValues, ...unknown[]]): ThreadListRow => ({
   withdrawn_by: v[46],
   withdrawn_at: v[47],
   withdraw_untold: v[48],
+  last_sent_by_turn: v[49],
+  last_taken_by_turn: v[50],
 });
-const COLUMN_COUNT = 49;
+const COLUMN_COUNT = 51;
 
 const summaryJoins = (join: 'JOIN' | 'LEFT JOIN') => `
   ${join} threads ON threads.id = page.id

@@ -57,8 +57,15 @@ export interface TextRow {
   reason: string | null;
   /** Which side made an outgoing text fail: `us` (a pause, revoke or delete here) or the peer. */
   failed_by: FailedBy | null;
+  /** Outgoing: the turn (turns.id) whose agent sent it; null when none did or it is not known. */
+  sent_by_turn: number | null;
   created_at: string;
   updated_at: string | null;
+}
+
+/** A text as a list shows it: with, for an incoming one, the turn (turns.id) that was given it. */
+export interface ListedTextRow extends TextRow {
+  taken_by_turn: number | null;
 }
 
 export type FailedBy = 'us' | 'peer';
@@ -168,15 +175,18 @@ export function insertText(
   seq: number,
   body: string,
   state: TextState,
+  /** The turn whose agent sent an outgoing text, when a turn did. */
+  sentByTurn: number | null = null,
 ): number {
   return insert(
     db,
-    'INSERT INTO texts (thread_id, direction, seq, body, state) VALUES (?, ?, ?, ?, ?)',
+    'INSERT INTO texts (thread_id, direction, seq, body, state, sent_by_turn) VALUES (?, ?, ?, ?, ?, ?)',
     threadRowId,
     direction,
     seq,
     body,
     state,
+    sentByTurn,
   );
 }
 
@@ -396,17 +406,22 @@ export function lastText(db: Db, threadRowId: number): TextRow | undefined {
  * direction, seq) index in reverse and the two are merged: no sort of the whole thread,
  * and no index on (thread, id) for every text to write.
  */
-export function listTexts(db: Db, threadRowId: number, limit = 500, before = Number.MAX_SAFE_INTEGER): TextRow[] {
+export function listTexts(db: Db, threadRowId: number, limit = 500, before = Number.MAX_SAFE_INTEGER): ListedTextRow[] {
   const params = { thread: threadRowId, before, limit };
-  return allNamed<TextRow>(
+  // The turn that took an incoming text is its input's (one input per text; a requeued one waits again).
+  return allNamed<ListedTextRow>(
     db,
-    `SELECT * FROM (
+    `SELECT page.*, CASE WHEN page.direction = 'in' THEN
+         (SELECT inputs.turn_id FROM inputs WHERE inputs.text_id = page.id AND inputs.state != 'pending'
+          ORDER BY inputs.id DESC LIMIT 1)
+       END AS taken_by_turn
+     FROM (
        SELECT * FROM (SELECT * FROM texts WHERE thread_id = @thread AND direction = 'out' AND id < @before
                       ORDER BY seq DESC LIMIT @limit)
        UNION ALL
        SELECT * FROM (SELECT * FROM texts WHERE thread_id = @thread AND direction = 'in' AND id < @before
                       ORDER BY seq DESC LIMIT @limit)
-     ) ORDER BY id DESC LIMIT @limit`,
+     ) AS page ORDER BY page.id DESC LIMIT @limit`,
     params,
   ).reverse();
 }

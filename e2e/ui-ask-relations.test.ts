@@ -1,0 +1,96 @@
+// An ask's state shows under the line of the turn that made it, because Parley keeps which
+// turn sent each text and which turn posted each line: a follow-up whose line never names
+// the peer puts its state under that line (not under an earlier one that named it), and a
+// turn that posts no line at all still gets a row saying whom it asked. Chromium against
+// two real `parley serve` installations and the scripted agent, driven to ask "quietly"
+// (its line says only "sent it") and "silently" (no line); scanned by axe, light and dark.
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  assertReady,
+  axeInBothSchemes,
+  describeInBrowser,
+  launchChromium,
+  openConversationWith,
+  openUi,
+  pair,
+  say,
+  scriptedRole,
+  shoot,
+  startNode,
+  stopNodes,
+  visible,
+  type Node,
+  type OpenedPage,
+} from './support/ui-harness';
+
+let alice: Node | undefined;
+let bob: Node | undefined;
+let browser: Browser | undefined;
+const opened: OpenedPage[] = [];
+
+/** The role's chat lines that read exactly `body`. */
+function roleLines(page: Page, body: string): Locator {
+  return page
+    .getByRole('region', { name: 'Messages' })
+    .locator('.message-role')
+    .filter({ has: page.locator('.markdown p', { hasText: new RegExp(`^${body}$`) }) });
+}
+
+describeInBrowser('asks under the line of the turn that made them', () => {
+  beforeAll(async () => {
+    assertReady();
+    [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
+    await scriptedRole(alice, 'assistant', 'Helps alice with anything');
+    await scriptedRole(bob, 'researcher', 'Finds and checks facts');
+    await pair(bob, ['researcher'], alice, []);
+  }, 90_000);
+
+  afterAll(async () => {
+    for (const { context } of opened) await context.close().catch(() => undefined);
+    await browser?.close();
+    await stopNodes([alice, bob]);
+  });
+
+  it(
+    'a follow-up that names no peer, and a turn that writes no line, each show their own ask',
+    { timeout: 90_000 },
+    async () => {
+      if (!alice || !browser) throw new Error('setup failed');
+      const openedPage = await openUi(browser, alice, { forAxe: true });
+      opened.push(openedPage);
+      const { page, problems } = openedPage;
+      await openConversationWith(page, 'assistant');
+      const messages = page.getByRole('region', { name: 'Messages' });
+
+      // The first ask: its line says only "sent it"; the answer comes back and is reported.
+      await say(page, 'quietly ask bob/researcher: what is new?');
+      const first = roleLines(page, 'sent it').nth(0);
+      await visible(first.locator('.ask-state').getByText('Answered', { exact: true }), 30_000);
+      await visible(first.locator('.ask-state').getByText('bob/researcher', { exact: true }));
+      await visible(messages.locator('.message-role').filter({ hasText: 'bob/researcher says:' }).nth(0), 30_000);
+
+      // The follow-up, in the same agent conversation: its state is under its own line.
+      await say(page, 'quietly ask bob/researcher: and since then?');
+      const second = roleLines(page, 'sent it').nth(1);
+      await visible(second.locator('.ask-state'), 30_000);
+      await visible(messages.locator('.message-role').filter({ hasText: 'bob/researcher says:' }).nth(1), 30_000);
+      await visible(second.locator('.ask-state').getByText('Answered', { exact: true }), 30_000);
+      expect(await first.locator('.ask-state').count()).toBe(1);
+      // The reported answers made no ask.
+      const reports = messages.locator('.message-role').filter({ hasText: 'bob/researcher says:' });
+      expect(await reports.locator('.ask-state').count()).toBe(0);
+
+      // A turn that posts nothing: a row of its own says whom the role asked.
+      await say(page, 'silently ask bob/researcher: anything else?');
+      const lone = messages.locator('.message-asks');
+      await visible(lone.getByText('asked bob/researcher', { exact: true }), 30_000);
+      await visible(lone.locator('.ask-state').getByText('Answered', { exact: true }), 30_000);
+      expect(await roleLines(page, 'sent it').count()).toBe(2);
+
+      await shoot(page, 'asks-by-turn');
+      expect(await axeInBothSchemes(page, 'asks-by-turn')).toEqual({});
+      expect(problems).toEqual([]);
+    },
+  );
+});
