@@ -69,7 +69,8 @@ function restrictImports({ electron, bannedNames = [], sharedTypesOnly = false }
   }
   if (sharedTypesOnly) {
     patterns.push({
-      group: ['**/shared', '**/shared/**'],
+      // Any module of shared/ but the channel names, which import nothing: the bundle carries them whole.
+      regex: '(^|/)shared(/(?!ipc-channels$).*)?$',
       allowTypeImports: true,
       message:
         'The sandboxed preload cannot load npm packages at run time, and shared/ pulls in zod: import types only.',

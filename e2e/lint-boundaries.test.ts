@@ -73,6 +73,14 @@ describe('folder boundaries', () => {
     );
     expect(ok).toEqual([]);
   });
+
+  it('preload/ may import the IPC channel names, which import nothing', async () => {
+    const ok = await boundaryErrors(
+      'preload/z.ts',
+      "import { INVOKE_CHANNEL } from '../shared/ipc-channels';\nexport const x = INVOKE_CHANNEL;\n",
+    );
+    expect(ok).toEqual([]);
+  });
 });
 
 describe('Electron and IPC fences', () => {

@@ -1,5 +1,7 @@
 // The preload bridge without Electron: `electron` is replaced by a stand-in that
 // records what the preload exposes and answers IPC calls with envelopes.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AppEvent, ParleyBridge } from '../shared/api-contract';
 
@@ -38,6 +40,13 @@ const bridge = fake.exposed.get('parley') as ParleyBridge;
 describe('preload bridge', () => {
   beforeEach(() => {
     fake.invoked.length = 0;
+  });
+
+  it('is built into one file that loads nothing but electron, as a sandboxed preload must', () => {
+    const built = readFileSync(path.join(import.meta.dirname, '..', 'dist', 'electron', 'preload.cjs'), 'utf8');
+    const required = [...built.matchAll(/require\(["']([^"']+)["']\)/g)].map((match) => match[1]);
+    expect(required).toEqual(['electron']);
+    expect(built).toContain('parley:invoke');
   });
 
   it('exposes only invoke and onEvent as window.parley', () => {

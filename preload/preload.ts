@@ -1,13 +1,10 @@
 // The preload bridge: exposes `window.parley` ({invoke, onEvent}, the ParleyBridge of
 // shared/api-contract.ts) and nothing else. It runs sandboxed, where only `electron`
-// can be required, so it imports nothing but types from shared/.
+// can be required, so it imports nothing from shared/ but types and the channel names
+// (a file without imports, bundled in).
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron';
 import type { AppEvent, ErrorCode, MethodName, ParamsOf, ParleyBridge, ResultOf } from '../shared/api-contract';
-
-/** Keep in step with main/app/ipc.ts. */
-const INVOKE_CHANNEL = 'parley:invoke';
-const EVENT_CHANNEL = 'parley:event';
-const LISTENING_CHANNEL = 'parley:listening';
+import { EVENT_CHANNEL, INVOKE_CHANNEL, LISTENING_CHANNEL } from '../shared/ipc-channels';
 
 type InvokeEnvelope = { ok: true; result: unknown } | { ok: false; error: { code: ErrorCode; message: string } };
 

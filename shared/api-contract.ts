@@ -26,6 +26,7 @@ import {
   TRUST_LEVELS,
 } from './domain';
 import type { Ledger } from './ledger';
+import { MAX_ROLE_NAME_CHARS, ROLE_NAME_MESSAGE, ROLE_NAME_PATTERN } from './role-name';
 
 interface MethodSpec<P extends z.ZodType, R> {
   params: P;
@@ -51,8 +52,8 @@ const roleName = z
   .string()
   .trim()
   .min(1, 'must not be empty')
-  .max(40, 'must be at most 40 characters')
-  .regex(/^[a-z0-9][a-z0-9_-]*$/, 'use lowercase letters, digits, "-" and "_"');
+  .max(MAX_ROLE_NAME_CHARS, `must be at most ${MAX_ROLE_NAME_CHARS} characters`)
+  .regex(ROLE_NAME_PATTERN, ROLE_NAME_MESSAGE);
 /** Texts people and agents write keep tab and line breaks, and no other control characters. */
 const text = multiLine(z.string().trim().min(1, 'must not be empty').max(100_000, 'is too long'));
 const description = multiLine(z.string().max(2000));

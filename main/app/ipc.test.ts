@@ -29,7 +29,8 @@ vi.mock('electron', () => ({
   shell: { openExternal: () => Promise.resolve() },
 }));
 
-const { wireIpc, INVOKE_CHANNEL, EVENT_CHANNEL, LISTENING_CHANNEL } = await import('./ipc');
+const { wireIpc } = await import('./ipc');
+const { INVOKE_CHANNEL, EVENT_CHANNEL, LISTENING_CHANNEL } = await import('../../shared/ipc-channels');
 
 const pageUrl = 'app://parley/index.html';
 const owner: Person = { id: 1, name: 'owner', kind: 'owner', createdAt: '2025-01-01T00:00:00Z' };

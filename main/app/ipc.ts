@@ -4,14 +4,11 @@
 // window acts as the installation's owner.
 import { ipcMain, type BrowserWindow, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
 import { ApiError, errorCodes, type AppEvent, type ErrorCode } from '../../shared/api-contract';
+import { EVENT_CHANNEL, INVOKE_CHANNEL, LISTENING_CHANNEL } from '../../shared/ipc-channels';
 import type { Installation } from '../installation';
 import { log } from '../log';
 import { isPageUrl } from './page-protocol';
 
-/** Keep in step with preload/preload.ts (which may not import from main/). */
-export const INVOKE_CHANNEL = 'parley:invoke';
-export const EVENT_CHANNEL = 'parley:event';
-export const LISTENING_CHANNEL = 'parley:listening';
 
 export interface WireOptions {
   /** The page subscribed to events (after every load). */

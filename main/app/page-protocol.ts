@@ -5,47 +5,15 @@
 // registers it.
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { contentSecurityPolicy, contentTypeOf, pageSecurityHeaders } from '../http/page-headers';
 
 export const PAGE_SCHEME = 'app';
 export const PAGE_HOST = 'parley';
 export const PAGE_URL = `${PAGE_SCHEME}://${PAGE_HOST}/index.html`;
 
-/**
- * What the page may load: its own files, no eval, no remote code. It talks to main over
- * IPC only, so it may open no connection at all.
- */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'none'",
-  "frame-src 'none'",
-  "worker-src 'none'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-const contentTypes: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.json': 'application/json',
-  '.woff2': 'font/woff2',
-};
-
-const securityHeaders = {
-  'content-security-policy': CONTENT_SECURITY_POLICY,
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
-};
+/** The desktop page talks to main over IPC only, so it may open no connection at all. */
+export const CONTENT_SECURITY_POLICY = contentSecurityPolicy('none');
+const securityHeaders = pageSecurityHeaders('none');
 
 /** True when `url` is the page's address with any fragment or query. */
 export function isPageUrl(url: string, page = PAGE_URL): boolean {
@@ -84,7 +52,7 @@ export function pageHandler(rendererDir: string): (request: Request) => Promise<
         status: 200,
         headers: {
           ...securityHeaders,
-          'content-type': contentTypes[path.extname(file)] ?? 'application/octet-stream',
+          'content-type': contentTypeOf(path.extname(file)),
         },
       });
     } catch {

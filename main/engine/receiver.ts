@@ -4,6 +4,7 @@
 // recorded together; a rejection fails the text and tells the sending role. A peer's
 // word on the turn that took our texts (`turn`) is kept on the thread we started.
 import { log } from '../log';
+import { isRoleName } from '../../shared/role-name';
 import { cleanDescription } from './announced';
 import { exposedRoleNames, getConnectionRow, setPeerRoles } from '../store/queries/connections';
 import { getRoleByName } from '../store/queries/roles';
@@ -391,7 +392,7 @@ export function relayedNames(on: readonly string[]): string[] {
     const slash = name.lastIndexOf('/');
     const peer = cleanPeerName(slash < 0 ? name : name.slice(0, slash));
     const role = slash < 0 ? '' : name.slice(slash + 1);
-    if (peer && /^[a-z0-9][a-z0-9_-]{0,39}$/.test(role)) names.push(`${peer}/${role}`);
+    if (peer && isRoleName(role)) names.push(`${peer}/${role}`);
   }
   return names;
 }

@@ -5,6 +5,7 @@
 // is on the wire at a time, and agent conversations never wait for each other.
 import { randomBytes } from 'node:crypto';
 import type { ContextKind } from '../../shared/domain';
+import { PEER_ROLE_PATTERN } from '../../shared/role-name';
 import { eventAudience } from '../access/rules';
 import type { TurnOutcome } from '../agents/types';
 import { roleApiRequests } from '../role-api/protocol';
@@ -55,7 +56,7 @@ export const HELD_NOTE =
   'held for approval — do not send it again. A person who can read this topic decides; you are told when they approve or deny it.';
 
 /** `PEER/ROLE`: a connection's name and a role of the peer's. */
-export const PEER_ROLE = /^([^\s/]+)\/([a-z0-9][a-z0-9_-]*)$/;
+export const PEER_ROLE = PEER_ROLE_PATTERN;
 
 /** The one text frame: what goes on the wire for text `seq` of an agent conversation. */
 export const textFrame = (thread: ThreadRow, seq: number, body: string): TextFrame => ({

@@ -11,6 +11,7 @@
 // `turn-ack` (a `turn` is sent again until acknowledged) and the `relayed` state,
 // `withdraw`, `noted`, `status`, the `declined` reason of `reject`, and `reach`.
 import { z } from 'zod';
+import { MAX_ROLE_NAME_CHARS, ROLE_NAME_PATTERN } from '../../shared/role-name';
 
 export const PROTOCOL_VERSION = 2;
 /** The newest revision of protocol 2 this Parley speaks (see the version rules above). */
@@ -35,9 +36,8 @@ export const CloseCode = {
   shuttingDown: 4006,
 } as const;
 
-// Written once for the schema and for hotFrame's hand check below.
-const ROLE_NAME = /^[a-z0-9][a-z0-9_-]*$/;
-const MAX_ROLE_CHARS = 40;
+const ROLE_NAME = ROLE_NAME_PATTERN;
+const MAX_ROLE_CHARS = MAX_ROLE_NAME_CHARS;
 const THREAD_ID = /^[A-Za-z0-9_-]{16,64}$/;
 
 const roleName = z.string().regex(ROLE_NAME).max(MAX_ROLE_CHARS);

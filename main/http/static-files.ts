@@ -4,26 +4,10 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
+import { contentTypeOf, pageSecurityHeaders } from './page-headers';
 
-const contentTypes: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.json': 'application/json',
-  '.woff2': 'font/woff2',
-  '.map': 'application/json',
-};
-
-export const securityHeaders = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
-};
+/** The browser page opens its app API WebSocket to this server. */
+export const securityHeaders = pageSecurityHeaders('self');
 
 /** The file a request path names inside `root`; null when it is not a path of a file in there. */
 export function resolveInside(root: string, urlPath: string): string | null {
@@ -80,7 +64,7 @@ export function serveStatic(root: string, req: http.IncomingMessage, res: http.S
   const body = readFileSync(file);
   res.writeHead(200, {
     ...securityHeaders,
-    'content-type': contentTypes[path.extname(file)] ?? 'application/octet-stream',
+    'content-type': contentTypeOf(path.extname(file)),
     'content-length': body.length,
     'cache-control': file.endsWith('index.html') ? 'no-cache' : 'max-age=3600',
   });

@@ -25,14 +25,12 @@ import type {
   StandInSnapshot,
 } from './electron/control-protocol';
 import { makeDataDir } from './serve-process';
+import { EVENT_CHANNEL, INVOKE_CHANNEL, LISTENING_CHANNEL } from '../../shared/ipc-channels';
 
 export const desktopMain = path.join(projectRoot, 'dist', 'electron', 'main.js');
 export const standInRegister = path.join(projectRoot, 'dist', 'testing', 'electron', 'register.js');
 
 /** Keep in step with main/app/ipc.ts. */
-const INVOKE_CHANNEL = 'parley:invoke';
-const EVENT_CHANNEL = 'parley:event';
-const LISTENING_CHANNEL = 'parley:listening';
 
 type Envelope = { ok: true; result: unknown } | { ok: false; error: { code: ErrorCode; message: string } };
 
