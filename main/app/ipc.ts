@@ -9,7 +9,6 @@ import type { Installation } from '../installation';
 import { log } from '../log';
 import { isPageUrl } from './page-protocol';
 
-
 export interface WireOptions {
   /** The page subscribed to events (after every load). */
   onRendererListening?: () => void;
