@@ -52,7 +52,7 @@ import {
 import {
   deleteRole,
   getRole,
-  getRoleByName,
+  roleRefByName,
   insertRole,
   insertRoleToken,
   listRoles,
@@ -211,7 +211,7 @@ const handlers: HandlerTable = {
   },
   'roles.create': ({ services, person }, { name, description, agent }) => {
     requireOwner(person, 'create roles');
-    if (getRoleByName(services.db, name)) throw new ApiError('conflict', `a role named "${name}" already exists`);
+    if (roleRefByName(services.db, name)) throw new ApiError('conflict', `a role named "${name}" already exists`);
     const role = transaction(services.db, () => insertRole(services.db, name, description ?? '', agent));
     services.events.emit({ type: 'changed', kind: 'role', id: role.id }, everyone);
     // The same view as roles.list gives, sandbox notes included.
@@ -220,7 +220,7 @@ const handlers: HandlerTable = {
   'roles.update': ({ services, person }, { id, name, description, agent }) => {
     requireOwner(person, 'change roles');
     const role = requireRoleExists(services.db, id);
-    if (name !== undefined && name !== role.name && getRoleByName(services.db, name))
+    if (name !== undefined && name !== role.name && roleRefByName(services.db, name))
       throw new ApiError('conflict', `a role named "${name}" already exists`);
     const updated = transaction(services.db, () =>
       updateRole(

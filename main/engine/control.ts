@@ -32,7 +32,7 @@ import {
   waitingOutgoing,
   type ThreadRow,
 } from '../store/queries/threads';
-import { getRole, getRoleByName } from '../store/queries/roles';
+import { getRole, roleRefByName } from '../store/queries/roles';
 import { relayAskEnded } from './relay-end';
 import type { EngineCore, OpenLink } from './core';
 import { EngineError } from './errors';
@@ -222,7 +222,7 @@ export class Control {
     const { db } = this.core;
     this.core.requireConnection(connectionId);
     for (const role of roles)
-      if (!getRoleByName(db, role)) throw new EngineError('not_found', `no role named "${role}"`);
+      if (!roleRefByName(db, role)) throw new EngineError('not_found', `no role named "${role}"`);
     transaction(db, () => setExposedRoles(db, connectionId, roleIds(db, roles)));
     const open = this.core.open.get(connectionId);
     if (open) this.sendRoles(open);

@@ -17,7 +17,7 @@ import {
   useInvitation,
   type ConnectionRow,
 } from '../store/queries/connections';
-import { getRoleByName } from '../store/queries/roles';
+import { roleRefByName } from '../store/queries/roles';
 import { isStorageFailure } from '../store/storage-errors';
 import { hashToken } from '../tokens';
 import { checkPeerAddress, cleanPeerName, nameClash, sameName, type NameClash } from './announced';
@@ -193,11 +193,11 @@ export function strangerRefusal(clash: NonNullable<NameClash>): string {
 }
 
 function requireRoles(db: Db, roles: string[]): void {
-  for (const role of roles) if (!getRoleByName(db, role)) throw new EngineError('not_found', `no role named "${role}"`);
+  for (const role of roles) if (!roleRefByName(db, role)) throw new EngineError('not_found', `no role named "${role}"`);
 }
 
 export function roleIds(db: Db, names: string[]): number[] {
-  return names.map((name) => getRoleByName(db, name)?.id).filter((id): id is number => id !== undefined);
+  return names.map((name) => roleRefByName(db, name)?.id).filter((id): id is number => id !== undefined);
 }
 
 /** Why a revoked peer cannot be paired again, naming the side that revoked when it is known. */

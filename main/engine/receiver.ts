@@ -7,7 +7,7 @@ import { log } from '../log';
 import { isRoleName } from '../../shared/role-name';
 import { cleanDescription } from './announced';
 import { exposedRoleNames, getConnectionRow, setPeerRoles } from '../store/queries/connections';
-import { getRoleByName } from '../store/queries/roles';
+import { roleRefByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
 import {
   ackTexts,
@@ -209,7 +209,7 @@ export class Receiver {
     const reply = (response: Frame) => after(() => link.send(response));
     // Looked up once per group commit, not per text.
     const connection = batch.memo(`connection ${connectionId}`, () => getConnectionRow(db, connectionId))!;
-    const role = batch.memo(`role ${frame.to}`, () => getRoleByName(db, frame.to));
+    const role = batch.memo(`role ${frame.to}`, () => roleRefByName(db, frame.to));
     let state = threads.byWireId(connectionId, frame.thread);
     if (state && role && role.createdAt > state.row.created_at) {
       // The role was made after the thread: the role the thread had may have been removed

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { openPeer, pair } from '../testing/network';
 import { getRoleByName } from './queries/roles';
 import type { SecretBox } from './secret-box';
 
@@ -181,6 +182,34 @@ describe('role secrets at rest', () => {
       expect((await again.owner('roles.list', {}))[0]).toMatchObject({ name: 'local', hasApiKey: false });
     } finally {
       await again.installation.close();
+    }
+  });
+});
+
+describe('role secrets on the receive path', () => {
+  it('stay sealed while a peer’s texts are received and held for approval', async () => {
+    const box = testBox();
+    let opened = 0;
+    const counting: SecretBox = { ...box, decrypt: (sealed) => (opened++, box.decrypt(sealed)) };
+    const bob = await openPeer('bob', { dataDir: dataDir(), secrets: counting });
+    const alice = await openPeer('alice', { dataDir: dataDir() });
+    try {
+      await bob.owner('roles.create', { name: 'deployer', agent: withSecrets });
+      const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+      const { inviterConnectionId } = await pair(bob, alice, { inviter: ['deployer'], acceptor: ['assistant'] });
+      await bob.owner('connections.setPolicy', { id: inviterConnectionId, incoming: 'ask' });
+      const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
+      opened = 0;
+      await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/deployer: one' });
+      await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/deployer: two' });
+      await bob.waitFor(async () => {
+        const [thread] = await bob.owner('threads.list', { peerStarted: true });
+        return thread?.counts.held === 2;
+      }, 'both texts held at bob');
+      expect(opened).toBe(0);
+    } finally {
+      await alice.close();
+      await bob.close();
     }
   });
 });

@@ -35,6 +35,22 @@ export function getRoleByName(db: Db, name: string): Role | undefined {
   return row && toRole(db, row);
 }
 
+/** A role's identity without its agent settings, whose secrets stay sealed: for paths that only look a role up. */
+export interface RoleRef {
+  id: number;
+  name: string;
+  createdAt: string;
+}
+
+export function roleRefByName(db: Db, name: string): RoleRef | undefined {
+  const row = get<Pick<RoleRow, 'id' | 'name' | 'created_at'>>(
+    db,
+    'SELECT id, name, created_at FROM roles WHERE name = ?',
+    name,
+  );
+  return row && { id: row.id, name: row.name, createdAt: row.created_at };
+}
+
 export function insertRole(db: Db, name: string, description: string, agent: AgentSettings): Role {
   const id = insert(
     db,
