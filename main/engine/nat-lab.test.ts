@@ -66,7 +66,7 @@ async function startBootstrap(lab: NatLab): Promise<string> {
 async function startHome(lab: NatLab, name: string, ns: string, bootstrap: string): Promise<Home> {
   const serve = await startServe({
     name,
-    wrap: lab.exec(ns),
+    wrap: lab.wrapIn(ns),
     extraArgs: ['--dht-bootstrap', bootstrap],
   });
   // The app API listens on the home's own loopback; the test reaches it through a bridge.

@@ -25,7 +25,7 @@ export interface NatLab {
   readonly ns: { public: string; home1: string; home2: string; router1: string; router2: string };
   readonly addresses: { public: string; router1: string; router2: string; home1: string; home2: string };
   /** Prefix for a command to run inside a namespace. */
-  exec(ns: string): string[];
+  wrapIn(ns: string): string[];
   /** Runs a command inside a namespace to its end; rejects when it fails. */
   sh(ns: string, command: string[]): Promise<string>;
   /** Makes 127.0.0.1:PORT inside `ns` reachable at 127.0.0.1:PORT here (the test's side). */
@@ -153,7 +153,7 @@ export async function buildNatLab(routers: { router1: RouterOptions; router2: Ro
   return {
     ns,
     addresses,
-    exec: (name) => ['ip', 'netns', 'exec', name],
+    wrapIn: (name) => ['ip', 'netns', 'exec', name],
     async sh(name, command) {
       const { stdout } = await inNs(name, ...command);
       return stdout;
