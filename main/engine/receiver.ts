@@ -4,7 +4,7 @@
 // recorded together; a rejection fails the text and tells the sending role. A peer's
 // word on the turn that took our texts (`turn`) is kept on the thread we started.
 import { log } from '../log';
-import { cleanDescription } from './announced';
+import { cleanDescription } from '../one-line';
 import { exposedRoleNames, getConnectionRow, setPeerRoles } from '../store/queries/connections';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
