@@ -82,6 +82,14 @@ export function partOf(file: string, root = repoRoot): string | undefined {
   return relative.split(path.sep)[0];
 }
 
+/** Every part of main/ that holds production code, test kits left out. */
+export function parts(root = repoRoot): string[] {
+  const found = sourceFiles(path.join(root, 'main'))
+    .filter((file) => !isTestKit(root, file))
+    .map((file) => partOf(file, root)!);
+  return [...new Set(found)].sort();
+}
+
 export function folderEdges(root = repoRoot): FolderEdges {
   const edges: FolderEdges = new Map();
   for (const file of sourceFiles(path.join(root, 'main')).filter((file) => !isTestKit(root, file))) {
