@@ -35,10 +35,12 @@ export async function startServe(options: {
   env?: NodeJS.ProcessEnv;
   /** A lower limit on open files for the server (run under `prlimit`). */
   nofile?: number;
+  /** A command the server runs under, such as `ip netns exec NS`. */
+  wrap?: string[];
 }): Promise<ServeProcess> {
   const dataDir = options.dataDir ?? makeDataDir(`parley-${options.name}-`);
   const limit = options.nofile === undefined ? [] : ['prlimit', `--nofile=${options.nofile}:${options.nofile}`, '--'];
-  const [command = process.execPath, ...prefix] = [...limit, process.execPath];
+  const [command = process.execPath, ...prefix] = [...(options.wrap ?? []), ...limit, process.execPath];
   const child = spawn(
     command,
     [
