@@ -6,11 +6,14 @@
 //   preload/  imports only shared/ (types only: the sandboxed preload cannot load npm
 //             packages at run time) and electron;
 //   main/     never imports renderer/ or preload/;
+//   inside main/, each layer imports only the layers below it (mainLayers);
+//   production code never imports the test kits (testKits);
 //   electron  is imported only in main/app/ and preload/preload.ts; only
 //             main/app/ipc.ts touches ipcMain and only preload/preload.ts ipcRenderer
 //             (the stand-in electron module in main/testing/electron/ defines ipcMain
 //             and imports no electron).
-// e2e/lint-boundaries.test.ts proves these rules fire.
+// e2e/lint-boundaries.test.ts proves these rules fire; e2e/folder-cycles.test.ts adds that
+// no two folders of main/ import each other round about, and that every one is in a layer.
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
@@ -46,6 +49,85 @@ const boundaryZones = [
     from: ['./renderer', './preload', './e2e'],
     message: 'main/ never imports renderer/, preload/ or tests.',
   },
+];
+
+// The layers inside main/, lowest first (docs/architecture.md, "Layers inside main/"): a
+// folder or a file directly under main/ may import its own layer and those below, never
+// one above. Test files may reach anywhere to set up a scene, so these bind production
+// code only.
+const mainLayers = [
+  {
+    name: 'the base (log, paths, tokens, startup errors, one-line text, net/)',
+    parts: ['log.ts', 'paths.ts', 'tokens.ts', 'startup-error.ts', 'one-line.ts', 'net'],
+    why: 'it is what every other part stands on and knows none of them',
+  },
+  {
+    name: 'role-api/ (the role API contract and client)',
+    parts: ['role-api'],
+    why: 'the parley CLI and agent processes load it, so it stays free of the database and the engine; the server is role-api-server/',
+  },
+  { name: 'store/', parts: ['store'], why: 'the database knows no rule, index or engine built on it' },
+  { name: 'access/', parts: ['access'], why: 'the access rules read the store and nothing built on them' },
+  { name: 'events.ts', parts: ['events.ts'], why: 'change events carry their audience (access/) and nothing else' },
+  {
+    name: 'search/ and attention/',
+    parts: ['search', 'attention'],
+    why: 'the search index and what waits on people are read from the store, the rules and the events',
+  },
+  {
+    name: 'agents/',
+    parts: ['agents'],
+    why: 'agent adapters and their types know the store and the role API client, not who runs them',
+  },
+  { name: 'sandbox/', parts: ['sandbox'], why: 'the OS sandbox wraps an agent and knows nothing of runs' },
+  {
+    name: 'runs/',
+    parts: ['runs'],
+    why: 'the run manager reaches the engine only through the hooks it is given (ThreadHooks)',
+  },
+  {
+    name: 'engine/',
+    parts: ['engine'],
+    why: 'the engine implements the role API port (agents/types.ts) and is composed by installation.ts',
+  },
+  {
+    name: 'role-api-server/ and network/',
+    parts: ['role-api-server', 'network'],
+    why: 'they stand on the engine and are composed by installation.ts',
+  },
+  { name: 'api/', parts: ['api'], why: 'the app API is given the installation (ApiSocketHost), never imports it' },
+  { name: 'installation.ts', parts: ['installation.ts'], why: 'only the entry points start an installation' },
+  {
+    name: 'the entry points (http/, serve-args.ts, serve.ts, app/, cli.ts)',
+    parts: ['http', 'serve-args.ts', 'serve.ts', 'app', 'cli.ts'],
+  },
+];
+const mainPath = (part) => `./main/${part}`;
+const layerZones = mainLayers.slice(0, -1).map((layer, index) => ({
+  target: layer.parts.map(mainPath),
+  from: mainLayers.slice(index + 1).flatMap((above) => above.parts.map(mainPath)),
+  message: `Layers inside main/: ${layer.name} may not import a layer above it, since ${layer.why}.`,
+}));
+
+// Test-only kits: tests and other kits use them, production code never does (packaging
+// leaves them out).
+const testKits = [
+  './main/testing',
+  './main/agents/cli-test-kit.ts',
+  './main/agents/e2e-story.ts',
+  './renderer/test-summaries.ts',
+];
+const testKitZones = [
+  {
+    target: ['./main', './renderer', './preload', './shared'],
+    from: testKits,
+    message: 'Test kits are for tests: production code may not import them.',
+  },
+];
+const productionFiles = ['{main,renderer,preload,shared}/**/*.{ts,tsx}'];
+const notProduction = [
+  '**/*.test.{ts,tsx}',
+  ...testKits.map((kit) => (kit.endsWith('.ts') ? kit.slice(2) : `${kit.slice(2)}/**`)),
 ];
 
 const electronMessage = 'Only main/app/ and preload/preload.ts talk to Electron; go through the app API.';
@@ -152,6 +234,16 @@ export default defineConfig(
     },
     rules: {
       'import-x/no-restricted-paths': ['error', { basePath: root, zones: boundaryZones }],
+    },
+  },
+  {
+    files: productionFiles,
+    ignores: notProduction,
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        { basePath: root, zones: [...boundaryZones, ...layerZones, ...testKitZones] },
+      ],
     },
   },
 

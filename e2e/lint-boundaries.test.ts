@@ -1,6 +1,7 @@
-// Proves that `npm run lint` enforces the folder boundaries and the Electron/IPC fences
-// of docs/architecture.md: each case lints a small fake file at a real path with the
-// repository's own eslint.config.js and expects (or not) the boundary rule to fire.
+// Proves that `npm run lint` enforces the folder boundaries, the layers inside main/, the
+// test kits' fence and the Electron/IPC fences of docs/architecture.md: each case lints a
+// small fake file at a real path with the repository's own eslint.config.js and expects
+// (or not) the boundary rule to fire.
 import { ESLint } from 'eslint';
 import { fileURLToPath } from 'node:url';
 import tseslint from 'typescript-eslint';
@@ -80,6 +81,85 @@ describe('folder boundaries', () => {
       "import { INVOKE_CHANNEL } from '../shared/ipc-channels';\nexport const x = INVOKE_CHANNEL;\n",
     );
     expect(ok).toEqual([]);
+  });
+});
+
+describe('layers inside main/', () => {
+  // One case per layer boundary, lowest first: a production file of the layer may not
+  // import the layer just above it (and so none above that), but may import the one below.
+  const boundaries = [
+    { file: 'main/net/x.ts', above: '../role-api/protocol', below: '../log', layer: 'the base' },
+    { file: 'main/log.ts', above: './role-api/client', below: './startup-error', layer: 'the base' },
+    { file: 'main/role-api/x.ts', above: '../store/database', below: '../net/limits', layer: 'role-api/' },
+    { file: 'main/store/queries/x.ts', above: '../../access/rules', below: '../../one-line', layer: 'store/' },
+    { file: 'main/access/x.ts', above: '../events', below: '../store/sql', layer: 'access/' },
+    { file: 'main/events.ts', above: './search/snippet', below: './access/rules', layer: 'events.ts' },
+    { file: 'main/search/x.ts', above: '../agents/types', below: '../events', layer: 'search/ and attention/' },
+    { file: 'main/attention/x.ts', above: '../agents/types', below: '../events', layer: 'search/ and attention/' },
+    { file: 'main/agents/x.ts', above: '../sandbox/policy', below: '../search/snippet', layer: 'agents/' },
+    { file: 'main/sandbox/x.ts', above: '../runs/run-manager', below: '../agents/types', layer: 'sandbox/' },
+    { file: 'main/runs/x.ts', above: '../engine/engine', below: '../sandbox/policy', layer: 'runs/' },
+    { file: 'main/engine/x.ts', above: '../role-api-server/server', below: '../runs/run-manager', layer: 'engine/' },
+    { file: 'main/engine/y.ts', above: '../network/peer-network', below: '../role-api/protocol', layer: 'engine/' },
+    { file: 'main/network/x.ts', above: '../api/handlers', below: '../engine/engine', layer: 'role-api-server/' },
+    {
+      file: 'main/role-api-server/x.ts',
+      above: '../api/session',
+      below: '../engine/errors',
+      layer: 'role-api-server/',
+    },
+    { file: 'main/api/x.ts', above: '../installation', below: '../network/peer-network', layer: 'api/' },
+    { file: 'main/installation.ts', above: './http/ui-server', below: './api/handlers', layer: 'installation.ts' },
+  ];
+
+  it.each(boundaries)('$layer: $file may not import $above', async ({ file, above, below, layer }) => {
+    const bad = await boundaryErrors(file, `import type * as above from '${above}';\nexport type X = typeof above;\n`);
+    expect(bad).toHaveLength(1);
+    expect(bad[0]).toMatch(/^import-x\/no-restricted-paths: /);
+    expect(bad[0]).toContain(`Layers inside main/: ${layer}`);
+    const good = await boundaryErrors(file, `import type * as below from '${below}';\nexport type X = typeof below;\n`);
+    expect(good).toEqual([]);
+  });
+
+  it('lets the entry points import the installation and each other', async () => {
+    const serve = await boundaryErrors(
+      'main/serve.ts',
+      "import { openInstallation } from './installation';\nimport { startUiServer } from './http/ui-server';\nexport const x = [openInstallation, startUiServer];\n",
+    );
+    expect(serve).toEqual([]);
+  });
+
+  it('binds production code only: a test may import a layer above its own', async () => {
+    const test = await boundaryErrors(
+      'main/store/x.test.ts',
+      "import { WireCounters } from '../engine/wire-counters';\nexport const x = WireCounters;\n",
+    );
+    expect(test).toEqual([]);
+  });
+});
+
+describe('test kits', () => {
+  it.each([
+    ['main/api/x.ts', '../testing/installation'],
+    ['main/agents/x.ts', './e2e-story'],
+    ['main/agents/y.ts', './cli-test-kit'],
+    ['main/x.ts', './testing/electron/index'],
+    ['renderer/x.ts', './test-summaries'],
+  ])('production code (%s) may not import %s', async (file, kit) => {
+    const errors = await boundaryErrors(file, `import * as kit from '${kit}';\nexport const x = kit;\n`);
+    expect(errors.join('\n')).toMatch(/no-restricted-paths: .*Test kits are for tests/);
+  });
+
+  it('tests and other kits may', async () => {
+    const code = "import * as kit from '../testing/installation';\nexport const x = kit;\n";
+    expect(await boundaryErrors('main/api/x.test.ts', code)).toEqual([]);
+    expect(await boundaryErrors('main/agents/e2e-story.ts', code)).toEqual([]);
+    expect(
+      await boundaryErrors('main/testing/x.ts', "import * as kit from './installation';\nexport const x = kit;\n"),
+    ).toEqual([]);
+    expect(
+      await boundaryErrors('renderer/x.test.ts', "import * as kit from './test-summaries';\nexport const x = kit;\n"),
+    ).toEqual([]);
   });
 });
 

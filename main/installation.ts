@@ -23,7 +23,7 @@ import { EventHub } from './events';
 import { log } from './log';
 import { PeerNetwork, type PeerConfig } from './network/peer-network';
 import { distPaths, projectRoot } from './paths';
-import { RoleApiServer } from './role-api/server';
+import { RoleApiServer } from './role-api-server/server';
 import { agentEnvironment, RunManager, type RunManagerOptions } from './runs/run-manager';
 import { AgentSandbox, type SandboxOptions } from './sandbox/sandbox';
 import { defaultRolesDir, roleFolder, unsandboxedAllowed } from './sandbox/folders';

@@ -5,9 +5,9 @@
 // instructions, a boundary) are quoted so they no longer start like one. Pure
 // functions: the adapters call them with the fence of their turn.
 import { randomBytes } from 'node:crypto';
-import { oneLine } from '../engine/announced';
+import { oneLine } from '../one-line';
 
-export { cleanDescription, MAX_DESCRIPTION_CHARS, oneLine } from '../engine/announced';
+export { cleanDescription, MAX_DESCRIPTION_CHARS, oneLine } from '../one-line';
 
 /** A turn's fence: the tag of its boundary lines, random per turn. */
 export interface Fence {

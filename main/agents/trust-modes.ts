@@ -11,8 +11,7 @@
 import type { TurnTrust } from '../../shared/domain';
 import type { PermissionPolicy } from './acp-permissions';
 
-/** Set in `parley mcp`'s environment for Claude Code at `work`: it then serves the permission prompt tool. */
-export const PERMISSION_TOOL_VARIABLE = 'PARLEY_MCP_PERMISSION_TOOL';
+export { PERMISSION_TOOL_VARIABLE } from '../role-api/protocol';
 
 /** Claude Code's tools that change files, run commands or reach the network. */
 export const CLAUDE_WRITING_TOOLS = ['Bash', 'Edit', 'Write', 'MultiEdit', 'NotebookEdit', 'WebFetch', 'WebSearch'];

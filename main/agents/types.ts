@@ -1,6 +1,7 @@
 // What an agent adapter sees of a turn, and what it hands back: one process per
 // turn, whose output the adapter knows how to read.
 import type { ContextKind, Role, TurnTrust } from '../../shared/domain';
+import type { RunRow, TurnRow } from '../store/queries/runs';
 import type { ModelSignal } from './model-watch';
 import { fenced, type Fence } from './peer-words';
 
@@ -52,6 +53,24 @@ export interface PeerDirectoryEntry {
   path?: 'holepunched' | 'relayed';
   /** The roles this peer lets this installation's roles address, with what they do. */
   roles: { address: string; description: string }[];
+}
+
+/** Who calls the role API: a working turn (a run token), or a role (a token an owner made for scripts). */
+export type Caller = { kind: 'run'; role: Role; run: RunRow; turn: TurnRow } | { kind: 'role'; role: Role };
+
+/**
+ * What the role API asks of the connection engine, which implements it: sends that cross
+ * connections, their history, whom roles can ask. Kept here, below both, so that the
+ * engine need not import the role API server.
+ */
+export interface PeerGateway {
+  send(caller: Extract<Caller, { kind: 'run' }>, to: string, text: string): Promise<unknown>;
+  reply(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown>;
+  reportOnThread(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown>;
+  /** Every text between `role` and that peer role, in the agent conversations (by row id) `include` lets through. */
+  history(role: Role, withPeerRole: string, include: (threadRowId: number) => boolean): Promise<unknown>;
+  /** Whom roles can ask (DESIGN §11.8). */
+  peers(): PeerDirectoryEntry[];
 }
 
 export interface TurnRequest {

@@ -3,8 +3,9 @@
 // reads and who decides (../access, through ./authorize); the engine commits a decision
 // on a held text with what follows from it.
 import { ApiError } from '../../shared/api-contract';
+import { approvalView, pendingApprovalsFor } from '../access/pending-approvals';
 import type { Db } from '../store/database';
-import { approvalConnection, approvalView, pendingApprovalsFor, type ApprovalRow } from '../store/queries/approvals';
+import { approvalConnection, type ApprovalRow } from '../store/queries/approvals';
 import { getConnectionRow } from '../store/queries/connections';
 import { authorizedApproval, requireOwner } from './authorize';
 import { engineCall } from './engine-errors';

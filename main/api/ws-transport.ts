@@ -16,12 +16,20 @@ import {
   type AppEvent,
   type ErrorCode,
 } from '../../shared/api-contract';
-import type { Installation } from '../installation';
 import { log } from '../log';
 import type { Ticket } from '../net/admission';
 import { hostHeaderAllowed } from '../net/hosts';
 import { API_PING_MS, SIGN_IN_TIMEOUT_MS } from '../net/limits';
-import type { ApiSession } from './session';
+import type { ApiSession, SessionRegistry } from './session';
+
+/** What a socket needs of the installation it serves (an Installation is one). */
+export interface ApiSocketHost {
+  readonly sessions: Pick<SessionRegistry, 'forget'>;
+  /** Calls one app API method as a session; throws ApiError. */
+  call(session: ApiSession, method: string, params: unknown): Promise<unknown>;
+  /** The events the session's person may see, while the session lasts. */
+  subscribe(session: ApiSession, listener: (event: AppEvent) => void): () => void;
+}
 
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
 /** Answers and events a client leaves unread past this end its socket: it is not reading. */
@@ -98,7 +106,7 @@ export interface ApiSockets {
 
 export function attachApiSocket(
   server: http.Server,
-  installation: Installation,
+  installation: ApiSocketHost,
   options: ApiSocketOptions = { host: '127.0.0.1' },
 ): ApiSockets {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false });
@@ -168,7 +176,7 @@ function sameOrigin(origin: string, host: string): boolean {
   }
 }
 
-function serveSocket(ws: WebSocket, installation: Installation, ticket: Ticket | undefined): void {
+function serveSocket(ws: WebSocket, installation: ApiSocketHost, ticket: Ticket | undefined): void {
   const session: ApiSession = { person: null };
   let unsubscribe: (() => void) | null = null;
   /** Calls whose answer is still to be sent, and why the socket is to close once they are. */

@@ -3,8 +3,8 @@
 // rules who reads each one, so this source adds no rule of its own.
 import { sectionOf, type AttentionItem, type AttentionKind, type AttentionObject } from '../../shared/attention';
 import type { ApprovalKind, ApprovalView } from '../../shared/domain';
+import { pendingApprovalsFor } from '../access/pending-approvals';
 import type { Db } from '../store/database';
-import { pendingApprovalsFor } from '../store/queries/approvals';
 import { getThread } from '../store/queries/threads';
 import type { AttentionSource } from './attention';
 

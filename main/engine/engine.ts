@@ -20,10 +20,9 @@ import type {
   ThreadSummary,
   TrustLevel,
 } from '../../shared/domain';
-import type { AgentContext, PeerDirectoryEntry, TurnOutcome } from '../agents/types';
+import type { AgentContext, Caller, PeerDirectoryEntry, PeerGateway, TurnOutcome } from '../agents/types';
 import { threadAudience } from '../access/lookup';
 import type { Audience } from '../events';
-import type { Caller, PeerGateway } from '../role-api/server';
 import type { ConnectionRow } from '../store/queries/connections';
 import type { RunRow } from '../store/queries/runs';
 import { getThread, type ThreadRow } from '../store/queries/threads';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { errorCodes } from '../../shared/api-contract';
 import { appApiCodeOf } from '../api/engine-errors';
-import { roleApiCodeOf } from '../role-api/engine-errors';
+import { roleApiCodeOf } from '../role-api-server/engine-errors';
 import { exitCodes, roleApiErrorCodes } from '../role-api/protocol';
 import { engineErrorCodes } from './errors';
 

@@ -1,6 +1,6 @@
 // The engine's refusals, each with a stable code. The app API and the role API map
 // these codes to their own at their edges (main/api/engine-errors.ts and
-// main/role-api/engine-errors.ts), each with a table over every code.
+// main/role-api-server/engine-errors.ts), each with a table over every code.
 export const engineErrorCodes = [
   /** The request is malformed or makes no sense (an invitation that is not one, PEER/ROLE that is not). */
   'invalid',

@@ -5,7 +5,7 @@
 // word on the turn that took our texts (`turn`) is kept on the thread we started.
 import { log } from '../log';
 import { isRoleName } from '../../shared/role-name';
-import { cleanDescription } from './announced';
+import { cleanDescription } from '../one-line';
 import { exposedRoleNames, getConnectionRow, setPeerRoles } from '../store/queries/connections';
 import { roleRefByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import WebSocket, { WebSocketServer } from 'ws';
-import { answerClientError, httpTimeouts } from '../http/guards';
+import { answerClientError, httpTimeouts } from '../net/http-guards';
 import { log } from '../log';
 import { ConnectionGate, type Ticket } from '../net/admission';
 import { KEEP_ALIVE_TIMEOUT_MS, TLS_HANDSHAKE_TIMEOUT_MS } from '../net/limits';

@@ -10,7 +10,7 @@ import { log } from '../log';
 import { ConnectionGate, type Ticket } from '../net/admission';
 import { hostHeaderAllowed } from '../net/hosts';
 import { KEEP_ALIVE_TIMEOUT_MS } from '../net/limits';
-import { answerClientError, httpTimeouts } from './guards';
+import { answerClientError, httpTimeouts } from '../net/http-guards';
 import { securityHeaders, serveStatic } from './static-files';
 
 export interface UiServer {

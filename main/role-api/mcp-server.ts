@@ -8,8 +8,13 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import packageJson from '../../package.json';
 import { callRoleApi, ConnectError, type RoleApiTarget } from './client';
-import { PERMISSION_TOOL_VARIABLE } from '../agents/trust-modes';
-import { peerRoleSchema, RoleApiError, roleApiRequests, type RoleApiCommand } from './protocol';
+import {
+  PERMISSION_TOOL_VARIABLE,
+  peerRoleSchema,
+  RoleApiError,
+  roleApiRequests,
+  type RoleApiCommand,
+} from './protocol';
 
 export const MCP_TOOL_NAMES = ['send', 'reply', 'report', 'history', 'context', 'peers'] as const;
 

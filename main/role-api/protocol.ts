@@ -34,6 +34,9 @@ export const roleApiRequests = {
 } as const;
 export type RoleApiCommand = keyof typeof roleApiRequests;
 
+/** Set in `parley mcp`'s environment for Claude Code at `work`: it then serves the permission prompt tool. */
+export const PERMISSION_TOOL_VARIABLE = 'PARLEY_MCP_PERMISSION_TOOL';
+
 export {
   exitCodes,
   NO_TOPIC_MESSAGE,

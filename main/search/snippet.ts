@@ -4,11 +4,7 @@
 // peer's, say) may hold any character, so no fixed character could tell Parley's
 // marks from the text's own.
 import { randomBytes } from 'node:crypto';
-
-export interface SnippetMarks {
-  start: string;
-  end: string;
-}
+import type { SnippetMarks } from '../store/queries/search';
 
 export interface Snippet {
   text: string;

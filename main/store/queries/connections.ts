@@ -1,7 +1,7 @@
 import type { IncomingPolicy, OutgoingPolicy, TrustLevel } from '../../../shared/domain';
 import type { Db } from '../database';
 import { all, get, insert, run } from '../sql';
-import { cleanDescription } from '../../engine/announced';
+import { cleanDescription } from '../../one-line';
 
 export type ConnectionStatus = 'active' | 'paused' | 'revoked';
 

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pendingApprovalRows } from '../../access/pending-approvals';
 import { WireCounters } from '../../engine/wire-counters';
 import { openDatabase, type Db } from '../database';
 import {
@@ -17,7 +18,6 @@ import {
   cancelTurnApprovals,
   getApproval,
   insertApproval,
-  pendingApprovalRows,
   pendingPermissionCounts,
   settleApproval,
 } from './approvals';

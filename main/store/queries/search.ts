@@ -4,9 +4,14 @@
 // is better.
 import type { Statement } from 'better-sqlite3';
 import type { ContextKind } from '../../../shared/domain';
-import type { SnippetMarks } from '../../search/snippet';
 import type { Db } from '../database';
 import { get } from '../sql';
+
+/** The markers around each match in a snippet (../../search/snippet.ts draws them). */
+export interface SnippetMarks {
+  start: string;
+  end: string;
+}
 
 export type HitSource = 'messages' | 'tasks' | 'task_log' | 'texts';
 

@@ -1,7 +1,7 @@
 // The engine's refusals as agents get them: every engine code has its role API code
 // (and so its own `parley` exit code).
 import { EngineError, type EngineErrorCode } from '../engine/errors';
-import { RoleApiError, type RoleApiErrorCode } from './protocol';
+import { RoleApiError, type RoleApiErrorCode } from '../role-api/protocol';
 
 export const roleApiCodeOf: Record<EngineErrorCode, RoleApiErrorCode> = {
   invalid: 'invalid',

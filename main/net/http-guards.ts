@@ -2,7 +2,7 @@
 // answer (then a closed connection) for a request that could not be read.
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_MS } from '../net/limits';
+import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_MS } from './limits';
 
 /** HTTP status lines for the errors Node's parser reports on a connection. */
 function clientErrorStatus(error: NodeJS.ErrnoException): string {

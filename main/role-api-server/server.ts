@@ -6,18 +6,17 @@ import http from 'node:http';
 import path from 'node:path';
 import { type z } from 'zod';
 import { describeIssues } from '../../shared/api-contract';
-import type { Role } from '../../shared/domain';
 import { historyScope } from '../access/lookup';
 import { eventAudience } from '../access/rules';
-import type { PeerDirectoryEntry } from '../agents/types';
+import type { Caller, PeerGateway } from '../agents/types';
 import type { EventHub } from '../events';
-import { answerClientError, httpTimeouts } from '../http/guards';
+import { answerClientError, httpTimeouts } from '../net/http-guards';
 import { log } from '../log';
 import type { RunManager } from '../runs/run-manager';
 import { transaction, type Db } from '../store/database';
 import { getConversationRow, insertMessage } from '../store/queries/conversations';
 import { getRole, roleByTokenHash } from '../store/queries/roles';
-import { turnByTokenHash, type RunRow, type TurnRow } from '../store/queries/runs';
+import { turnByTokenHash } from '../store/queries/runs';
 import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
 import { DISK_FULL_MESSAGE, isDiskFull } from '../store/storage-errors';
 import { hashToken } from '../tokens';
@@ -28,21 +27,8 @@ import {
   type RoleApiCommand,
   type RoleApiErrorCode,
   type RoleApiResponse,
-} from './protocol';
+} from '../role-api/protocol';
 import { fromEngine } from './engine-errors';
-
-export type Caller = { kind: 'run'; role: Role; run: RunRow; turn: TurnRow } | { kind: 'role'; role: Role };
-
-/** Sends that cross connections; provided by the connection engine once it runs. */
-export interface PeerGateway {
-  send(caller: Extract<Caller, { kind: 'run' }>, to: string, text: string): Promise<unknown>;
-  reply(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown>;
-  reportOnThread(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown>;
-  /** Every text between `role` and that peer role, in the agent conversations (by row id) `include` lets through. */
-  history(role: Role, withPeerRole: string, include: (threadRowId: number) => boolean): Promise<unknown>;
-  /** Whom roles can ask (DESIGN §11.8). */
-  peers(): PeerDirectoryEntry[];
-}
 
 export interface RoleApiOptions {
   db: Db;
