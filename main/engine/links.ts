@@ -72,6 +72,23 @@ export function dhtHeadStart(target: ReachTarget): number {
 }
 
 /** Every path to a peer failed; `attempts` says how each did. */
+/**
+ * Holepunching is a race of packets: an abort while a router's mapping was still being
+ * learnt (too few answers from the DHT yet, a slow machine) often succeeds a moment
+ * later. Tried again once when time is left; two routers that both randomise ports never
+ * succeed, so that is not retried.
+ */
+export function holepunchWorthRetrying(error: unknown, attempt: number, msLeft: number): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (
+    attempt < 2 &&
+    msLeft > 2_000 &&
+    typeof code === 'string' &&
+    code.startsWith('HOLEPUNCH') &&
+    code !== 'HOLEPUNCH_DOUBLE_RANDOMIZED_NATS'
+  );
+}
+
 export class UnreachableError extends Error {
   constructor(readonly attempts: { path: 'address' | 'dht'; target: string; error: Error }[]) {
     super(attempts.map((a) => `${a.path === 'dht' ? 'by DHT' : `at ${a.target}`}: ${a.error.message}`).join('; '));
@@ -375,13 +392,20 @@ export class LinkManager {
       tries.push(
         waitUnlessCancelled(headStart, cancel.signal, addressGaveUp.signal)
           .then(async () => {
-            const { stream, path } = carrier.connect(key);
-            const dialled = await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
-              stream,
-              signal: cancel.signal,
-              timeoutMs: DIAL_TIMEOUT_MS - headStart,
-            });
-            return { ...dialled, path: path() };
+            const deadline = Date.now() + DIAL_TIMEOUT_MS - headStart;
+            for (let attempt = 1; ; attempt++) {
+              const { stream, path } = carrier.connect(key);
+              try {
+                const dialled = await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
+                  stream,
+                  signal: cancel.signal,
+                  timeoutMs: deadline - Date.now(),
+                });
+                return { ...dialled, path: path() };
+              } catch (error) {
+                if (!holepunchWorthRetrying(error, attempt, deadline - Date.now())) throw error;
+              }
+            }
           })
           .catch((error: Error) => {
             attempts.push({ path: 'dht', target: key, error });
