@@ -55,6 +55,8 @@ export interface InstallationOptions {
   peerPort?: number;
   textBudgetPerHour?: number;
   reconnect?: { minMs: number; maxMs: number };
+  /** The newest revision of protocol 2 to speak (tests: a peer of an older release); the newest by default. */
+  protocolRevision?: number;
   /** False: inputs commit but no agent starts (the wire benchmark). */
   startTurns?: boolean;
   /** How long an agent's request to use a tool waits for a person (tests shorten it). */
@@ -296,6 +298,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       runs,
       textBudgetPerHour: options.textBudgetPerHour,
       reconnect: options.reconnect,
+      revision: options.protocolRevision,
       afterCommit: () => checkpointer.wrote(),
     });
     runs.setThreadHooks({

@@ -676,6 +676,21 @@ describe('canWithdraw', () => {
       thread({ lastText: text(2, 'out', 'acked', 4), withdrawn: { seq: 1, by: 'alice', at: at(3), told: true } }),
       true,
     ],
+    [
+      'stopped there: nothing works on it',
+      thread({ lastText: text(1, 'out', 'acked', 2), peerTurn: { state: 'stopped', seq: 1, at: at(3) } }),
+      false,
+    ],
+    [
+      'still working there, or relayed',
+      thread({ lastText: text(1, 'out', 'acked', 2), peerTurn: { state: 'working', seq: 1, at: at(3) } }),
+      true,
+    ],
+    [
+      'stopped on an earlier text, not the newest',
+      thread({ lastText: text(2, 'out', 'acked', 4), peerTurn: { state: 'stopped', seq: 1, at: at(3) } }),
+      true,
+    ],
     ['started by the peer', thread({ startedBy: 'peer', lastText: text(1, 'out', 'acked', 2) }), false],
     ['closed', thread({ status: 'closed', lastText: text(1, 'out', 'acked', 2) }), false],
   ])('%s', (_about, summary, expected) => {

@@ -415,7 +415,7 @@ const handlers: HandlerTable = {
   },
   'threads.stop': ({ services, person }, { id }) => {
     authorizedThread(services.db, person, id, 'stop');
-    return services.runs.stop({ kind: 'thread', id }, person.name);
+    return services.engine.stopThread(id, person.name);
   },
   'threads.withdraw': ({ services, person }, { id }) => {
     authorizedThread(services.db, person, id, 'withdraw');

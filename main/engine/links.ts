@@ -137,8 +137,12 @@ export class LinkManager {
    */
   async listen(host: string, port: number): Promise<string> {
     if (this.listener) throw new Error('already listening for peers');
-    this.listener = await listenForPeers(this.core.options.identity, host, port, (ws, peer, socket) =>
-      this.accepted(ws, peer, socket),
+    this.listener = await listenForPeers(
+      this.core.options.identity,
+      host,
+      port,
+      (ws, peer, socket) => this.accepted(ws, peer, socket),
+      this.core.options.revision,
     );
     const { port: bound } = this.listener.address;
     this.ourAddress = `${host.includes(':') ? `[${host}]` : host}:${bound}`;
@@ -375,7 +379,11 @@ export class LinkManager {
     if (target.address) {
       const address = target.address;
       tries.push(
-        dialPeer(identity, address, fingerprint, { signal: cancel.signal, timeoutMs: DIAL_TIMEOUT_MS }).then(
+        dialPeer(identity, address, fingerprint, {
+          signal: cancel.signal,
+          timeoutMs: DIAL_TIMEOUT_MS,
+          revision: this.core.options.revision,
+        }).then(
           (dialled) => ({ ...dialled, path: 'direct' as const }),
           (error: Error) => {
             attempts.push({ path: 'address', target: address, error });
@@ -398,6 +406,7 @@ export class LinkManager {
               try {
                 const dialled = await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
                   stream,
+                  revision: this.core.options.revision,
                   signal: cancel.signal,
                   timeoutMs: deadline - Date.now(),
                 });

@@ -115,6 +115,11 @@ export class Receiver {
         this.revokedByPeer(open).catch(failed);
         return;
       case 'text':
+        // A link a newer one replaced (the duplicate rule) may still deliver a text its
+        // sender has taken back since (withdrawn, or failed by a pause) and told us so on
+        // the newer link. Left unacknowledged: one the sender still means goes again on
+        // the link that stays, as every unacknowledged text does.
+        if (this.core.open.get(connectionId) !== open) return;
         // Checks first, then writes: no savepoint of its own (see GroupCommit).
         batch.run((after, tx) => this.receiveText(open, frame, after, tx), { savepoint: false }).catch(failed);
         return;
@@ -127,6 +132,11 @@ export class Receiver {
           .catch(failed);
         return;
       case 'turn':
+        // A link a newer one replaced (the duplicate rule) still delivers what was on it,
+        // which may be older than what the newer link brought already: a peer that
+        // acknowledges sends its latest state again on the link that stays, so only that
+        // link's word counts. Unacknowledged here, nothing is lost.
+        if (open.link.revision >= frameRevision['turn-ack'] && this.core.open.get(connectionId) !== open) return;
         // What a peer's agent does is shown, not relied on: no fsync of its own. Once it is
         // recorded (or ignored) a peer of revision 2 hears so and stops sending it; one that
         // cannot be recorded is not acknowledged, so that peer sends it on the next link.

@@ -12,7 +12,7 @@ import { roleApiRequests } from '../role-api/protocol';
 import { transaction } from '../store/database';
 import { connectionByName, getConnectionRow, peerRoles, type ConnectionRow } from '../store/queries/connections';
 import { getConversationRow, insertMessage } from '../store/queries/conversations';
-import type { RunRow } from '../store/queries/runs';
+import { turnMaySend, type RunRow } from '../store/queries/runs';
 import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
 import {
   getThread,
@@ -121,6 +121,13 @@ export class Sender {
     // Checks first, then writes: no savepoint of its own (see GroupCommit).
     return batch.run(
       (after, tx) => {
+        // A send checked while its turn ran can reach this commit after a Stop or a
+        // withdrawal ended the turn (and withdrew the asks it had made): it goes nowhere.
+        if (turnId !== null && turnId !== undefined && !turnMaySend(db, turnId))
+          throw new EngineError(
+            'invalid',
+            'the turn that sends this is over (stopped or withdrawn); nothing more goes out from it',
+          );
         const connection = this.usableConnection(peerName);
         const root = this.rootOf(run, true);
         if (root.thread?.root_gone)

@@ -292,6 +292,26 @@ export function turnStatus(db: Db, turnId: number): TurnStatus | undefined {
   return get<{ status: TurnStatus }>(db, 'SELECT status FROM turns WHERE id = ?', turnId)?.status;
 }
 
+/** The newest turn of a run, if it had one. */
+export function lastTurnOfRun(db: Db, runId: number): { id: number; status: TurnStatus } | undefined {
+  return get<{ id: number; status: TurnStatus }>(
+    db,
+    'SELECT id, status FROM turns WHERE run_id = ? ORDER BY id DESC LIMIT 1',
+    runId,
+  );
+}
+
+/** Whether a turn may still send: running, and not being stopped (a stop takes its token at once). */
+export function turnMaySend(db: Db, turnId: number): boolean {
+  return (
+    get<{ ok: number }>(
+      db,
+      "SELECT 1 AS ok FROM turns WHERE id = ? AND status = 'running' AND token_hash IS NOT NULL",
+      turnId,
+    ) !== undefined
+  );
+}
+
 /** Adds a note to the end of a finished turn's output (its run log entry). */
 export function appendTurnOutput(db: Db, turnId: number, note: string): void {
   run(db, "UPDATE turns SET output = coalesce(output, '') || ? WHERE id = ?", note, turnId);
