@@ -12,7 +12,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings, TurnTrust } from '../../shared/domain';
 import { startUiServer, type UiServer } from '../http/ui-server';
 import { distPaths } from '../paths';
-import type { TestInstallation } from '../testing/installation';
 import { openPeer } from '../testing/network';
 
 let dir: string;
@@ -140,4 +139,46 @@ describe('at level answer, an agent reaches its model endpoint and nothing else 
       ]),
     );
   }, 90_000);
+});
+
+describe('every level at once', () => {
+  it('gives each turn its own level’s network while turns at other levels run beside it', async () => {
+    // The model endpoint answers /one and /two only once all three turns ask: all three are running.
+    const { model, other, api, run } = await setUp({ researcher: 'answer', builder: 'work', helper: 'own' }, 3);
+    const tries = [`127.0.0.1:${api}`, `127.0.0.1:${other}`, 'no-such-host.invalid:443', `127.0.0.1:${model}`];
+    const text = ['wait one', ...tries.map((t) => `reach ${t}`), 'wait two'].join(' ');
+    const [researcher, builder, helper] = await Promise.all([
+      run('researcher', text),
+      run('builder', text),
+      run('helper', text),
+    ]);
+    const refused = (what: string) => [what, '403'] as [string, string];
+    // answer: the model endpoint's port, nothing else.
+    expect(researcher).toBe(
+      answers([
+        refused(`127.0.0.1:${api}`),
+        refused(`127.0.0.1:${other}`),
+        refused('no-such-host.invalid:443'),
+        [`127.0.0.1:${model}`, '200'],
+      ]),
+    );
+    // work: beyond this machine (a name is let through, and then has no address), of this machine only the model.
+    expect(builder).toBe(
+      answers([
+        refused(`127.0.0.1:${api}`),
+        refused(`127.0.0.1:${other}`),
+        ['no-such-host.invalid:443', '502'],
+        [`127.0.0.1:${model}`, '200'],
+      ]),
+    );
+    // own: this machine's loopback too, as for its owner.
+    expect(helper).toBe(
+      answers([
+        [`127.0.0.1:${api}`, '200'],
+        [`127.0.0.1:${other}`, '200'],
+        ['no-such-host.invalid:443', '502'],
+        [`127.0.0.1:${model}`, '200'],
+      ]),
+    );
+  }, 120_000);
 });
