@@ -50,6 +50,7 @@ import { PeerAddressCard, ThisComputerOnly } from './peer-address';
 import { PendingInvitations } from './pending-invitations';
 import { adapterLabel } from './adapter-label';
 import { RoleEditor } from './role-editor';
+import { SandboxSwitch } from './sandbox-switch';
 
 const tabs: Array<{ id: SettingsTab; label: string; icon: ReactNode }> = [
   { id: 'connections', label: 'Connections', icon: <PlugIcon size={16} /> },
@@ -281,6 +282,7 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
           )}
         </div>
         <TrustStat connection={c} editable={isOwner && !revoked} />
+        <SandboxSwitch connection={c} editable={isOwner && !revoked} />
       </div>
       {c.lastError && !revoked && <p className="warning small">Last problem: {c.lastError}</p>}
       <footer className="connection-foot">
