@@ -57,6 +57,7 @@ function connection(patch: Partial<ConnectionSummary> = {}): ConnectionSummary {
     status: 'active',
     policy: { outgoing: 'send', incoming: 'run' },
     trust: 'answer',
+    sandboxRequired: true,
     online: true,
     queue: { used: 0, limit: 100 },
     exposedRoles: [],

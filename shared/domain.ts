@@ -507,6 +507,8 @@ export interface ConnectionSummary {
   policy: ConnectionPolicy;
   /** How far runs working for this peer may reach (DESIGN §12.3). */
   trust: TrustLevel;
+  /** Whether runs working for this peer start only inside the agents' sandbox (false: an owner allowed them without). */
+  sandboxRequired: boolean;
   online: boolean;
   /** Outgoing texts waiting to be sent or acknowledged, against the limit. */
   queue: { used: number; limit: number };

@@ -49,6 +49,7 @@ export class Views {
       status: connection.status,
       policy: { outgoing: connection.outgoing_policy, incoming: connection.incoming_policy },
       trust: connection.trust,
+      sandboxRequired: connection.sandbox_required !== 0,
       online: this.links.isOnline(connection.id),
       queue: { used: outgoingWaiting(db, connection.id), limit: connection.queue_limit },
       exposedRoles: exposedRoleNames(db, connection.id),

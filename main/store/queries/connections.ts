@@ -35,6 +35,8 @@ export interface ConnectionRow {
   relays: string;
   /** Which path brought the last link we dialled: the next dial races it at once. */
   last_path: 'direct' | 'dht' | null;
+  /** 0: an owner allowed runs for this peer to start where the agents' sandbox cannot. */
+  sandbox_required: number;
 }
 
 /** The connections people see: every one but those removed. */

@@ -6,6 +6,7 @@ import { Avatar, Badge, ConfirmDialog, useAction } from '../../components/ui';
 import { fullTime, shortTime } from '../../format';
 import { useConnections } from '../../store/connections';
 import { ExposeDialog, PolicyDialog, QueueLimitDialog, incomingWords, outgoingWords } from './connection-dialogs';
+import { SandboxSwitch } from './sandbox-switch';
 import { TrustStat } from './trust-stat';
 
 export const statusTone = { active: 'good', paused: 'warn', revoked: 'bad' } as const;
@@ -106,6 +107,7 @@ export function ConnectionCard({ connection: c, isOwner }: { connection: Connect
           )}
         </div>
         <TrustStat connection={c} editable={isOwner && !revoked} />
+        <SandboxSwitch connection={c} editable={isOwner && !revoked} />
       </div>
       {c.lastError && !revoked && <p className="warning small">Last problem: {c.lastError}</p>}
       <footer className="connection-foot">
