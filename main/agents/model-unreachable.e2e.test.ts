@@ -11,7 +11,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
-import { findRun } from '../store/queries/runs';
 import { startModelServer } from '../testing/model-server';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
 import { conversations, lastMessage, realCli } from './cli-test-kit';
@@ -120,46 +119,40 @@ for (const { name, adapter, cli } of clis) {
     });
 
     for (const mode of ['refused', 'silent', 'failing'] as const) {
-      it(
-        `ends the turn failed, saying why, within the model timeout (${mode})`,
-        async () => {
-          console.info(`${name}: ${cli.path} (${cli.reason})`);
-          server = await brokenServer(mode);
-          t = await openTestInstallation({ stopGraceMs: 1_000 });
-          const c = conversations(t);
-          const limitSec = 15;
-          const { conversation } = await c.open(
-            agentFor(adapter, cli.path!, server.url, { modelTimeoutSec: limitSec }),
+      it(`ends the turn failed, saying why, within the model timeout (${mode})`, async () => {
+        console.info(`${name}: ${cli.path} (${cli.reason})`);
+        server = await brokenServer(mode);
+        t = await openTestInstallation({ stopGraceMs: 1_000 });
+        const c = conversations(t);
+        const limitSec = 15;
+        const { conversation } = await c.open(agentFor(adapter, cli.path!, server.url, { modelTimeoutSec: limitSec }));
+        const started = Date.now();
+        await c.start(conversation.id, 'hello');
+        // While the CLI retries, the run says so, in what the app shows of the conversation.
+        // Codex waits on a silent server's answer without a limit of its own: it has nothing to retry.
+        if (!(adapter === 'codex' && mode === 'silent')) {
+          const retried = await t.waitFor(
+            async () => (await c.detail(conversation.id)).conversation.run.retrying ?? undefined,
+            'a retrying line',
+            limitSec * 1000,
           );
-          const started = Date.now();
-          await c.start(conversation.id, 'hello');
-          // While the CLI retries, the run says so, in what the app shows of the conversation.
-          // Codex waits on a silent server's answer without a limit of its own: it has nothing to retry.
-          if (!(adapter === 'codex' && mode === 'silent')) {
-            const retried = await t.waitFor(
-              async () => (await c.detail(conversation.id)).conversation.run.retrying ?? undefined,
-              'a retrying line',
-              limitSec * 1000,
-            );
-            expect(retried).toMatch(/^retrying: the model server (does not answer|is overloaded|fails)/);
-          }
-          const ended = await t.waitFor(
-            async () => {
-              const detail = await c.detail(conversation.id);
-              return detail.turns.at(-1)?.status !== 'running' ? detail : undefined;
-            },
-            'the turn to end',
-            (limitSec + 30) * 1000,
-          );
-          const took = (Date.now() - started) / 1000;
-          console.info(`${name}, ${mode}: failed after ${took.toFixed(1)} s: ${lastMessage(ended)}`);
-          expect(ended.turns.at(-1)?.status).toBe('failed');
-          expect(lastMessage(ended)).toMatch(/could not reach its model: the model server/);
-          // The timeout and what it takes the CLI to end (a loaded machine adds seconds).
-          expect(took).toBeLessThan(limitSec + 15);
-        },
-        120_000,
-      );
+          expect(retried).toMatch(/^retrying: the model server (does not answer|is overloaded|fails)/);
+        }
+        const ended = await t.waitFor(
+          async () => {
+            const detail = await c.detail(conversation.id);
+            return detail.turns.at(-1)?.status !== 'running' ? detail : undefined;
+          },
+          'the turn to end',
+          (limitSec + 30) * 1000,
+        );
+        const took = (Date.now() - started) / 1000;
+        console.info(`${name}, ${mode}: failed after ${took.toFixed(1)} s: ${lastMessage(ended)}`);
+        expect(ended.turns.at(-1)?.status).toBe('failed');
+        expect(lastMessage(ended)).toMatch(/could not reach its model: the model server/);
+        // The timeout and what it takes the CLI to end (a loaded machine adds seconds).
+        expect(took).toBeLessThan(limitSec + 15);
+      }, 120_000);
     }
 
     it('does not cut an answer that streams for longer than the model timeout', async () => {

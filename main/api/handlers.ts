@@ -139,12 +139,7 @@ const conversationView = (services: ApiServices, row: ConversationRow): Conversa
 const taskView = (services: ApiServices, row: TaskRow): Task =>
   toTask(
     row,
-    runSummary(
-      services.db,
-      { kind: 'task', id: row.id },
-      services.runs.stoppingTurns(),
-      services.runs.retryingTurns(),
-    ),
+    runSummary(services.db, { kind: 'task', id: row.id }, services.runs.stoppingTurns(), services.runs.retryingTurns()),
   );
 
 function requireRoleExists(db: Db, id: number) {
