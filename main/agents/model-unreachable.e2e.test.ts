@@ -1,5 +1,5 @@
 // Agents that cannot reach their model fail fast and say so, with the real Claude Code
-// (the pinned version and the newest) and the real Codex: a model server on a port
+// and the real Codex (each the pinned version and the newest): a model server on a port
 // nothing listens on, one that accepts connections and never answers, and one that
 // answers every request with an error. The turn shows "retrying: …" while the CLI
 // retries, ends failed with a plain sentence within the role's model timeout, and does
@@ -58,7 +58,8 @@ async function brokenServer(mode: Mode): Promise<{ url: string; close(): Promise
 const clis = [
   { name: 'Claude Code (pinned)', adapter: 'claude-code', cli: realCli('PARLEY_TEST_CLAUDE', 'claude') },
   { name: 'Claude Code (newest)', adapter: 'claude-code', cli: realCli('PARLEY_TEST_CLAUDE_NEWEST', 'claude') },
-  { name: 'Codex', adapter: 'codex', cli: realCli('PARLEY_TEST_CODEX', 'codex') },
+  { name: 'Codex (pinned)', adapter: 'codex', cli: realCli('PARLEY_TEST_CODEX', 'codex') },
+  { name: 'Codex (newest)', adapter: 'codex', cli: realCli('PARLEY_TEST_CODEX_NEWEST', 'codex') },
 ] as const;
 for (const { name, cli } of clis)
   if (!cli.path) console.info(`Skipping the unreachable-model tests with ${name}: ${cli.reason}`);
