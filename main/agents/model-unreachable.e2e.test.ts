@@ -167,25 +167,50 @@ for (const { name, adapter, cli } of clis) {
       expect(lastMessage(ended)).toMatch(/^word \(0\) word \(1\)/);
     }, 120_000);
 
-    it('does not keep another role’s turn from starting past the model timeout', async () => {
-      // Claude Code waits on a silent server a third of the timeout per try; Codex retries a refused port for minutes.
-      server = await brokenServer(adapter === 'codex' ? 'refused' : 'silent');
-      t = await openTestInstallation({ maxConcurrentTurns: 1, stopGraceMs: 1_000 });
+    it('does not let four stalled turns keep a fifth role’s turn from starting past the model timeout', async () => {
+      // A server that accepts and never answers: the wait no CLI bounds by itself.
+      server = await brokenServer('silent');
+      t = await openTestInstallation({ maxConcurrentTurns: 4, stopGraceMs: 1_000 });
       const c = conversations(t);
       const limitSec = 10;
-      const stalled = await c.open(agentFor(adapter, cli.path!, server.url, { modelTimeoutSec: limitSec }), 'stalled');
+      const stalled = [];
+      for (let i = 1; i <= 4; i++)
+        stalled.push(
+          await c.open(agentFor(adapter, cli.path!, server.url, { modelTimeoutSec: limitSec }), `stalled${i}`),
+        );
       const other = await c.open({ adapter: 'scripted' }, 'other');
-      await c.start(stalled.conversation.id, 'hello');
+      for (const { conversation } of stalled) await c.start(conversation.id, 'hello');
+      await t.waitFor(
+        async () => {
+          const details = await Promise.all(stalled.map(({ conversation }) => c.detail(conversation.id)));
+          return details.every((detail) => detail.turns.at(-1)?.status === 'running') || undefined;
+        },
+        'the four stalled turns to run',
+        30_000,
+      );
       const started = Date.now();
-      // The only place for a running turn is taken: the other role's turn waits, then runs.
-      const answered = await c.turn(other.conversation.id, 'are you there?', (limitSec + 30) * 1000);
+      // Every place for a running turn is taken: the fifth role's turn waits, then runs.
+      const answered = await c.turn(other.conversation.id, 'are you there?', (limitSec + 40) * 1000);
       const waited = (Date.now() - started) / 1000;
+      console.info(`${name}: the fifth role answered after ${waited.toFixed(1)} s`);
       expect(lastMessage(answered)).toBe('echo: are you there?');
-      expect(waited).toBeLessThan(limitSec + 15);
-      const failed = await c.detail(stalled.conversation.id);
-      expect(failed.turns.at(-1)?.status).toBe('failed');
-      expect(lastMessage(failed)).toMatch(/could not reach its model/);
-    }, 120_000);
+      // It waited for a place (a stalled turn's end), and not much past the timeout.
+      expect(waited).toBeGreaterThan(limitSec / 2);
+      expect(waited).toBeLessThan(limitSec + 20);
+      for (const { conversation } of stalled) {
+        // Each ends at its own timeout, counted from its own request.
+        const failed = await t.waitFor(
+          async () => {
+            const detail = await c.detail(conversation.id);
+            return detail.turns.at(-1)?.status !== 'running' ? detail : undefined;
+          },
+          'a stalled turn to end',
+          20_000,
+        );
+        expect(failed.turns.at(-1)?.status).toBe('failed');
+        expect(lastMessage(failed)).toMatch(/could not reach its model: the model server does not answer/);
+      }
+    }, 150_000);
   });
 }
 
