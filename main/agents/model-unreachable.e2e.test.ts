@@ -119,10 +119,10 @@ for (const { name, adapter, cli } of clis) {
       server = undefined;
     });
 
-    for (const mode of ['refused', 'silent', 'failing'] as const) {
+    for (const mode of ['refused', 'silent', 'failing', 'key refused'] as const) {
       it(`ends the turn failed, saying why, within the model timeout (${mode})`, async () => {
         console.info(`${name}: ${cli.path} (${cli.reason})`);
-        server = await brokenServer(mode);
+        server = mode === 'key refused' ? await refusingServer() : await brokenServer(mode);
         t = await openTestInstallation({ stopGraceMs: 1_000 });
         const c = conversations(t);
         const limitSec = 15;
@@ -130,8 +130,9 @@ for (const { name, adapter, cli } of clis) {
         const started = Date.now();
         await c.start(conversation.id, 'hello');
         // While the CLI retries, the run says so, in what the app shows of the conversation.
-        // Codex waits on a silent server's answer without a limit of its own: it has nothing to retry.
-        if (!(adapter === 'codex' && mode === 'silent')) {
+        // Codex waits on a silent server's answer without a limit of its own: it has nothing to retry;
+        // a refused key is not worth retrying.
+        if (!(adapter === 'codex' && mode === 'silent') && mode !== 'key refused') {
           const retried = await t.waitFor(
             async () => (await c.detail(conversation.id)).conversation.run.retrying ?? undefined,
             'a retrying line',
@@ -150,7 +151,11 @@ for (const { name, adapter, cli } of clis) {
         const took = (Date.now() - started) / 1000;
         console.info(`${name}, ${mode}: failed after ${took.toFixed(1)} s: ${lastMessage(ended)}`);
         expect(ended.turns.at(-1)?.status).toBe('failed');
-        expect(lastMessage(ended)).toMatch(/could not reach its model: the model server/);
+        expect(lastMessage(ended)).toMatch(
+          mode === 'key refused'
+            ? /not logged in here, or its (API )?key was refused/
+            : /could not reach its model: the model server/,
+        );
         // The timeout and what it takes the CLI to end (a loaded machine adds seconds).
         expect(took).toBeLessThan(limitSec + 15);
       }, 120_000);
@@ -173,7 +178,7 @@ for (const { name, adapter, cli } of clis) {
       t = await openTestInstallation({ maxConcurrentTurns: 4, stopGraceMs: 1_000 });
       const c = conversations(t);
       const limitSec = 10;
-      const stalled = [];
+      const stalled: Awaited<ReturnType<typeof c.open>>[] = [];
       for (let i = 1; i <= 4; i++)
         stalled.push(
           await c.open(agentFor(adapter, cli.path!, server.url, { modelTimeoutSec: limitSec }), `stalled${i}`),
@@ -214,53 +219,70 @@ for (const { name, adapter, cli } of clis) {
   });
 }
 
-/** claude-agent-acp, installed where PARLEY_TEST_CLAUDE_ACP says. */
-const claudeAcp = process.env.PARLEY_TEST_CLAUDE_ACP;
-const skipAcp =
-  !claudeAcp || !existsSync(claudeAcp) ? `PARLEY_TEST_CLAUDE_ACP is not set or not there (${claudeAcp ?? ''})` : null;
-if (skipAcp) console.info(`Skipping the unreachable-model tests with claude-agent-acp: ${skipAcp}`);
+/** The ACP agents, installed where PARLEY_TEST_CLAUDE_ACP and PARLEY_TEST_CODEX_ACP say. */
+const acpAgents = [
+  {
+    name: 'claude-agent-acp',
+    variable: 'PARLEY_TEST_CLAUDE_ACP',
+    env: (roleHome: string, url: string): Record<string, string> => ({
+      HOME: roleHome,
+      ANTHROPIC_BASE_URL: url,
+      ANTHROPIC_API_KEY: 'sk-ant-wrong-0000',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    }),
+  },
+  {
+    name: 'codex-acp',
+    variable: 'PARLEY_TEST_CODEX_ACP',
+    env: (roleHome: string, url: string): Record<string, string> =>
+      (agentFor('codex', 'codex', url, {}) as { env: Record<string, string> }).env,
+  },
+] as const;
 
-describe.skipIf(skipAcp !== null)('claude-agent-acp whose model cannot be reached', () => {
-  for (const mode of ['silent', 'key refused'] as const) {
-    it(`ends the turn failed, saying why, within the model timeout (${mode})`, async () => {
-      // A key the server refuses: Claude Code under the ACP agent retried it for minutes.
-      const server = mode === 'silent' ? await brokenServer('silent') : await refusingServer();
-      const t = await openTestInstallation({ stopGraceMs: 1_000 });
-      try {
-        const c = conversations(t);
-        const limitSec = 15;
-        const roleHome = mkdtempSync(path.join(home, 'acp-'));
-        const { conversation } = await c.open({
-          adapter: 'acp',
-          command: [claudeAcp!],
-          env: {
-            HOME: roleHome,
-            ANTHROPIC_BASE_URL: server.url,
-            ANTHROPIC_API_KEY: 'sk-ant-wrong-0000',
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-          },
-          modelTimeoutSec: limitSec,
-        });
-        const started = Date.now();
-        const ended = await c.turn(conversation.id, 'hello', (limitSec + 60) * 1000);
-        const took = (Date.now() - started) / 1000;
-        console.info(`claude-agent-acp, ${mode}: failed after ${took.toFixed(1)} s: ${lastMessage(ended)}`);
-        expect(ended.turns.at(-1)?.status).toBe('failed');
-        expect(lastMessage(ended)).toMatch(/could not (reach|use) its model|is not logged in here/);
-        expect(took).toBeLessThan(limitSec + 20);
-      } finally {
-        await t.close();
-        await server.close();
-      }
-    }, 150_000);
-  }
-});
+for (const acp of acpAgents) {
+  const command = process.env[acp.variable];
+  const skipAcp =
+    !command || !existsSync(command) ? `${acp.variable} is not set or not there (${command ?? ''})` : null;
+  if (skipAcp) console.info(`Skipping the unreachable-model tests with ${acp.name}: ${skipAcp}`);
 
-/** A model server that refuses every key, in the Anthropic API's error shape. */
+  describe.skipIf(skipAcp !== null)(`${acp.name} whose model cannot be reached`, () => {
+    for (const mode of ['refused', 'silent', 'key refused'] as const) {
+      it(`ends the turn failed, saying why, within the model timeout (${mode})`, async () => {
+        // A key the server refuses: Claude Code under the ACP agent retried it for minutes.
+        const server = mode === 'key refused' ? await refusingServer() : await brokenServer(mode);
+        const t = await openTestInstallation({ stopGraceMs: 1_000 });
+        try {
+          const c = conversations(t);
+          const limitSec = 15;
+          const roleHome = mkdtempSync(path.join(home, 'acp-'));
+          const { conversation } = await c.open({
+            adapter: 'acp',
+            command: [command!],
+            env: acp.env(roleHome, server.url),
+            modelTimeoutSec: limitSec,
+          });
+          const started = Date.now();
+          const ended = await c.turn(conversation.id, 'hello', (limitSec + 60) * 1000);
+          const took = (Date.now() - started) / 1000;
+          console.info(`${acp.name}, ${mode}: failed after ${took.toFixed(1)} s: ${lastMessage(ended)}`);
+          expect(ended.turns.at(-1)?.status).toBe('failed');
+          expect(lastMessage(ended)).toMatch(/could not (reach|use) its model|is not logged in here|key was refused/);
+          expect(took).toBeLessThan(limitSec + 20);
+        } finally {
+          await t.close();
+          await server.close();
+        }
+      }, 150_000);
+    }
+  });
+}
+
+/** A model server that refuses every key (401). */
 async function refusingServer(): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     req.resume();
     res.writeHead(401, { 'content-type': 'application/json' });
+    // The Anthropic API's shape; the OpenAI API's `error.message` reads the same.
     res.end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
