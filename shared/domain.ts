@@ -283,6 +283,8 @@ export interface RunSummary {
   /** The adapter's session reference, kept across turns and stops. */
   session: string | null;
   lastTurn: TurnSummary | null;
+  /** While the running turn's agent retries its model: "retrying: the model server does not answer (3rd try)". */
+  retrying?: string;
 }
 
 export type ContextKind = 'conversation' | 'task' | 'thread';

@@ -128,11 +128,19 @@ const conversationView = (services: ApiServices, row: ConversationRow): Conversa
   toConversation(
     services.db,
     row,
-    runSummary(services.db, { kind: 'conversation', id: row.id }, services.runs.stoppingTurns()),
+    runSummary(
+      services.db,
+      { kind: 'conversation', id: row.id },
+      services.runs.stoppingTurns(),
+      services.runs.retryingTurns(),
+    ),
   );
 
 const taskView = (services: ApiServices, row: TaskRow): Task =>
-  toTask(row, runSummary(services.db, { kind: 'task', id: row.id }, services.runs.stoppingTurns()));
+  toTask(
+    row,
+    runSummary(services.db, { kind: 'task', id: row.id }, services.runs.stoppingTurns(), services.runs.retryingTurns()),
+  );
 
 function requireRoleExists(db: Db, id: number) {
   const role = getRole(db, id);

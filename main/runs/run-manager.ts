@@ -170,6 +170,8 @@ interface ActiveTurn {
   /** How long the agent has waited on its model (AgentLaunch.modelTimeout), and the timer that ends the wait. */
   modelWatch: ModelWatch;
   modelTimer: NodeJS.Timeout | null;
+  /** While the agent retries its model: its line saying so; null once the model answers. */
+  retrying: string | null;
 }
 
 const LIVE_LINES = 200;
@@ -255,6 +257,13 @@ export class RunManager {
   /** Turn ids of turns whose stop is in progress, for run summaries. */
   stoppingTurns(): ReadonlySet<number> {
     return new Set([...this.active.values()].filter((turn) => turn.stoppedBy !== null).map((turn) => turn.turnId));
+  }
+
+  /** Turn ids of running turns whose agent retries its model, with the line saying so, for run summaries. */
+  retryingTurns(): ReadonlyMap<number, string> {
+    const retrying = new Map<number, string>();
+    for (const turn of this.active.values()) if (turn.retrying !== null) retrying.set(turn.turnId, turn.retrying);
+    return retrying;
   }
 
   /** The last lines an agent printed in its current turn. */
@@ -497,6 +506,7 @@ export class RunManager {
       liveTimer: null,
       modelWatch: startWatch(Date.now()),
       modelTimer: null,
+      retrying: null,
     };
     this.active.set(turnId, active);
     if (active.texts > 0 || active.answers) this.threadHooks?.turnState(run, turnId, 'working');
@@ -690,7 +700,20 @@ export class RunManager {
       active.failure = update.fail;
       void this.endTree(active);
     }
-    if (update.model !== undefined) this.watchModel(active, launch, update.model);
+    if (update.model !== undefined) {
+      this.watchModel(active, launch, update.model);
+      const retrying =
+        update.model === 'retrying'
+          ? (update.live ?? active.retrying)
+          : update.model === 'answered'
+            ? null
+            : active.retrying;
+      if (retrying !== active.retrying) {
+        active.retrying = retrying;
+        // A live line follows (or the model answered): people watching hear of it with that.
+        if (update.live === undefined) this.changed(active.run);
+      }
+    }
     if (update.session !== undefined && update.session !== active.session) {
       active.session = update.session;
       try {

@@ -317,7 +317,9 @@ function MessageList({
                     ? `${roleName} will start shortly`
                     : asking
                       ? `${roleName} is waiting for your approval`
-                      : `${roleName} is working…`}
+                      : run.retrying
+                        ? `${roleName} is working — ${run.retrying}`
+                        : `${roleName} is working…`}
                 </span>
               </div>
             )

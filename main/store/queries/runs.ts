@@ -350,7 +350,12 @@ export function turnByTokenHash(db: Db, tokenHash: string): TokenTurn | undefine
   return owner && { turn, run: owner };
 }
 
-export function runSummary(db: Db, context: ContextRef, stopping: ReadonlySet<number> = new Set()): RunSummary {
+export function runSummary(
+  db: Db,
+  context: ContextRef,
+  stopping: ReadonlySet<number> = new Set(),
+  retrying: ReadonlyMap<number, string> = new Map(),
+): RunSummary {
   const row = findRun(db, context);
   if (!row) return { id: null, state: 'idle', pending: 0, session: null, lastTurn: null };
   const last = get<TurnRow>(db, 'SELECT * FROM turns WHERE run_id = ? ORDER BY id DESC LIMIT 1', row.id);
@@ -371,6 +376,7 @@ export function runSummary(db: Db, context: ContextRef, stopping: ReadonlySet<nu
     pending,
     session: row.session,
     lastTurn: last ? toTurnSummary(last) : null,
+    ...(last?.status === 'running' && retrying.has(last.id) ? { retrying: retrying.get(last.id)! } : {}),
   };
 }
 
