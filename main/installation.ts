@@ -74,6 +74,10 @@ export interface InstallationOptions {
   secrets?: SecretBox;
   /** Which DHT to join beside the address; when omitted, PARLEY_DHT_BOOTSTRAP says (unset: the public one). */
   dht?: DhtBootstrap;
+  /** Also serve as a blind relay on the DHT for others (`parley serve --relay`). */
+  relay?: boolean;
+  /** False never holepunches, so that peers on one machine must meet through a relay (tests); default true. */
+  dhtHolepunch?: boolean;
   /** The agents' OS sandbox (main/sandbox): where bubblewrap is, or 'off'. */
   sandbox?: SandboxOptions;
   /** Where roles that name no folder work, each in its own: by default `<data folder>-roles`. */
@@ -297,6 +301,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       textBudgetPerHour: options.textBudgetPerHour,
       reconnect: options.reconnect,
       afterCommit: () => checkpointer.wrote(),
+      carrier: { relay: options.relay ?? false, holepunch: options.dhtHolepunch ?? true },
     });
     runs.setThreadHooks({
       describe: (run) => engine.describeThread(run),
