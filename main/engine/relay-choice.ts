@@ -47,7 +47,9 @@ export function nextDhtStep(
     return holepunchWorthRetrying(error, attempt, msLeft) ? { kind: 'retry' } : { kind: 'give up' };
   }
   const next = relays[relays.indexOf(relay) + 1];
-  return next !== undefined && msLeft > 2_000 && !cancelled(error) ? { kind: 'relay', relay: next } : { kind: 'give up' };
+  return next !== undefined && msLeft > 2_000 && !cancelled(error)
+    ? { kind: 'relay', relay: next }
+    : { kind: 'give up' };
 }
 
 function codeOf(error: unknown): string {
