@@ -463,7 +463,7 @@ export class LinkManager {
       throw new UnreachableError(
         attempts
           .filter((a) => !a.error.message.startsWith('cancelled'))
-          .filter((a, i, all) => !isRetriedHolepunch(a, all.slice(i + 1)))
+          .filter((a, i, all) => !isRetriedHolepunch(a, all.slice(0, i)))
           .sort((a, b) => pathOrder[a.path] - pathOrder[b.path]),
       );
     } finally {
@@ -651,9 +651,9 @@ class AttemptsRecorded extends Error {
 /** Said in the order they were tried: the address, then the DHT, then relays. */
 const pathOrder: Record<DialAttempt['path'], number> = { address: 0, dht: 1, relay: 2 };
 
-/** A holepunch that failed and was tried again says its failure once. */
-function isRetriedHolepunch(attempt: DialAttempt, later: DialAttempt[]): boolean {
-  return attempt.path === 'dht' && later.some((a) => a.path === 'dht' && a.error.message === attempt.error.message);
+/** A holepunch tried again says why it failed the first time: the second try only ran out of time. */
+function isRetriedHolepunch(attempt: DialAttempt, earlier: DialAttempt[]): boolean {
+  return attempt.path === 'dht' && earlier.some((a) => a.path === 'dht');
 }
 
 /** The relays a connection's peer named (a JSON array of keys); nothing when it is not one. */
