@@ -48,6 +48,7 @@ import { selectIsOwner, selectPerson, useSession } from '../store/session';
 import { selectPendingInvitation, useUi, type SettingsTab } from '../store/ui';
 import { PeerAddressCard, ThisComputerOnly } from './peer-address';
 import { PendingInvitations } from './pending-invitations';
+import { RelayList } from './relay-list';
 import { adapterLabel } from './adapter-label';
 import { RoleEditor } from './role-editor';
 
@@ -154,6 +155,7 @@ function ConnectionsPane() {
       />
       <PeerAddressCard />
       <PendingInvitations isOwner={isOwner} />
+      <RelayList isOwner={isOwner} />
       {error && !list && <ErrorNote onRetry={() => void load()}>{error}</ErrorNote>}
       {!list && !error && <Loading />}
       {list?.length === 0 && (
@@ -194,6 +196,10 @@ const pathWords: Record<NonNullable<ConnectionSummary['path']>, string> = {
   relayed: 'relayed (the relay sees only ciphertext)',
 };
 
+/** The relay a link goes through, by the address it was added with here, else its key. */
+const relayedThrough = (relay: NonNullable<ConnectionSummary['relay']>) =>
+  `relayed through ${relay.address ?? `${relay.key.slice(0, 12)}…`} (the relay sees only ciphertext)`;
+
 function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSummary; isOwner: boolean }) {
   const { pause, unpause, revoke, remove } = useConnections.getState();
   const [busy, run] = useAction();
@@ -212,7 +218,7 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
               : c.dhtKey
                 ? 'Found by DHT key'
                 : 'They dial in'}{' '}
-            {c.path && `· ${pathWords[c.path]} `}· paired{' '}
+            {c.path && `· ${c.relay ? relayedThrough(c.relay) : pathWords[c.path]} `}· paired{' '}
             <time dateTime={c.createdAt} title={fullTime(c.createdAt)}>
               {shortTime(c.createdAt)}
             </time>
