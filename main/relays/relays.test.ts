@@ -130,6 +130,11 @@ describe('relays', () => {
     // Removed, the relay is no longer offered, and a relay that is not there is said not to answer.
     await bob.owner('relays.remove', { id: added.id });
     expect(await bob.owner('relays.list', {})).toEqual([]);
+    // alice hears of it at once (a reach frame), and would no longer dial bob through it.
+    await alice.waitFor(async () => {
+      const [c] = await alice.owner('connections.list', {});
+      return c?.peerRelays.length === 0;
+    }, 'alice told that bob no longer names the relay');
     const missing = await bob.owner('relays.add', { key: 'ab'.repeat(32) });
     expect(missing).toMatchObject({ answers: false, address: null });
   }, 90_000);
