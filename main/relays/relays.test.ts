@@ -127,6 +127,23 @@ describe('relays', () => {
       return threads.find((t) => t.peerTurn?.state === 'stopped');
     }, "alice's ask shown stopped by bob");
 
+    // A dropped link comes back through the relay, whichever side dials first.
+    // Seen as it happens (the redial may be quick): the change event of the link's end.
+    const dropped = new Promise<void>((resolve) => {
+      const off = alice.installation.events.observe(() => {
+        if (alice.installation.engine.peers()[0]?.state !== 'offline') return;
+        off();
+        resolve();
+      });
+    });
+    bob.installation.engine.reconnectAll();
+    await dropped;
+    const again = await alice.waitFor(async () => {
+      const [c] = await alice.owner('connections.list', {});
+      return c?.online ? c : undefined;
+    }, 'alice online with bob again');
+    expect(again).toMatchObject({ path: 'relayed', relay: { key: relayKey } });
+
     // Removed, the relay is no longer offered, and a relay that is not there is said not to answer.
     await bob.owner('relays.remove', { id: added.id });
     expect(await bob.owner('relays.list', {})).toEqual([]);
