@@ -59,6 +59,8 @@ export interface ReachTarget {
   lastPath?: 'direct' | 'dht' | null;
   /** The relays the peer named (its invitation, its `reach` frame): tried, after ours, once holepunching fails. */
   relays?: string[];
+  /** We are a stranger to the peer (accepting its invitation): its firewall lets us in only through its own relays. */
+  stranger?: boolean;
 }
 
 /** How long each path has to get through the pin: an acceptor who cannot reach the inviter learns why soon after. */
@@ -422,7 +424,7 @@ export class LinkManager {
           .then(async () => {
             const deadline = Date.now() + DIAL_TIMEOUT_MS - headStart;
             // Only relays somebody chose, and only once holepunching failed: ours first, then the peer's.
-            const relays = relaysToTry(relayKeys(this.core.db), target.relays ?? []);
+            const relays = relaysToTry(target.stranger ? [] : relayKeys(this.core.db), target.relays ?? []);
             let relay: string | null = null;
             for (let attempt = 1; ; attempt++) {
               const { stream, path } = carrier.connect(key, relay);

@@ -103,6 +103,7 @@ export class Pairing {
       address: invite.address ?? null,
       dhtKey: invite.v === 3 ? invite.dht : null,
       relays: invite.v === 3 ? (invite.relays ?? []) : [],
+      stranger: true,
     };
     let connection: ConnectionRow | null = null;
     // The name the inviter says in its hello is checked again: it may differ from the invitation's.
