@@ -4,6 +4,7 @@
 import createTestnet, { type Testnet } from '@hyperswarm/testnet';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { decodeInvite, encodeInvite, type Invite } from '../main/engine/invitation';
 import { removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
 import {
   assertReady,
@@ -41,11 +42,21 @@ describeInBrowser('Settings: the relays this installation trusts', () => {
     const bootstrap = testnet.bootstrap.map((n) => `${n.host}:${n.port}`).join(',');
     relay = await startServe({ name: 'relay', extraArgs: ['--relay', '--dht-bootstrap', bootstrap] });
     const key = relay.info.relay!;
-    const serve = await startServe({ name: 'bob', extraArgs: ['--dht-bootstrap', bootstrap] });
+    // Neither holepunches, as behind two routers that change ports on every connection: only a relay joins them.
+    const strict = { PARLEY_DHT_HOLEPUNCH: 'off' };
+    const serve = await startServe({ name: 'bob', extraArgs: ['--dht-bootstrap', bootstrap], env: strict });
     const api = await serve.connect();
     const { person } = await api.call('session.whoami', {});
     const bob = { name: 'bob', serve, api, owner: person };
     nodes.push(bob);
+    const carolServe = await startServe({ name: 'carol', extraArgs: ['--dht-bootstrap', bootstrap], env: strict });
+    const carol = await carolServe.connect();
+    nodes.push({
+      name: 'carol',
+      serve: carolServe,
+      api: carol,
+      owner: (await carol.call('session.whoami', {})).person,
+    });
 
     const { page, context, problems } = await openUi(browser, bob);
     try {
@@ -65,8 +76,15 @@ describeInBrowser('Settings: the relays this installation trusts', () => {
       await visible(item.getByText('Answers', { exact: true }));
       await visible(item.getByText(`${key.slice(0, 16)}…`));
       await shoot(page, 'settings-relays');
-      // What the page shows is what the installation keeps: the next invitation carries it.
+      // What the page shows is what the installation keeps: the next invitation carries it, and carol,
+      // given only bob's key, reaches him through it; his card says so.
       expect((await api.call('relays.list', {})).map((r) => r.key)).toEqual([key]);
+      const { code } = await api.call('connections.invite', {});
+      const { address: _address, ...keyOnly } = decodeInvite(code) as Extract<Invite, { v: 3 }>;
+      await carol.call('connections.accept', { code: encodeInvite(keyOnly).code });
+      const card = page.getByRole('article', { name: 'Connection carol' });
+      await visible(card.getByText(/relayed through relay\.home\.test \(the relay sees only ciphertext\)/));
+      await shoot(page, 'settings-connection-relayed');
 
       await item.getByRole('button', { name: 'Remove' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Remove relay' }).click();

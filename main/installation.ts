@@ -76,7 +76,10 @@ export interface InstallationOptions {
   dht?: DhtBootstrap;
   /** Also serve as a blind relay on the DHT for others (`parley serve --relay`). */
   relay?: boolean;
-  /** False never holepunches, so that peers on one machine must meet through a relay (tests); default true. */
+  /**
+   * False never holepunches, so that peers must meet through a relay (tests, and a person checking that a relay
+   * works); when omitted, PARLEY_DHT_HOLEPUNCH=off says false.
+   */
   dhtHolepunch?: boolean;
   /** The agents' OS sandbox (main/sandbox): where bubblewrap is, or 'off'. */
   sandbox?: SandboxOptions;
@@ -301,7 +304,10 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       textBudgetPerHour: options.textBudgetPerHour,
       reconnect: options.reconnect,
       afterCommit: () => checkpointer.wrote(),
-      carrier: { relay: options.relay ?? false, holepunch: options.dhtHolepunch ?? true },
+      carrier: {
+        relay: options.relay ?? false,
+        holepunch: options.dhtHolepunch ?? process.env.PARLEY_DHT_HOLEPUNCH !== 'off',
+      },
     });
     runs.setThreadHooks({
       describe: (run) => engine.describeThread(run),
