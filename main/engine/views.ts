@@ -151,6 +151,7 @@ export class Views {
       this.core.db,
       (id) => this.links.isOnline(id),
       (id) => this.links.path(id),
+      (id) => this.links.relayOf(id),
     );
   }
 

@@ -108,6 +108,8 @@ describe('relays', () => {
       return c?.online ? c : undefined;
     }, 'bob online with alice');
     expect(atBob).toMatchObject({ path: 'relayed', relay: { key: relayKey, address: 'relay.test:49737' } });
+    // What bob's roles see of their peers (`parley peers`, `parley context`) names the relay too.
+    expect(bob.installation.engine.peers()).toMatchObject([{ peer: 'alice', path: 'relayed', relay: relayKey }]);
 
     const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
     await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: through the relay?' });
