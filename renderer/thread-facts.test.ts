@@ -66,6 +66,8 @@ function connection(patch: Partial<ConnectionSummary> = {}): ConnectionSummary {
     createdAt: at(0),
     dhtKey: null,
     path: 'direct',
+    relay: null,
+    peerRelays: [],
     ...patch,
   };
 }

@@ -12,6 +12,7 @@ import {
   oneLine,
   type ApprovalView,
   type ConnectionSummary,
+  type RelaySummary,
   type ContextKind,
   type AskRef,
   type TextView,
@@ -125,7 +126,14 @@ export interface PeerNetworkStatus {
    * The DHT carrier, by which peers reach this installation from anywhere with no address:
    * `on` with our key, `off` as configured, or `failed` with why.
    */
-  dht: { state: 'on' | 'off' | 'failed'; key: string | null; bootstrap: string; problem: string | null };
+  dht: {
+    state: 'on' | 'off' | 'failed';
+    key: string | null;
+    bootstrap: string;
+    problem: string | null;
+    /** The key this installation's own blind relay listens under (`parley serve --relay`), or null. */
+    relay: string | null;
+  };
 }
 /** One search result: the conversation, task or agent conversation a match is in, with its best match. */
 export interface SearchHit {
@@ -466,6 +474,27 @@ export const methods = {
   ),
   /** Owner: dial the invitation address from here now, and say whether this installation answered. */
   'network.check': method<PeerNetworkStatus>()(none, 'Check the peer address'),
+
+  /**
+   * The blind relays people here chose (DESIGN §12.1), each asked just now whether it
+   * answers. Only these, and the ones a peer named, are ever used, and only once
+   * holepunching fails; invitations and peers learn their keys.
+   */
+  'relays.list': method<RelaySummary[]>()(none, 'List the relays'),
+  /** Owner: trust a blind relay, by its key (what `parley serve --relay` says in serve.json), with where it runs. */
+  'relays.add': method<RelaySummary>()(
+    z.strictObject({
+      key: z
+        .string()
+        .trim()
+        .toLowerCase()
+        .regex(/^[0-9a-f]{64}$/, 'a relay key is 64 hexadecimal characters (serve.json says it as `relay`)'),
+      address: z.string().trim().min(1).max(300).nullable().optional(),
+    }),
+    'Add a relay',
+  ),
+  /** Owner: stop using a relay; peers hear of it at once. */
+  'relays.remove': method<{ removed: true }>()(z.strictObject({ id }), 'Remove a relay'),
 } as const;
 
 export type Methods = typeof methods;
@@ -500,6 +529,8 @@ export type ChangedKind =
   | 'approval'
   /** Where peers reach this installation (network.get); the id is always 0. */
   | 'network'
+  /** The relays people here chose (relays.list); the id is the relay's. */
+  | 'relays'
   /** What waits on the person may have changed (attention.list); the id is always 0. */
   | 'attention';
 

@@ -526,4 +526,20 @@ export interface ConnectionSummary {
   dhtKey: string | null;
   /** How the open link travels: its own TCP connection, holepunched over the DHT, or relayed; null while offline. */
   path: 'direct' | 'holepunched' | 'relayed' | null;
+  /** With `relayed`: the blind relay the link goes through (its key, and the address it was added with, if ours). */
+  relay: { key: string; address: string | null } | null;
+  /** The relays the peer named (their keys): tried, after ours, when holepunching to it fails. */
+  peerRelays: string[];
+}
+
+/** A blind relay someone here chose (Settings → Relays): dialled through only when holepunching fails. */
+export interface RelaySummary {
+  id: number;
+  /** Its DHT public key, hex. */
+  key: string;
+  /** The address it was added with, for people to recognise it; null when added by key alone. */
+  address: string | null;
+  addedAt: string;
+  /** Whether it answered just now; null when this installation is off the DHT and could not ask. */
+  answers: boolean | null;
 }

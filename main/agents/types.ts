@@ -51,6 +51,8 @@ export interface PeerDirectoryEntry {
   pausedAt?: string;
   /** Present when the link goes over the DHT: holepunched, or through a relay (which sees only ciphertext). */
   path?: 'holepunched' | 'relayed';
+  /** With `relayed`: the relay's DHT key (hex). */
+  relay?: string;
   /** The roles this peer lets this installation's roles address, with what they do. */
   roles: { address: string; description: string }[];
 }

@@ -7,7 +7,7 @@
 // test listens on loopback and is paired for real, over mutual TLS, with a second
 // installation ("peer") that the read-only rows share; a row that pauses, revokes or
 // otherwise changes a connection pairs a peer of its own for each call.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +33,7 @@ import type {
   ThreadSummary,
 } from '../../shared/domain';
 import { decodeInvite } from '../engine/invitation';
+import { insertRelay, listRelays } from '../store/queries/relays';
 import { getRole } from '../store/queries/roles';
 import { openInstallation, type Installation } from '../installation';
 import { log } from '../log';
@@ -1667,6 +1668,48 @@ const rows: AnyRow[] = [
     params: () => ({}),
     effect: (_f, result) => {
       expect(result.check).toMatchObject({ address: installation.peerAddress, reachable: true });
+    },
+  }),
+
+  row({
+    method: 'relays.list',
+    expect: everyone,
+    setup: () => insertRelay(installation.db, randomBytes(32).toString('hex'), 'relay.example:1', people.owner.id),
+    params: () => ({}),
+    effect: (f, result) => {
+      // Off the DHT here, so nobody could be asked whether the relay answers.
+      expect(result).toContainEqual({
+        id: f.id,
+        key: f.key,
+        address: 'relay.example:1',
+        addedAt: f.added_at,
+        answers: null,
+      });
+    },
+  }),
+  row({
+    method: 'relays.add',
+    expect: ownersOnly,
+    setup: () => ({ key: randomBytes(32).toString('hex') }),
+    params: (f) => ({ key: f.key, address: 'relay.example:2' }),
+    effect: (f, result) => {
+      expect(result).toMatchObject({ key: f.key, address: 'relay.example:2', answers: null });
+      expect(listRelays(installation.db).map((r) => r.key)).toContain(f.key);
+    },
+    events: (_f, result) => [heard('relays', result.id, all)],
+  }),
+  row({
+    method: 'relays.remove',
+    expect: ownersOnly,
+    setup: () => insertRelay(installation.db, randomBytes(32).toString('hex'), null, people.owner.id),
+    params: (f) => ({ id: f.id }),
+    effect: (f, result) => {
+      expect(result).toEqual({ removed: true });
+      expect(listRelays(installation.db).map((r) => r.id)).not.toContain(f.id);
+    },
+    events: (f) => [heard('relays', f.id, all)],
+    unchanged: (f) => {
+      expect(listRelays(installation.db).map((r) => r.id)).toContain(f.id);
     },
   }),
 

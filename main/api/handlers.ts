@@ -95,6 +95,7 @@ import { engineCall } from './engine-errors';
 import { firstRunHandlers } from './first-run-handlers';
 import { ledgerHandlers } from './ledger-handlers';
 import { networkHandlers, requireInvitable } from './network-handlers';
+import { relayHandlers } from './relay-handlers';
 import { pairingHandlers } from './pairing-handlers';
 import { searchHandlers } from './search-handlers';
 import { sessionEndReasons, type ApiSession, type SessionRegistry } from './session';
@@ -473,6 +474,7 @@ const handlers: HandlerTable = {
   },
 
   ...networkHandlers,
+  ...relayHandlers,
   ...pairingHandlers,
   ...searchHandlers,
   ...firstRunHandlers,

@@ -36,6 +36,8 @@ export interface EngineOptions {
   revision?: number;
   /** Called after each of the engine's commits: the installation checkpoints the log in the background. */
   afterCommit?: () => void;
+  /** The DHT carrier's own switches: serve as a blind relay; never holepunch (tests). */
+  carrier?: { relay: boolean; holepunch: boolean };
 }
 
 /** A text on the wire: its seq, and its row so its ack can update it by id. */

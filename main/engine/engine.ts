@@ -125,6 +125,21 @@ export class ConnectionEngine implements PeerGateway {
     return this.links.dhtKey;
   }
 
+  /** The key (hex) our own blind relay listens under (`parley serve --relay`), or null. */
+  get relayKey(): string | null {
+    return this.links.relayKey;
+  }
+
+  /** Whether a blind relay answers at this key now; null when off the DHT. */
+  probeRelay(key: string): Promise<boolean | null> {
+    return this.links.probeRelay(key);
+  }
+
+  /** Our relays changed: invitations carry the new list, and every online peer is told. */
+  relaysChanged(): void {
+    this.links.relaysChanged();
+  }
+
   /** host:port the listener is bound to, or null when not listening. */
   get listening(): string | null {
     return this.links.listening;

@@ -57,6 +57,8 @@ export interface Carrier {
   /** The peer's DHT public key, hex (Noise proved the peer holds it). */
   remoteKey: string;
   path: 'holepunched' | 'relayed';
+  /** The blind relay (hex key) it came through, when relayed. */
+  relay: string | null;
 }
 
 const carriers = new WeakMap<tls.TLSSocket, Carrier>();

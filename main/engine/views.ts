@@ -16,6 +16,7 @@ import { getConversationRow } from '../store/queries/conversations';
 import { getPerson } from '../store/queries/people';
 import { runState, type RunRow } from '../store/queries/runs';
 import { threadListRow, type ThreadListRow } from '../store/queries/thread-lists';
+import { relayByKey } from '../store/queries/relays';
 import { getTaskRow } from '../store/queries/tasks';
 import {
   getThread,
@@ -28,7 +29,7 @@ import {
 import type { EngineCore } from './core';
 import { noConnection, peerDirectory } from './directory';
 import { EngineError } from './errors';
-import type { LinkManager } from './links';
+import { parseRelays, type LinkManager } from './links';
 import { PEER_ROLE } from './sender';
 
 export class Views {
@@ -59,6 +60,8 @@ export class Views {
       createdAt: connection.created_at,
       dhtKey: connection.dht_key,
       path: this.links.path(connection.id),
+      relay: relayView(db, this.links.relayOf(connection.id)),
+      peerRelays: parseRelays(connection.relays),
     };
   }
 
@@ -149,6 +152,7 @@ export class Views {
       this.core.db,
       (id) => this.links.isOnline(id),
       (id) => this.links.path(id),
+      (id) => this.links.relayOf(id),
     );
   }
 
@@ -267,3 +271,9 @@ const textView = (row: ListedTextRow): TextView => ({
   takenByTurnId: row.taken_by_turn,
   createdAt: row.created_at,
 });
+
+/** The relay a link goes through, with the address it was added with here, if it is one of ours. */
+function relayView(db: EngineCore['db'], key: string | null): ConnectionSummary['relay'] {
+  if (key === null) return null;
+  return { key, address: relayByKey(db, key)?.address ?? null };
+}

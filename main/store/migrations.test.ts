@@ -292,6 +292,13 @@ const seeds: Record<number, (db: Db) => void> = {
     db.prepare("UPDATE messages SET posted_by_turn = 1 WHERE body = 'hello'").run();
     db.prepare("UPDATE task_log SET posted_by_turn = 1 WHERE body = 'soon'").run();
   },
+  27: (db) => {
+    // A relay the owner chose, and one added by a person who has since gone.
+    db.prepare(
+      `INSERT INTO relays (id, key, address, added_by) VALUES (1, '${'cd'.repeat(32)}', 'relay.example:49737', 1)`,
+    ).run();
+    db.prepare(`INSERT INTO relays (id, key, added_by) VALUES (2, '${'ef'.repeat(32)}', 2)`).run();
+  },
 };
 
 /** Row ids the search index finds for an FTS5 query in one of its tables. */
@@ -689,6 +696,16 @@ const checks: Record<number, (db: Db) => void> = {
     expect(plan('SELECT id FROM texts WHERE sent_by_turn = 1')).toContain('texts_sent_by_turn');
     expect(plan('SELECT id FROM messages WHERE posted_by_turn = 1')).toContain('messages_posted_by_turn');
     expect(plan('SELECT id FROM task_log WHERE posted_by_turn = 1')).toContain('task_log_posted_by_turn');
+  },
+  27: (db) => {
+    // The relays people chose are kept as they were added: each key once, lowercase hex of 32 bytes.
+    expect(db.prepare('SELECT id, key, address, added_by FROM relays ORDER BY id').all()).toEqual([
+      { id: 1, key: 'cd'.repeat(32), address: 'relay.example:49737', added_by: 1 },
+      { id: 2, key: 'ef'.repeat(32), address: null, added_by: 2 },
+    ]);
+    expect(() => db.prepare(`INSERT INTO relays (key) VALUES ('${'cd'.repeat(32)}')`).run()).toThrow(/UNIQUE/);
+    expect(() => db.prepare("INSERT INTO relays (key) VALUES ('short')").run()).toThrow(/CHECK/);
+    expect(() => db.prepare(`INSERT INTO relays (key) VALUES ('${'CD'.repeat(32)}')`).run()).toThrow(/CHECK/);
   },
 };
 

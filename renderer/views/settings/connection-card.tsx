@@ -20,6 +20,10 @@ export const pathWords: Record<NonNullable<ConnectionSummary['path']>, string> =
   relayed: 'relayed (the relay sees only ciphertext)',
 };
 
+/** The relay a link goes through, by the address it was added with here, else its key. */
+const relayedThrough = (relay: NonNullable<ConnectionSummary['relay']>) =>
+  `relayed through ${relay.address ?? `${relay.key.slice(0, 12)}…`} (the relay sees only ciphertext)`;
+
 export function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSummary; isOwner: boolean }) {
   const { pause, unpause, revoke, remove } = useConnections.getState();
   const [busy, run] = useAction();
@@ -38,7 +42,7 @@ export function ConnectionCard({ connection: c, isOwner }: { connection: Connect
               : c.dhtKey
                 ? 'Found by DHT key'
                 : 'They dial in'}{' '}
-            {c.path && `· ${pathWords[c.path]} `}· paired{' '}
+            {c.path && `· ${c.relay ? relayedThrough(c.relay) : pathWords[c.path]} `}· paired{' '}
             <time dateTime={c.createdAt} title={fullTime(c.createdAt)}>
               {shortTime(c.createdAt)}
             </time>

@@ -7,6 +7,7 @@ import { selectIsOwner, useSession } from '../../store/session';
 import { selectPendingInvitation, useUi } from '../../store/ui';
 import { PeerAddressCard } from '../peer-address';
 import { PendingInvitations } from '../pending-invitations';
+import { RelayList } from '../relay-list';
 import { ConnectionCard } from './connection-card';
 import { AcceptDialog, InviteDialog } from './invite-dialogs';
 import { PaneHeader } from './pane-header';
@@ -46,6 +47,7 @@ export function ConnectionsPane() {
       />
       <PeerAddressCard />
       <PendingInvitations isOwner={isOwner} />
+      <RelayList isOwner={isOwner} />
       {error && !list && <ErrorNote onRetry={() => void load()}>{error}</ErrorNote>}
       {!list && !error && <Loading />}
       {list?.length === 0 && (
