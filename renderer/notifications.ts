@@ -2,7 +2,13 @@
 // serves (the desktop app shows its own, from main). Permission is asked for when the
 // person clicks for it, never on load; a notification shows only while the tab is
 // hidden, and names the peer and the roles only (shared/attention.ts says what).
-import { freshItems, notificationFor, wantsNotification, type AttentionItem, type NotificationPrefs } from '../shared/attention';
+import {
+  freshItems,
+  notificationFor,
+  wantsNotification,
+  type AttentionItem,
+  type NotificationPrefs,
+} from '../shared/attention';
 
 export type NotificationState = 'unsupported' | 'default' | 'granted' | 'denied';
 

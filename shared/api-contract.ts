@@ -2,7 +2,13 @@
 // once with its params schema and result type. Main's handler table, the preload
 // bridge and the renderer's client are all typed from this object.
 import { z } from 'zod';
-import { attentionKinds, type AttentionKind, type AttentionList, type AttentionObject, type NotificationPrefs } from './attention';
+import {
+  attentionKinds,
+  type AttentionKind,
+  type AttentionList,
+  type AttentionObject,
+  type NotificationPrefs,
+} from './attention';
 import {
   agentSettingsSchema,
   agentSettingsUpdateSchema,
@@ -451,10 +457,18 @@ export const methods = {
     z
       .strictObject({
         kinds: z
-          .array(z.strictObject({ kind: z.enum(attentionKinds as [AttentionKind, ...AttentionKind[]]), notify: z.boolean() }))
+          .array(
+            z.strictObject({
+              kind: z.enum(attentionKinds as [AttentionKind, ...AttentionKind[]]),
+              notify: z.boolean(),
+            }),
+          )
           .max(50)
           .optional(),
-        connections: z.array(z.strictObject({ id, notify: z.boolean() })).max(1000).optional(),
+        connections: z
+          .array(z.strictObject({ id, notify: z.boolean() }))
+          .max(1000)
+          .optional(),
       })
       .refine((p) => p.kinds !== undefined || p.connections !== undefined, 'give kinds or connections'),
     'Set notification preferences',

@@ -486,7 +486,6 @@ export interface AllowRuleView {
   canRemove: boolean;
 }
 
-
 export interface ApprovalView {
   id: number;
   kind: ApprovalKind;

@@ -42,7 +42,14 @@ export function toolOf(title: string, detail: unknown): string {
 /** What an approval asked, for making a rule from it; undefined when no peer role is involved. */
 export function approvalAsk(
   db: Db,
-  approval: { kind: ApprovalKind; context_kind: ContextKind; context_id: number; text_id: number | null; title: string; detail: string | null },
+  approval: {
+    kind: ApprovalKind;
+    context_kind: ContextKind;
+    context_id: number;
+    text_id: number | null;
+    title: string;
+    detail: string | null;
+  },
 ): AskFacts | undefined {
   const thread =
     approval.text_id !== null

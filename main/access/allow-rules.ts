@@ -44,10 +44,7 @@ export function allowingRule<R extends AllowRuleFacts>(rules: readonly R[], ask:
 }
 
 /** The rule a person's "always allow" on `ask` makes. */
-export function ruleFor(
-  ask: AskFacts,
-  scope: RememberScope,
-): Omit<AllowRuleFacts, 'created_by'> {
+export function ruleFor(ask: AskFacts, scope: RememberScope): Omit<AllowRuleFacts, 'created_by'> {
   return {
     connection_id: ask.connectionId,
     peer_role: ask.peerRole,

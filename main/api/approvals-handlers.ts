@@ -41,7 +41,10 @@ function tooLate(db: Db, row: ApprovalRow): ApiError {
 function authorizedRemember(db: Db, person: Person, row: ApprovalRow, scope: RememberScope) {
   const ask = approvalAsk(db, row);
   if (!ask)
-    throw new ApiError('invalid', 'always allow is for what a peer’s role sends, receives or asks: this has no peer role');
+    throw new ApiError(
+      'invalid',
+      'always allow is for what a peer’s role sends, receives or asks: this has no peer role',
+    );
   const decision = decideRemember(person, approvalDeciders(approvalTarget(db, row)), scope);
   if (!decision.allowed)
     throw new ApiError(
@@ -81,7 +84,10 @@ export const approvalHandlers: Pick<HandlerTable, 'connections.setPolicy' | 'app
     if (!outcome.decided) throw tooLate(db, outcome.approval);
     if (rule) {
       transaction(db, () => addAllowRule(db, { ...rule, created_by: person.id, created_by_name: person.name }));
-      services.events.emit({ type: 'changed', kind: 'connection', id: rule.connection_id }, eventAudience.installation());
+      services.events.emit(
+        { type: 'changed', kind: 'connection', id: rule.connection_id },
+        eventAudience.installation(),
+      );
       // What already waits and the rule now covers goes through too, oldest first, as the person chose.
       for (const other of pendingApprovalRows(db, person)) {
         const ask = approvalAsk(db, other);

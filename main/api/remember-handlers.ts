@@ -71,10 +71,7 @@ export const rememberHandlers: Pick<
     if (!decision.allowed)
       throw new ApiError('forbidden', `only ${decision.needs} or the person who made it can stop always allowing`);
     transaction(db, () => deleteAllowRule(db, id));
-    services.events.emit(
-      { type: 'changed', kind: 'connection', id: rule.connection_id },
-      eventAudience.installation(),
-    );
+    services.events.emit({ type: 'changed', kind: 'connection', id: rule.connection_id }, eventAudience.installation());
     return { removed: true };
   },
 

@@ -91,7 +91,13 @@ export class PermissionRequests {
           title: request.title,
           detail: request.detail,
         });
-        settleApproval(this.db, allowedId, 'approved', { id: rule.created_by, name: rule.created_by_name }, ALWAYS_ALLOWED);
+        settleApproval(
+          this.db,
+          allowedId,
+          'approved',
+          { id: rule.created_by, name: rule.created_by_name },
+          ALWAYS_ALLOWED,
+        );
         return { allowedId, by: rule.created_by_name };
       }
       const refused = permissionBoundReason(pendingPermissionCounts(this.db, turnId, run.id));

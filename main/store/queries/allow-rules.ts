@@ -39,10 +39,7 @@ export function getAllowRule(db: Db, id: number): AllowRuleRow | undefined {
 }
 
 /** Adds a rule, or returns the one already made for the same choice. */
-export function addAllowRule(
-  db: Db,
-  rule: Omit<AllowRuleRow, 'id' | 'created_at'>,
-): number {
+export function addAllowRule(db: Db, rule: Omit<AllowRuleRow, 'id' | 'created_at'>): number {
   const existing = get<{ id: number }>(
     db,
     `SELECT id FROM allow_rules WHERE connection_id = ? AND peer_role = ? AND kind = ? AND tool IS ?
