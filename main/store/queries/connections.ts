@@ -131,12 +131,14 @@ export function setConnectionStatus(
 ): void {
   run(
     db,
-    `UPDATE connections SET status = ?1,
-       paused_by = CASE WHEN ?1 = 'paused' THEN ?2 END,
-       paused_at = CASE WHEN ?1 = 'paused' THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END
-     WHERE id = ?3 AND status != 'revoked'`,
+    `UPDATE connections SET status = ?,
+       paused_by = CASE WHEN ? = 'paused' THEN ? END,
+       paused_at = CASE WHEN ? = 'paused' THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END
+     WHERE id = ? AND status != 'revoked'`,
+    status,
     status,
     by,
+    status,
     id,
   );
 }
