@@ -48,6 +48,7 @@ import { selectIsOwner, selectPerson, useSession } from '../store/session';
 import { selectPendingInvitation, useUi, type SettingsTab } from '../store/ui';
 import { PeerAddressCard, ThisComputerOnly } from './peer-address';
 import { PendingInvitations } from './pending-invitations';
+import { ActedBy, AlwaysAllowed, NotificationsButton } from './connection-remembered';
 import { adapterLabel } from './adapter-label';
 import { RoleEditor } from './role-editor';
 
@@ -138,18 +139,21 @@ function ConnectionsPane() {
         title="Connections"
         description="Installations this one is paired with. Their roles and yours talk only through these."
         actions={
-          isOwner && (
-            <>
-              <button type="button" className="btn btn-secondary" onClick={() => setDialog('accept')}>
-                <LinkIcon size={16} />
-                Accept
-              </button>
-              <button type="button" className="btn btn-primary" onClick={() => setDialog('invite')}>
-                <PlusIcon size={16} />
-                Invite
-              </button>
-            </>
-          )
+          <>
+            <NotificationsButton />
+            {isOwner && (
+              <>
+                <button type="button" className="btn btn-secondary" onClick={() => setDialog('accept')}>
+                  <LinkIcon size={16} />
+                  Accept
+                </button>
+                <button type="button" className="btn btn-primary" onClick={() => setDialog('invite')}>
+                  <PlusIcon size={16} />
+                  Invite
+                </button>
+              </>
+            )}
+          </>
         }
       />
       <PeerAddressCard />
@@ -232,6 +236,7 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
           )}
         </div>
       </header>
+      <ActedBy connection={c} />
       <div className="connection-grid">
         <div className="stat">
           <span className="stat-label">Queue</span>
@@ -282,6 +287,7 @@ function ConnectionCard({ connection: c, isOwner }: { connection: ConnectionSumm
         </div>
         <TrustStat connection={c} editable={isOwner && !revoked} />
       </div>
+      <AlwaysAllowed connection={c} />
       {c.lastError && !revoked && <p className="warning small">Last problem: {c.lastError}</p>}
       <footer className="connection-foot">
         <code className="fingerprint" title={`Certificate fingerprint ${c.fingerprint}`}>

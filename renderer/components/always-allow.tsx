@@ -1,0 +1,114 @@
+// "Always allow…" beside Approve and Deny (DESIGN §12.10 `remember`): a menu button with
+// the two choices the person may make — this peer role in this conversation or task, or
+// this peer role everywhere (owners). Choosing one approves what waits and remembers it.
+import { useEffect, useId, useRef, useState, type KeyboardEvent } from 'react';
+import type { ApprovalView, RememberScope } from '../../shared/domain';
+import { useApprovals } from '../store/approvals';
+import './always-allow.css';
+
+const rootWords: Record<ApprovalView['root']['kind'], string> = {
+  conversation: 'in this conversation',
+  task: 'on this task',
+  thread: 'in this agent conversation',
+};
+
+/** What a choice says, for this approval. */
+export function rememberWords(approval: ApprovalView, scope: RememberScope): string {
+  const peer = approval.thread?.peer ?? 'this peer role';
+  const what =
+    approval.kind === 'permission'
+      ? `${approval.title} for ${peer}`
+      : approval.kind === 'outgoing'
+        ? `texts to ${peer}`
+        : `texts from ${peer}`;
+  return scope === 'root' ? `Always allow ${what} ${rootWords[approval.root.kind]}` : `Always allow ${what} everywhere`;
+}
+
+export function AlwaysAllowMenu({
+  approval,
+  busy,
+  run,
+}: {
+  approval: ApprovalView;
+  busy: boolean;
+  run: (action: () => Promise<unknown>) => Promise<boolean>;
+}) {
+  const decide = useApprovals((s) => s.decide);
+  const [open, setOpen] = useState(false);
+  const menuId = useId();
+  const button = useRef<HTMLButtonElement>(null);
+  const menu = useRef<HTMLDivElement>(null);
+  const scopes = approval.canRemember ?? [];
+  useEffect(() => {
+    if (open) menu.current?.querySelector<HTMLButtonElement>('[role="menuitem"]')?.focus();
+  }, [open]);
+  useEffect(() => {
+    if (!open) return;
+    // A click anywhere else closes it, as a menu does.
+    const away = (event: MouseEvent) => {
+      const target = event.target as Node;
+      if (!menu.current?.contains(target) && !button.current?.contains(target)) setOpen(false);
+    };
+    document.addEventListener('mousedown', away);
+    return () => document.removeEventListener('mousedown', away);
+  }, [open]);
+  if (scopes.length === 0) return null;
+  const close = () => {
+    setOpen(false);
+    button.current?.focus();
+  };
+  const onKey = (event: KeyboardEvent) => {
+    const items = [...(menu.current?.querySelectorAll<HTMLButtonElement>('[role="menuitem"]') ?? [])];
+    const at = items.indexOf(document.activeElement as HTMLButtonElement);
+    if (event.key === 'Escape') {
+      event.preventDefault();
+      event.stopPropagation();
+      close();
+    } else if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      event.preventDefault();
+      const step = event.key === 'ArrowDown' ? 1 : -1;
+      items[(at + step + items.length) % items.length]?.focus();
+    } else if (event.key === 'Tab') setOpen(false);
+  };
+  return (
+    <span className="always-allow">
+      <button
+        ref={button}
+        type="button"
+        className="btn btn-ghost btn-sm"
+        disabled={busy}
+        aria-haspopup="menu"
+        aria-expanded={open}
+        aria-controls={open ? menuId : undefined}
+        onClick={() => setOpen(!open)}
+      >
+        Always allow…
+      </button>
+      {open && (
+        <div
+          ref={menu}
+          id={menuId}
+          role="menu"
+          className="always-allow-menu"
+          aria-label="Always allow"
+          onKeyDown={onKey}
+        >
+          {scopes.map((scope) => (
+            <button
+              key={scope}
+              type="button"
+              role="menuitem"
+              className="always-allow-item"
+              onClick={() => {
+                setOpen(false);
+                void run(() => decide(approval.id, true, scope));
+              }}
+            >
+              {rememberWords(approval, scope)}
+            </button>
+          ))}
+        </div>
+      )}
+    </span>
+  );
+}
