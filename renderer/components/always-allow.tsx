@@ -15,9 +15,12 @@ const rootWords: Record<ApprovalView['root']['kind'], string> = {
 /** What a choice says, for this approval. */
 export function rememberWords(approval: ApprovalView, scope: RememberScope): string {
   const peer = approval.thread?.peer ?? 'this peer role';
+  // A tool is remembered by its kind when the agent named one (main/access/allow-rule-lookup.ts).
+  const toolKind = (approval.detail as { toolKind?: unknown } | null)?.toolKind;
+  const tool = typeof toolKind === 'string' && toolKind !== '' ? toolKind : approval.title;
   const what =
     approval.kind === 'permission'
-      ? `${approval.title} for ${peer}`
+      ? `${tool} for ${peer}`
       : approval.kind === 'outgoing'
         ? `texts to ${peer}`
         : `texts from ${peer}`;

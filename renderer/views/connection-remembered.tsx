@@ -94,7 +94,7 @@ export function AlwaysAllowed({ connection }: { connection: ConnectionSummary })
                 type="button"
                 className="btn btn-ghost btn-sm btn-danger-text"
                 disabled={busy}
-                aria-label={`Stop always allowing: ${ruleWords(rule)}`}
+                aria-label={`Stop allowing ${ruleWords(rule)}`}
                 onClick={() => void run(() => call('allowRules.remove', { id: rule.id }).then(load))}
               >
                 Stop allowing
@@ -131,9 +131,12 @@ export function NotificationsDialog({ onClose }: { onClose: () => void }) {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (!prefs) return;
-    void run(() => useAttention.getState().setPrefs({ kinds: prefs.kinds, connections: prefs.connections })).then(
-      (ok) => ok && onClose(),
-    );
+    void run(() =>
+      useAttention.getState().setPrefs({
+        kinds: prefs.kinds,
+        connections: prefs.connections.map(({ id, notify }) => ({ id, notify })),
+      }),
+    ).then((ok) => ok && onClose());
   };
   const kindOn = (kind: AttentionKind) => prefs?.kinds.find((entry) => entry.kind === kind)?.notify ?? true;
   return (
