@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { ConnectionSummary } from '../shared/domain';
 import {
   assertReady,
   axeInBothSchemes,
@@ -52,6 +53,17 @@ async function connectionId(node: Node, peer: string): Promise<number> {
   if (!connection) throw new Error(`${node.name} has no connection ${peer}`);
   return connection.id;
 }
+
+/** What alice's summary of carol says, once it says it. */
+const carolAt = (node: Node, read: (c: ConnectionSummary) => string | null | undefined) =>
+  node.api.waitFor(
+    async () => {
+      const carol = (await node.api.call('connections.list', {})).find((c) => c.name === 'carol');
+      return carol ? read(carol) : undefined;
+    },
+    20_000,
+    'the connection to carol to say it',
+  );
 
 const messages = (page: Page) => page.getByRole('region', { name: 'Messages' });
 const askLines = (page: Page): Locator =>
@@ -130,9 +142,7 @@ describeInBrowser('always allow, notification preferences, who acted', () => {
       await visible(allowed.getByText(/Texts your agents send to bob\/researcher in the conversation with assistant/));
       await visible(allowed.getByText(`by ${alice.owner.name}`, { exact: false }));
       await scan(page, 'settings-rule');
-      await allowed
-        .getByRole('button', { name: /^Stop allowing Texts your agents send to bob\/researcher/ })
-        .click();
+      await allowed.getByRole('button', { name: /^Stop allowing Texts your agents send to bob\/researcher/ }).click();
       await until(async () => (await allowed.count()) === 0, 'the rule to leave the card');
       expect(await alice.api.call('allowRules.list', {})).toEqual([]);
       await alice.api.call('connections.setPolicy', { id: await connectionId(alice, 'bob'), outgoing: 'send' });
@@ -243,7 +253,7 @@ describeInBrowser('always allow, notification preferences, who acted', () => {
         .getByRole('dialog', { name: 'Pause the connection to carol?' })
         .getByRole('button', { name: 'Pause' })
         .click();
-      const pausedAt = (await alice.api.call('connections.list', {})).find((c) => c.name === 'carol')!.pausedBy!.at!;
+      const pausedAt = (await carolAt(alice, (c) => c.pausedBy?.at)) as string;
       await visible(card.getByText(`Paused by ${alice.owner.name} on ${german.format(new Date(pausedAt))}`));
       await scan(page, 'paused-by');
 
@@ -252,7 +262,7 @@ describeInBrowser('always allow, notification preferences, who acted', () => {
         .getByRole('dialog', { name: 'Revoke the connection to carol?' })
         .getByRole('button', { name: 'Revoke' })
         .click();
-      const revokedAt = (await alice.api.call('connections.list', {})).find((c) => c.name === 'carol')!.revokedBy!.at!;
+      const revokedAt = (await carolAt(alice, (c) => c.revokedBy?.at)) as string;
       await visible(card.getByText(`Revoked by ${alice.owner.name} on ${german.format(new Date(revokedAt))}`));
 
       // carol's page, in English, says alice did it.

@@ -1,9 +1,10 @@
 // "Always allow…" beside Approve and Deny (DESIGN §12.10 `remember`): a menu button with
 // the two choices the person may make — this peer role in this conversation or task, or
 // this peer role everywhere (owners). Choosing one approves what waits and remembers it.
-import { useEffect, useId, useRef, useState, type KeyboardEvent } from 'react';
+import { useEffect, useId, useRef, useState, type CSSProperties, type KeyboardEvent } from 'react';
 import type { ApprovalView, RememberScope } from '../../shared/domain';
 import { useApprovals } from '../store/approvals';
+import { createPortal } from 'react-dom';
 import './always-allow.css';
 
 const rootWords: Record<ApprovalView['root']['kind'], string> = {
@@ -27,6 +28,16 @@ export function rememberWords(approval: ApprovalView, scope: RememberScope): str
   return scope === 'root' ? `Always allow ${what} ${rootWords[approval.root.kind]}` : `Always allow ${what} everywhere`;
 }
 
+/** Below its button, or above it when the window has too little room below; inside the window either way. */
+function menuPlace(rect: DOMRect): CSSProperties {
+  const room = 160;
+  const width = Math.min(384, window.innerWidth - 16);
+  const left = Math.max(8, Math.min(rect.left, window.innerWidth - width - 8));
+  return rect.bottom + room > window.innerHeight
+    ? { left, bottom: window.innerHeight - rect.top + 4 }
+    : { left, top: rect.bottom + 4 };
+}
+
 export function AlwaysAllowMenu({
   approval,
   busy,
@@ -38,6 +49,8 @@ export function AlwaysAllowMenu({
 }) {
   const decide = useApprovals((s) => s.decide);
   const [open, setOpen] = useState(false);
+  // Fixed to the window, not inside the list that scrolls, so no scroll box clips it.
+  const [place, setPlace] = useState<CSSProperties>({});
   const menuId = useId();
   const button = useRef<HTMLButtonElement>(null);
   const menu = useRef<HTMLDivElement>(null);
@@ -52,8 +65,18 @@ export function AlwaysAllowMenu({
       const target = event.target as Node;
       if (!menu.current?.contains(target) && !button.current?.contains(target)) setOpen(false);
     };
+    // It follows its button when what holds the button scrolls, or the window resizes.
+    const follow = () => {
+      if (button.current) setPlace(menuPlace(button.current.getBoundingClientRect()));
+    };
     document.addEventListener('mousedown', away);
-    return () => document.removeEventListener('mousedown', away);
+    window.addEventListener('resize', follow);
+    document.addEventListener('scroll', follow, true);
+    return () => {
+      document.removeEventListener('mousedown', away);
+      window.removeEventListener('resize', follow);
+      document.removeEventListener('scroll', follow, true);
+    };
   }, [open]);
   if (scopes.length === 0) return null;
   const close = () => {
@@ -83,35 +106,42 @@ export function AlwaysAllowMenu({
         aria-haspopup="menu"
         aria-expanded={open}
         aria-controls={open ? menuId : undefined}
-        onClick={() => setOpen(!open)}
+        onClick={() => {
+          if (!open && button.current) setPlace(menuPlace(button.current.getBoundingClientRect()));
+          setOpen(!open);
+        }}
       >
         Always allow…
       </button>
-      {open && (
-        <div
-          ref={menu}
-          id={menuId}
-          role="menu"
-          className="always-allow-menu"
-          aria-label="Always allow"
-          onKeyDown={onKey}
-        >
-          {scopes.map((scope) => (
-            <button
-              key={scope}
-              type="button"
-              role="menuitem"
-              className="always-allow-item"
-              onClick={() => {
-                setOpen(false);
-                void run(() => decide(approval.id, true, scope));
-              }}
-            >
-              {rememberWords(approval, scope)}
-            </button>
-          ))}
-        </div>
-      )}
+      {open &&
+        // In the page's main landmark, outside the list that scrolls (its rows moved by transforms would clip it).
+        createPortal(
+          <div
+            ref={menu}
+            id={menuId}
+            role="menu"
+            className="always-allow-menu"
+            aria-label="Always allow"
+            style={place}
+            onKeyDown={onKey}
+          >
+            {scopes.map((scope) => (
+              <button
+                key={scope}
+                type="button"
+                role="menuitem"
+                className="always-allow-item"
+                onClick={() => {
+                  setOpen(false);
+                  void run(() => decide(approval.id, true, scope));
+                }}
+              >
+                {rememberWords(approval, scope)}
+              </button>
+            ))}
+          </div>,
+          document.querySelector('main') ?? document.body,
+        )}
     </span>
   );
 }
