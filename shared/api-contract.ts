@@ -2,7 +2,13 @@
 // once with its params schema and result type. Main's handler table, the preload
 // bridge and the renderer's client are all typed from this object.
 import { z } from 'zod';
-import type { AttentionList, AttentionObject } from './attention';
+import {
+  attentionKinds,
+  type AttentionKind,
+  type AttentionList,
+  type AttentionObject,
+  type NotificationPrefs,
+} from './attention';
 import {
   agentSettingsSchema,
   agentSettingsUpdateSchema,
@@ -25,6 +31,8 @@ import {
   type TaskLogEntry,
   type TurnSummary,
   TRUST_LEVELS,
+  REMEMBER_SCOPES,
+  type AllowRuleView,
 } from './domain';
 import type { Ledger } from './ledger';
 import { MAX_ROLE_NAME_CHARS, ROLE_NAME_MESSAGE, ROLE_NAME_PATTERN } from './role-name';
@@ -428,7 +436,51 @@ export const methods = {
    * agent takes it) or an agent's request to use a tool. Whoever reads its topic decides,
    * but what an agent does for a peer that asked is an owner's to allow.
    */
-  'approvals.decide': method<ApprovalView>()(z.strictObject({ id, approve: z.boolean() }), 'Approve or deny'),
+  'approvals.decide': method<ApprovalView>()(
+    z
+      .strictObject({
+        id,
+        approve: z.boolean(),
+        /**
+         * With an approval, always allow the same from this peer role: within this root
+         * (`root`), or everywhere (`peer-role`, owners). Later texts and tool requests that
+         * match go through without asking (see allowRules.list).
+         */
+        remember: z.enum(REMEMBER_SCOPES).optional(),
+      })
+      .refine((p) => p.remember === undefined || p.approve, 'remember goes only with an approval'),
+    'Approve or deny',
+  ),
+  /** The "always allow" rules the caller may see, of one connection or all: what is let through without asking. */
+  'allowRules.list': method<AllowRuleView[]>()(
+    z.strictObject({ connectionId: id.optional() }),
+    'List what is always allowed',
+  ),
+  /** Stop always allowing: owners, or the person who made the rule. What matches waits for a person again. */
+  'allowRules.remove': method<{ removed: true }>()(byId, 'Stop always allowing'),
+  /** The caller's own notification preferences: per kind of what waits on them, and per connection. */
+  'notifications.get': method<NotificationPrefs>()(none, 'Get notification preferences'),
+  /** Turn notifications of a kind, or about a connection, off or on again, for the caller only. */
+  'notifications.set': method<NotificationPrefs>()(
+    z
+      .strictObject({
+        kinds: z
+          .array(
+            z.strictObject({
+              kind: z.enum(attentionKinds as [AttentionKind, ...AttentionKind[]]),
+              notify: z.boolean(),
+            }),
+          )
+          .max(50)
+          .optional(),
+        connections: z
+          .array(z.strictObject({ id, notify: z.boolean() }))
+          .max(1000)
+          .optional(),
+      })
+      .refine((p) => p.kinds !== undefined || p.connections !== undefined, 'give kinds or connections'),
+    'Set notification preferences',
+  ),
 
   /**
    * What waits on me (DESIGN §11.10), in what I may read: held texts and permission

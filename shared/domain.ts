@@ -467,6 +467,27 @@ export type TurnTrust = 'own' | TrustLevel;
 export type ApprovalKind = 'outgoing' | 'incoming' | 'permission';
 export type ApprovalState = 'pending' | 'approved' | 'denied' | 'cancelled';
 
+/** "Always allow" (DESIGN §12.10): for this peer role in this root, or for this peer role everywhere. */
+export type RememberScope = 'root' | 'peer-role';
+export const REMEMBER_SCOPES = ['root', 'peer-role'] as const satisfies readonly RememberScope[];
+
+/** A remembered "always allow", as a connection's settings list it. */
+export interface AllowRuleView {
+  id: number;
+  connectionId: number;
+  /** PEER/ROLE. */
+  peer: string;
+  kind: ApprovalKind;
+  /** A tool request's tool; null for texts. */
+  tool: string | null;
+  /** Where it holds, with its title; null: everywhere. */
+  root: { kind: ContextKind; id: number; title: string } | null;
+  createdBy: string;
+  createdAt: string;
+  /** Whether the person asking may remove it. */
+  canRemove: boolean;
+}
+
 export interface ApprovalView {
   id: number;
   kind: ApprovalKind;
@@ -486,6 +507,8 @@ export interface ApprovalView {
   detail: unknown;
   /** Whether the person asking may approve or deny it. */
   canDecide: boolean;
+  /** Which "always allow" choices the person may make with an approval (none: the menu is not offered). */
+  canRemember?: RememberScope[];
   /** Why it was cancelled. */
   reason: string | null;
   decidedBy: string | null;
@@ -521,6 +544,10 @@ export interface ConnectionSummary {
   lastError: string | null;
   /** Since when the peer has paused the connection (it told us); null or absent: it has not. */
   peerPausedAt?: string | null;
+  /** Who paused it here and when (who is null when not known); null while not paused here. */
+  pausedBy?: { name: string | null; at: string | null } | null;
+  /** Who revoked it (a person here, or the peer by its name) and when; null while not revoked. */
+  revokedBy?: { name: string | null; side: 'us' | 'peer'; at: string | null } | null;
   createdAt: string;
   /** The peer's DHT key (hex), when it is reached by the DHT as well. */
   dhtKey: string | null;

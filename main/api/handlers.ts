@@ -88,6 +88,7 @@ import {
 } from './authorize';
 import { approvalHandlers } from './approvals-handlers';
 import { trustHandlers } from './trust-handlers';
+import { rememberHandlers } from './remember-handlers';
 import { roleSandboxNotes, sandboxHandlers } from './sandbox-handlers';
 import type { SandboxStatus } from '../sandbox/sandbox';
 import { attentionHandlers } from './attention-handlers';
@@ -481,6 +482,7 @@ const handlers: HandlerTable = {
   ...ledgerHandlers,
   ...approvalHandlers,
   ...trustHandlers,
+  ...rememberHandlers,
   ...attentionHandlers,
   ...sandboxHandlers,
 };

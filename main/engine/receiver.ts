@@ -6,6 +6,7 @@
 import { log } from '../log';
 import { isRoleName } from '../../shared/role-name';
 import { cleanDescription } from '../one-line';
+import { ruleAllowing } from '../access/allow-rule-lookup';
 import { exposedRoleNames, getConnectionRow, setPeerRoles } from '../store/queries/connections';
 import { roleRefByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
@@ -259,13 +260,15 @@ export class Receiver {
     const row = state.row;
     // On a connection that asks first, the text is stored and acked as usual but held
     // for a person: no turn takes it until someone who reads this thread lets it in.
-    const held = connection.incoming_policy === 'ask';
+    const rule = connection.incoming_policy === 'ask' ? ruleAllowing(db, 'incoming', row) : undefined;
+    const held = connection.incoming_policy === 'ask' && rule === undefined;
     const textId = insertText(db, row.id, 'in', frame.seq, frame.body, held ? 'held' : 'received');
     counters.addedIncoming(connectionId);
     // The thread's run, made once per thread: the text waits in it as it is, received,
     // until a turn takes it. A thread's run goes only with its role, and a removed role
     // is refused above.
     state.runId ??= ensureRun(db, { kind: 'thread', id: row.id }, accepted.id).id;
+    if (rule) this.holds.allowedByRule('incoming', row, textId, state.runId, rule, tx);
     if (held) this.holds.hold('incoming', row, textId, state.runId, tx);
     else after(() => this.core.options.runs.wake());
     state.inSeq = Math.max(threads.lastSeq(state, 'in'), frame.seq);

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { ContextKind } from '../../shared/domain';
 import { PEER_ROLE_PATTERN } from '../../shared/role-name';
 import { eventAudience } from '../access/rules';
+import { ruleAllowing } from '../access/allow-rule-lookup';
 import type { TurnOutcome } from '../agents/types';
 import { roleApiRequests } from '../role-api/protocol';
 import { transaction } from '../store/database';
@@ -338,7 +339,9 @@ export class Sender {
     const thread = state.row;
     const seq = threads.lastSeq(state, 'out') + 1;
     const open = this.core.open.get(connection.id);
-    const held = connection.outgoing_policy === 'ask';
+    // A person may have chosen to always allow this peer role (here, or everywhere).
+    const rule = connection.outgoing_policy === 'ask' ? ruleAllowing(db, 'outgoing', thread) : undefined;
+    const held = connection.outgoing_policy === 'ask' && rule === undefined;
     // Nothing else waiting and nothing on the wire: this text goes now, written as sent
     // at once rather than queued and then claimed.
     const goesNow =
@@ -359,6 +362,7 @@ export class Sender {
     state.outSeq = seq;
     if (state.undelivered !== undefined) state.undelivered++;
     counters.addedOutgoing(connection.id, thread.id);
+    if (rule) this.holds.allowedByRule('outgoing', thread, textId, sender.run.id, rule, tx);
     if (held) this.holds.hold('outgoing', thread, textId, sender.run.id, tx);
     else if (goesNow) {
       counters.claimed(thread.id, seq);

@@ -57,6 +57,11 @@ export class Views {
       peerRoles: peerRoles(db, connection.id),
       lastError: this.links.lastError(connection.id),
       peerPausedAt: connection.peer_paused_at,
+      pausedBy: connection.status === 'paused' ? { name: connection.paused_by, at: connection.paused_at } : null,
+      revokedBy:
+        connection.status === 'revoked' && connection.revoked_by
+          ? { name: connection.revoked_by_name, side: connection.revoked_by, at: connection.revoked_at }
+          : null,
       createdAt: connection.created_at,
       dhtKey: connection.dht_key,
       path: this.links.path(connection.id),

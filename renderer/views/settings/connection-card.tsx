@@ -6,6 +6,7 @@ import { Avatar, Badge, ConfirmDialog, useAction } from '../../components/ui';
 import { fullTime, shortTime } from '../../format';
 import { useConnections } from '../../store/connections';
 import { ExposeDialog, PolicyDialog, QueueLimitDialog, incomingWords, outgoingWords } from './connection-dialogs';
+import { ActedBy, AlwaysAllowed } from './connection-remembered';
 import { SandboxSwitch } from './sandbox-switch';
 import { TrustStat } from './trust-stat';
 
@@ -62,6 +63,7 @@ export function ConnectionCard({ connection: c, isOwner }: { connection: Connect
           )}
         </div>
       </header>
+      <ActedBy connection={c} />
       <div className="connection-grid">
         <div className="stat">
           <span className="stat-label">Queue</span>
@@ -113,6 +115,7 @@ export function ConnectionCard({ connection: c, isOwner }: { connection: Connect
         <TrustStat connection={c} editable={isOwner && !revoked} />
         <SandboxSwitch connection={c} editable={isOwner && !revoked} />
       </div>
+      <AlwaysAllowed connection={c} />
       {c.lastError && !revoked && <p className="warning small">Last problem: {c.lastError}</p>}
       <footer className="connection-foot">
         <code className="fingerprint" title={`Certificate fingerprint ${c.fingerprint}`}>

@@ -6,6 +6,7 @@ import { selectConnections, selectConnectionsError, useConnections } from '../..
 import { selectIsOwner, useSession } from '../../store/session';
 import { selectPendingInvitation, useUi } from '../../store/ui';
 import { PeerAddressCard } from '../peer-address';
+import { NotificationsButton } from './connection-remembered';
 import { PendingInvitations } from '../pending-invitations';
 import { RelayList } from '../relay-list';
 import { ConnectionCard } from './connection-card';
@@ -31,18 +32,21 @@ export function ConnectionsPane() {
         title="Connections"
         description="Installations this one is paired with. Their roles and yours talk only through these."
         actions={
-          isOwner && (
-            <>
-              <button type="button" className="btn btn-secondary" onClick={() => setDialog('accept')}>
-                <LinkIcon size={16} />
-                Accept
-              </button>
-              <button type="button" className="btn btn-primary" onClick={() => setDialog('invite')}>
-                <PlusIcon size={16} />
-                Invite
-              </button>
-            </>
-          )
+          <>
+            <NotificationsButton />
+            {isOwner && (
+              <>
+                <button type="button" className="btn btn-secondary" onClick={() => setDialog('accept')}>
+                  <LinkIcon size={16} />
+                  Accept
+                </button>
+                <button type="button" className="btn btn-primary" onClick={() => setDialog('invite')}>
+                  <PlusIcon size={16} />
+                  Invite
+                </button>
+              </>
+            )}
+          </>
         }
       />
       <PeerAddressCard />
