@@ -98,10 +98,16 @@ describeInBrowser('on your behalf', () => {
       ]);
       const record = JSON.parse(readFileSync(await json.path(), 'utf8')) as Ledger;
       const [question, answer] = record.entries[0]!.texts;
-      expect(question!.sentBy).toMatchObject({ id: postedBy('asked bob/researcher'), role: 'assistant', status: 'done' });
+      expect(question!.sentBy).toMatchObject({
+        id: postedBy('asked bob/researcher'),
+        role: 'assistant',
+        status: 'done',
+      });
       expect(question!.takenBy).toEqual([]);
       expect(answer!.sentBy).toBeNull();
-      expect(answer!.takenBy.map((turn) => [turn.id, turn.status])).toEqual([[postedBy('bob/researcher says:'), 'done']]);
+      expect(answer!.takenBy.map((turn) => [turn.id, turn.status])).toEqual([
+        [postedBy('bob/researcher says:'), 'done'],
+      ]);
       expect(postedBy('asked bob/researcher')).toEqual(expect.any(Number));
 
       const [download] = await Promise.all([
@@ -115,7 +121,9 @@ describeInBrowser('on your behalf', () => {
       expect(markdown).toMatch(
         /\*\*#1 assistant → bob\/researcher\*\*, \S+ — delivered; approved by alice at \S+; sent by assistant’s turn of \S+, finished\n/,
       );
-      expect(markdown).toMatch(/\*\*#1 bob\/researcher → assistant\*\*, \S+ — taken by assistant’s turn of \S+, finished\n/);
+      expect(markdown).toMatch(
+        /\*\*#1 bob\/researcher → assistant\*\*, \S+ — taken by assistant’s turn of \S+, finished\n/,
+      );
       expect(problems).toEqual([]);
       await context.close();
     },
