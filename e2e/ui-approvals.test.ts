@@ -194,6 +194,16 @@ describeInBrowser('approvals where people work', () => {
       expect(await report.locator('.ask-state').count()).toBe(0);
       await shoot(page, 'task-ask-answered');
       await scan(page, 'task-answered');
+      // The task's record says who let the ask out and which of its turns sent and took what.
+      await page.getByRole('button', { name: 'On your behalf' }).click();
+      const record = page.getByRole('dialog', { name: 'On your behalf' });
+      const outcomes = record.getByRole('region', { name: 'assistant and bob/researcher' }).locator('.ledger-outcome');
+      await visible(outcomes.first());
+      expect(await outcomes.nth(0).innerText()).toMatch(
+        /^delivered; approved by alice at .+; sent by assistant’s turn of .+, finished$/,
+      );
+      expect(await outcomes.nth(1).innerText()).toMatch(/^taken by assistant’s turn of .+, finished$/);
+      await record.getByRole('button', { name: 'Close' }).click();
       expect(problems).toEqual([]);
     },
   );
