@@ -85,6 +85,8 @@ export interface TaskDetail {
   log: TaskLogEntry[];
   subtasks: Task[];
   turns: TurnSummary[];
+  /** The asks its turns made (each log line names its turn: `postedByTurnId`). */
+  asks: AskRef[];
 }
 export interface ThreadDetail {
   thread: ThreadSummary;

@@ -4,7 +4,7 @@
 // runs the handler. Every handler asks the access rules (../access, through ./authorize)
 // before it reads or acts, and every event it emits carries the audience those rules
 // give; no handler decides on its own who may.
-import { conversationAsks } from '../store/queries/asks';
+import { conversationAsks, rootAsks } from '../store/queries/asks';
 import {
   ApiError,
   describeIssues,
@@ -337,6 +337,7 @@ const handlers: HandlerTable = {
       log: listTaskLog(services.db, id),
       subtasks: readableTasks(person, listSubtaskRows(services.db, id)).map((sub) => taskView(services, sub)),
       turns: run ? recentTurns(services.db, run.id) : [],
+      asks: rootAsks(services.db, 'task', id, null),
     };
   },
   'tasks.comment': ({ services, person }, { id, text }) => {

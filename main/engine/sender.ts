@@ -370,6 +370,7 @@ export class Sender {
     } else if (open) this.claimNext(open, state, after, tx);
     this.core.threadChangedAfter(thread, tx);
     this.core.connectionChangedAfter(connection.id, tx);
+    this.rootChangedAfter(thread, tx);
     const result = {
       thread: thread.wire_id,
       threadRowId: thread.id,
@@ -377,6 +378,30 @@ export class Sender {
       to: `${connection.name}/${thread.peer_role}`,
     };
     return held ? { ...result, held: true, note: HELD_NOTE } : result;
+  }
+
+  /**
+   * Inside a transaction: a turn of a conversation or a task sent a text, so its page reads
+   * the root again and shows the ask under that turn's line, before the turn posts anything.
+   */
+  private rootChangedAfter(thread: ThreadRow, tx: Tx): void {
+    if (thread.started_by !== 'local') return;
+    const { db, options } = this.core;
+    if (thread.root_kind === 'conversation') {
+      const conversation = getConversationRow(db, thread.root_id);
+      if (!conversation) return;
+      const audience = eventAudience.conversation(conversation);
+      tx.afterOnce(`conversation ${conversation.id}`, () =>
+        options.events.emit({ type: 'changed', kind: 'conversation', id: conversation.id }, audience),
+      );
+    } else if (thread.root_kind === 'task') {
+      const task = getTaskRow(db, thread.root_id);
+      if (!task) return;
+      const audience = eventAudience.task(task);
+      tx.afterOnce(`task ${task.id}`, () =>
+        options.events.emit({ type: 'changed', kind: 'task', id: task.id }, audience),
+      );
+    }
   }
 
   /** Inside a transaction: the text takes the thread's place on the wire, and leaves after the commit. */
