@@ -15,6 +15,7 @@ import { EngineError } from './errors';
 import { GroupCommit, type Tx } from './group-commit';
 import type { Identity } from './identity';
 import type { PeerLink } from './peer-link';
+import type { PortNetwork } from './port-network';
 import type { Backoff } from './redial';
 import { ThreadCache } from './sender-key';
 import { CloseCode, type AckFrame } from './wire';
@@ -36,6 +37,8 @@ export interface EngineOptions {
   revision?: number;
   /** Called after each of the engine's commits: the installation checkpoints the log in the background. */
   afterCommit?: () => void;
+  /** Links over these ports instead of TLS on TCP, and no DHT (tests: installations linked in memory). */
+  ports?: PortNetwork;
 }
 
 /** A text on the wire: its seq, and its row so its ack can update it by id. */
