@@ -8,7 +8,7 @@ import type { ContextKind } from '../../shared/domain';
 import { PEER_ROLE_PATTERN } from '../../shared/role-name';
 import { eventAudience } from '../access/rules';
 import type { TurnOutcome } from '../agents/types';
-import { roleApiRequests } from '../role-api/protocol';
+import { roleApiRequests, type ReportResult, type SendResult } from '../role-api/protocol';
 import { transaction } from '../store/database';
 import { connectionByName, getConnectionRow, peerRoles, type ConnectionRow } from '../store/queries/connections';
 import { getConversationRow, insertMessage } from '../store/queries/conversations';
@@ -37,18 +37,6 @@ type After = (action: () => void) => void;
 interface SendingTurn {
   run: RunRow;
   turnId: number | null;
-}
-
-export interface SendResult {
-  /** The wire thread ID. */
-  thread: string;
-  /** The agent conversation's row id here. */
-  threadRowId: number;
-  seq: number;
-  to: string;
-  /** On a connection that asks first: the text waits for a person (told once decided). */
-  held?: true;
-  note?: string;
 }
 
 /** What an agent is told at once when its send waits for a person. */
@@ -247,7 +235,7 @@ export class Sender {
     turnId: number,
     role: { id: number; name: string },
     text: string,
-  ): Promise<unknown> {
+  ): Promise<ReportResult> {
     const { db, options } = this.core;
     const root = this.rootOf(run);
     const author = { kind: 'role' as const, id: role.id, name: role.name };
@@ -277,7 +265,7 @@ export class Sender {
         throw new EngineError('closed', 'the agent conversation this answers for is closed');
       const connection = this.usableConnection(getConnectionRow(db, state.row.connection_id)!.name);
       this.checkLimits(connection, state.row.id);
-      return { reported: 'thread', ...this.enqueue(connection, state, text, { run, turnId }, after, tx) };
+      return { reported: 'thread' as const, ...this.enqueue(connection, state, text, { run, turnId }, after, tx) };
     });
   }
 

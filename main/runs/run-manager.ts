@@ -27,6 +27,7 @@ import type {
 } from '../agents/types';
 import { deadline, observe, startWatch, type ModelSignal, type ModelWatch } from '../agents/model-watch';
 import type { EventHub } from '../events';
+import type { SendResult } from '../role-api/protocol';
 import { log } from '../log';
 import type { Db } from '../store/database';
 import { transaction } from '../store/database';
@@ -106,7 +107,7 @@ export interface ThreadHooks {
    * reply`. `alongside` (the turn's end) is written in the same commit as the text.
    * Rejects with the reason when it cannot be sent, having written nothing.
    */
-  replyWithOutput(run: RunRow, turnId: number, text: string, alongside: () => void): Promise<unknown>;
+  replyWithOutput(run: RunRow, turnId: number, text: string, alongside: () => void): Promise<SendResult>;
   /**
    * An answer came back and the turn it woke passed nothing on: the root shows that it
    * arrived, written in one commit with `alongside` (the turn's end).
