@@ -6,17 +6,15 @@ import http from 'node:http';
 import path from 'node:path';
 import { describeIssues } from '../../shared/api-contract';
 import { historyScope } from '../access/lookup';
-import { eventAudience } from '../access/rules';
 import type { Caller, PeerGateway } from '../agents/types';
 import type { EventHub } from '../events';
 import { answerClientError, httpTimeouts } from '../net/http-guards';
 import { log } from '../log';
 import type { RunManager } from '../runs/run-manager';
-import { transaction, type Db } from '../store/database';
-import { getConversationRow, insertMessage } from '../store/queries/conversations';
+import { linePlace, postReport } from '../posting/post-line';
+import type { Db } from '../store/database';
 import { getRole, roleByTokenHash } from '../store/queries/roles';
 import { turnByTokenHash } from '../store/queries/runs';
-import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
 import { DISK_FULL_MESSAGE, isDiskFull } from '../store/storage-errors';
 import { hashToken } from '../tokens';
 import {
@@ -240,25 +238,11 @@ export class RoleApiServer {
   }
 
   private async report(caller: RunCaller, text: string): Promise<ReportResult> {
-    const { db, events } = this.options;
-    const author = { kind: 'role' as const, id: caller.role.id, name: caller.role.name };
-    const { run } = caller;
-    if (run.context_kind === 'conversation') {
-      const conversation = getConversationRow(db, run.context_id);
-      if (!conversation) throw new RoleApiError('closed', 'the conversation this run reports to was deleted');
-      const message = transaction(db, () => insertMessage(db, conversation.id, author, text, caller.turn.id));
-      events.emit(
-        { type: 'changed', kind: 'conversation', id: conversation.id },
-        eventAudience.conversation(conversation),
-      );
-      return { reported: 'conversation', id: conversation.id, messageId: message.id };
-    }
-    if (run.context_kind === 'task') {
-      const task = getTaskRow(db, run.context_id);
-      if (!task) throw new RoleApiError('closed', 'the task this run reports to was deleted');
-      const entry = transaction(db, () => insertTaskLog(db, task.id, 'report', author, text, caller.turn.id));
-      events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
-      return { reported: 'task', id: task.id, logId: entry.id };
+    const place = linePlace({ kind: caller.run.context_kind, id: caller.run.context_id });
+    if (place) {
+      const reported = postReport(this.options, place, caller.role, text, caller.turn.id);
+      if (!reported) throw new RoleApiError('closed', `the ${place.kind} this run reports to was deleted`);
+      return reported;
     }
     if (!this.peers) throw noEngine();
     return this.peers.reportOnThread(caller, text);

@@ -31,7 +31,7 @@ import type { SendResult } from '../role-api/protocol';
 import { log } from '../log';
 import type { Db } from '../store/database';
 import { transaction } from '../store/database';
-import { getConversationRow, insertMessage } from '../store/queries/conversations';
+import { getConversationRow } from '../store/queries/conversations';
 import { getPerson, listPeople } from '../store/queries/people';
 import { getRole } from '../store/queries/roles';
 import {
@@ -60,7 +60,8 @@ import {
   type RunRow,
   type TurnRow,
 } from '../store/queries/runs';
-import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
+import { getTaskRow } from '../store/queries/tasks';
+import { linePlace, PARLEY_AUTHOR, roleAuthor, writeLine } from '../posting/post-line';
 import { isStorageFailure } from '../store/storage-errors';
 import { hashToken, newToken } from '../tokens';
 import { PermissionRequests } from './permission-requests';
@@ -888,20 +889,16 @@ export class RunManager {
 
   /** A turn's final output goes to its context (agent conversations: the run log only). */
   private deliver(run: RunRow, turnId: number, output: string): void {
-    const role = getRole(this.db, run.role_id);
-    const author = { kind: 'role' as const, id: run.role_id, name: role?.name ?? 'role' };
-    if (run.context_kind === 'conversation') insertMessage(this.db, run.context_id, author, output, turnId);
-    else if (run.context_kind === 'task') insertTaskLog(this.db, run.context_id, 'output', author, output, turnId);
+    const place = linePlace({ kind: run.context_kind, id: run.context_id });
+    if (!place) return;
+    const author = roleAuthor({ id: run.role_id, name: getRole(this.db, run.role_id)?.name ?? 'role' });
+    writeLine(this.db, place, { author, text: output, entry: 'output', turnId });
   }
 
   /** Something people should see happened to the agent: a stop, a failure. */
   private postNotice(run: RunRow, text: string): void {
-    const author = { kind: 'system' as const, id: null, name: 'Parley' };
-    if (run.context_kind === 'conversation') {
-      if (getConversationRow(this.db, run.context_id)) insertMessage(this.db, run.context_id, author, text);
-    } else if (run.context_kind === 'task') {
-      if (getTaskRow(this.db, run.context_id)) insertTaskLog(this.db, run.context_id, 'notice', author, text);
-    }
+    const place = linePlace({ kind: run.context_kind, id: run.context_id });
+    if (place) writeLine(this.db, place, { author: PARLEY_AUTHOR, text, entry: 'notice' });
   }
 
   private async recoverInterrupted(turn: TurnRow): Promise<void> {
