@@ -133,6 +133,20 @@ const conversationView = (services: ApiServices, row: ConversationRow): Conversa
 const taskView = (services: ApiServices, row: TaskRow): Task =>
   toTask(row, runSummary(services.db, { kind: 'task', id: row.id }, services.runs.stoppingTurns()));
 
+/** A person's words where a role reads them: the line, and the input that wakes its agent, in one step. */
+function personSays<K extends 'conversation' | 'task'>(
+  services: ApiServices,
+  person: Person,
+  place: { kind: K; id: number },
+  roleId: number,
+  text: string,
+  input: 'message' | 'comment',
+) {
+  return postLine(services, place, { author: personAuthor(person), text, entry: 'comment' }, () =>
+    services.runs.addInput(place, roleId, input, text, person.name),
+  );
+}
+
 function requireRoleExists(db: Db, id: number) {
   const role = getRole(db, id);
   if (!role) throw new ApiError('not_found', `no role ${id}`);
@@ -281,14 +295,8 @@ const handlers: HandlerTable = {
   },
   'conversations.send': ({ services, person }, { id, text }) => {
     const row = authorizedConversation(services.db, person, id, 'send');
-    const posted = postLine(
-      services,
-      { kind: 'conversation', id },
-      { author: personAuthor(person), text, entry: 'comment' },
-      () => services.runs.addInput({ kind: 'conversation', id }, row.role_id, 'message', text, person.name),
-    );
     // Authorized a moment ago in this same step: it is there.
-    return posted!.message;
+    return personSays(services, person, { kind: 'conversation', id }, row.role_id, text, 'message')!.message;
   },
   'conversations.stop': ({ services, person }, { id }) => {
     authorizedConversation(services.db, person, id, 'stop');
@@ -331,14 +339,8 @@ const handlers: HandlerTable = {
   },
   'tasks.comment': ({ services, person }, { id, text }) => {
     const row = authorizedTask(services.db, person, id, 'comment');
-    const posted = postLine(
-      services,
-      { kind: 'task', id },
-      { author: personAuthor(person), text, entry: 'comment' },
-      () => services.runs.addInput({ kind: 'task', id }, row.role_id, 'comment', text, person.name),
-    );
     // Authorized a moment ago in this same step: it is there.
-    return posted!.entry;
+    return personSays(services, person, { kind: 'task', id }, row.role_id, text, 'comment')!.entry;
   },
   'tasks.finish': ({ services, person }, { id }) => {
     const row = authorizedTask(services.db, person, id, 'finish');
