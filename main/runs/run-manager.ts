@@ -65,6 +65,7 @@ import { linePlace, PARLEY_AUTHOR, roleAuthor, writeLine } from '../posting/post
 import { isStorageFailure } from '../store/storage-errors';
 import { hashToken, newToken } from '../tokens';
 import { PermissionRequests } from './permission-requests';
+import { failureOf, nextPhase, stopIsCommitted, stopReason, WORKING, type TurnPhase } from './turn-phase';
 import { endStaleGroup, endTree, processStartTime, ProcessTree, spawnInGroup } from './process-tree';
 import type { AdapterName, TurnTrust } from '../../shared/domain';
 import { sandboxedLaunch, type SandboxedStart, type TurnSandboxOptions } from '../sandbox/turn-sandbox';
@@ -137,15 +138,11 @@ interface ActiveTurn {
   tree: ProcessTree | null;
   /** In the environment of every process of the turn: how its tree is found once processes left it. */
   marker: string;
-  /** Set once a stop was asked for; says who or what stopped it. */
-  stoppedBy: string | null;
+  /** Where the turn is: working, failing, its stop committed, or stopping (./turn-phase). */
+  phase: TurnPhase;
   /** After a stop's commit: answers the agent's requests that the stop cancelled. */
   answerPermissions: () => void;
-  /** Set when the adapter read from the agent's output that the turn cannot succeed: why. */
-  failure: string | null;
   /** Resolves when the leader has exited. */
-  /** The stop is committed (the agent is signalled only after that). */
-  stopCommitted: boolean;
   exited: Promise<void>;
   /** Ending the tree, once begun (by a stop, a failure, or leftovers after the leader's exit). */
   ending: Promise<void> | null;
@@ -160,9 +157,8 @@ interface ActiveTurn {
    * asker hears its state and gets its output as the reply, as for the peer's text.
    */
   answers: boolean;
-  replied: boolean;
-  reported: boolean;
-  relayed: boolean;
+  /** What it sent, as the role API told (the reply guard's own reply counts as `replied`). */
+  sent: Set<TurnAction>;
   /** Resolves when the turn's end has been committed. */
   settled: Promise<void>;
   timer: NodeJS.Timeout | null;
@@ -256,7 +252,9 @@ export class RunManager {
 
   /** Turn ids of turns whose stop is in progress, for run summaries. */
   stoppingTurns(): ReadonlySet<number> {
-    return new Set([...this.active.values()].filter((turn) => turn.stoppedBy !== null).map((turn) => turn.turnId));
+    return new Set(
+      [...this.active.values()].filter((turn) => stopReason(turn.phase) !== null).map((turn) => turn.turnId),
+    );
   }
 
   /** The last lines an agent printed in its current turn. */
@@ -295,7 +293,7 @@ export class RunManager {
       const active = this.activeTurnOf(run.id);
       if (active) {
         if (turns.includes(active)) continue;
-        if (!active.stopCommitted) this.commitStop(active, reason);
+        if (!stopIsCommitted(active.phase)) this.commitStop(active, reason);
         turns.push(active);
       } else if (holdWaitingWork(this.db, run) > 0) {
         held = true;
@@ -315,7 +313,7 @@ export class RunManager {
       }
     }
     return async () => {
-      for (const turn of turns) turn.stopCommitted = true;
+      for (const turn of turns) turn.phase = nextPhase(turn.phase, { type: 'stop-committed', reason });
       await Promise.all(turns.map((turn) => this.signalStop(turn, reason)));
       return held || turns.length > 0;
     };
@@ -479,19 +477,15 @@ export class RunManager {
       run,
       tree: null,
       marker: `PARLEY_TOKEN=${token}`,
-      stoppedBy: null,
+      phase: WORKING,
       answerPermissions: () => {},
-      failure: null,
-      stopCommitted: false,
       exited: Promise.resolve(),
       ending: null,
       leaderFirst: launch.stopsItsChildren === true,
       context,
       texts: inputs.filter((input) => input.kind === 'text').length,
       answers: inputs.some((input) => input.answers === 1),
-      replied: false,
-      reported: false,
-      relayed: false,
+      sent: new Set(),
       settled: Promise.resolve(),
       timer: null,
       session: run.session,
@@ -542,7 +536,7 @@ export class RunManager {
         const what = `the end of turn ${turnId}`;
         // Its process is gone: nothing it asked for waits any more.
         this.endPermissions(turnId);
-        if (active.stoppedBy !== null) {
+        if (stopReason(active.phase) !== null) {
           await this.durably(what, () => this.commitStopped(active));
           return;
         }
@@ -554,8 +548,12 @@ export class RunManager {
         // No answer went back: the asker hears how it ended, or that the turn relayed the
         // question and waits on those asks (their answer comes down the chain, or a notice
         // that they ended unanswered starts a turn here that answers).
-        if ((active.texts > 0 || active.answers) && !active.replied && !active.reported)
-          this.threadHooks?.turnState(run, turnId, active.relayed ? 'relayed' : outcome.ok ? 'ended' : 'failed');
+        if ((active.texts > 0 || active.answers) && !active.sent.has('replied') && !active.sent.has('reported'))
+          this.threadHooks?.turnState(
+            run,
+            turnId,
+            active.sent.has('relayed') ? 'relayed' : outcome.ok ? 'ended' : 'failed',
+          );
       })
       .catch((error: unknown) => log.error('could not record the end of a turn', { turnId, error: String(error) }))
       .finally(() => this.schedule());
@@ -623,7 +621,7 @@ export class RunManager {
         log.warn('could not record the agent process', { turnId: active.turnId, error: String(error) });
       }
       // A stop asked for before the process existed takes effect now.
-      if (active.stoppedBy !== null) void this.endTree(active);
+      if (stopReason(active.phase) !== null) void this.endTree(active);
       out.setEncoding('utf8');
       err.setEncoding('utf8');
       out.on('data', (chunk: string) => {
@@ -650,7 +648,7 @@ export class RunManager {
         else await active.ending;
         // Nothing of the tree is left, so what it wrote is in the pipes: read it, but do
         // not wait on a pipe someone outside the tree still holds open.
-        await Promise.race([drained, delay(active.stoppedBy === null ? PIPE_DRAIN_MS : STOPPED_PIPE_DRAIN_MS)]);
+        await Promise.race([drained, delay(stopReason(active.phase) === null ? PIPE_DRAIN_MS : STOPPED_PIPE_DRAIN_MS)]);
         out.destroy();
         err.destroy();
         if (lineBuffer) this.onLine(active, launch, lineBuffer);
@@ -663,7 +661,8 @@ export class RunManager {
   /** What a turn that was not stopped came to. */
   private outcome(active: ActiveTurn, launch: AgentLaunch, result: ProcessResult): TurnOutcome {
     if (result.notStarted !== undefined) return { ok: false, error: result.notStarted };
-    if (active.failure !== null) return { ok: false, error: active.failure };
+    const failure = failureOf(active.phase);
+    if (failure !== null) return { ok: false, error: failure };
     try {
       return launch.finish(result);
     } catch (error) {
@@ -687,9 +686,9 @@ export class RunManager {
       return;
     }
     if (!update) return;
-    if (update.fail !== undefined && active.failure === null && active.stoppedBy === null) {
+    if (update.fail !== undefined && active.phase.name === 'working') {
       // The agent cannot succeed (a refused key, say): end it now rather than let it retry.
-      active.failure = update.fail;
+      active.phase = nextPhase(active.phase, { type: 'fail', failure: update.fail });
       void this.endTree(active);
     }
     if (update.model !== undefined) this.watchModel(active, launch, update.model);
@@ -730,8 +729,8 @@ export class RunManager {
     active.modelTimer = setTimeout(
       () => {
         active.modelTimer = null;
-        if (active.failure !== null || active.stoppedBy !== null) return;
-        active.failure = limit.fail();
+        if (active.phase.name !== 'working') return;
+        active.phase = nextPhase(active.phase, { type: 'fail', failure: limit.fail() });
         void this.endTree(active);
       },
       Math.max(0, at - Date.now()),
@@ -741,9 +740,9 @@ export class RunManager {
 
   /** Commits the stop, then signals the agent and waits until its end is committed. */
   private async stopTurn(active: ActiveTurn, reason: string): Promise<void> {
-    if (!active.stopCommitted) {
+    if (!stopIsCommitted(active.phase)) {
       transaction(this.db, () => this.commitStop(active, reason));
-      active.stopCommitted = true;
+      active.phase = nextPhase(active.phase, { type: 'stop-committed', reason });
     }
     await this.signalStop(active, reason);
   }
@@ -753,8 +752,8 @@ export class RunManager {
     // Committed with the stop: the agent hears its requests are cancelled before its signal.
     active.answerPermissions();
     active.answerPermissions = () => {};
-    if (active.stoppedBy === null) {
-      active.stoppedBy = reason;
+    if (stopReason(active.phase) === null) {
+      active.phase = nextPhase(active.phase, { type: 'signalled', reason });
       this.changed(active.run);
       if (active.texts > 0 || active.answers) this.threadHooks?.turnState(active.run, active.turnId, 'stopped');
       await this.endTree(active);
@@ -779,9 +778,7 @@ export class RunManager {
   noteTurnAction(turnId: number, action: TurnAction): void {
     const active = this.active.get(turnId);
     if (!active) return;
-    if (action === 'replied') active.replied = true;
-    else if (action === 'reported') active.reported = true;
-    else active.relayed = true;
+    active.sent.add(action);
   }
 
   /**
@@ -802,9 +799,10 @@ export class RunManager {
     if (!getRun(this.db, run.id)) return false;
     let follow: ((alongside: () => void) => Promise<unknown>) | null = null;
     if (context.peerStarted) {
-      if (!active.replied && !active.relayed && outcome.ok && outcome.output.trim())
+      if (!active.sent.has('replied') && !active.sent.has('relayed') && outcome.ok && outcome.output.trim())
         follow = (alongside) => hooks.replyWithOutput(run, turnId, outcome.output, alongside);
-    } else if (!active.reported) follow = (alongside) => hooks.answerArrived(run, turnId, outcome, alongside);
+    } else if (!active.sent.has('reported'))
+      follow = (alongside) => hooks.answerArrived(run, turnId, outcome, alongside);
     if (!follow) return false;
     // Written inside the engine's commit, and again there if that commit is rerun: only while the turn is open.
     const writeEnd = () => {
@@ -813,7 +811,7 @@ export class RunManager {
     try {
       await follow(writeEnd);
       // The reply guard's text is the answer.
-      if (context.peerStarted) active.replied = true;
+      if (context.peerStarted) active.sent.add('replied');
     } catch (error) {
       const reason = (error as Error).message ?? String(error);
       if (context.peerStarted)
