@@ -8,9 +8,7 @@
 // turn, and a notice tells the agent. Then the process tree ends and the session is
 // kept. Nothing but new work — a text, a person's message — starts the agent again;
 // notices for a stopped run wait with the rest.
-import { turnTrustOf } from './turn-trust';
-import type { ChildProcess } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { ContextRef } from '../../shared/domain';
 import { contextAudience } from '../access/lookup';
@@ -22,17 +20,16 @@ import type {
   AgentLaunch,
   PeerDirectoryEntry,
   ProcessResult,
-  StreamUpdate,
   TurnOutcome,
 } from '../agents/types';
-import { deadline, observe, startWatch, type ModelSignal, type ModelWatch } from '../agents/model-watch';
+import { startWatch } from '../agents/model-watch';
 import type { EventHub } from '../events';
 import type { SendResult } from '../role-api/protocol';
 import { log } from '../log';
 import type { Db } from '../store/database';
 import { transaction } from '../store/database';
 import { getConversationRow } from '../store/queries/conversations';
-import { getPerson, listPeople } from '../store/queries/people';
+import { listPeople } from '../store/queries/people';
 import { getRole } from '../store/queries/roles';
 import {
   appendTurnOutput,
@@ -45,30 +42,32 @@ import {
   runnableRuns,
   runningTurns,
   setRunSession,
-  setTurnProcess,
   takeInputs,
   findRun,
   ensureRun,
-  requeueInterrupted,
   markTurnStopping,
   finishStoppedTurn,
   holdWaitingWork,
   lastTurnStopped,
-  heldAfterCrash,
-  dropInterrupted,
   type InputKind,
   type RunRow,
-  type TurnRow,
 } from '../store/queries/runs';
-import { getTaskRow } from '../store/queries/tasks';
-import { linePlace, PARLEY_AUTHOR, roleAuthor, writeLine } from '../posting/post-line';
 import { isStorageFailure } from '../store/storage-errors';
 import { hashToken, newToken } from '../tokens';
+import type { ActiveTurn, TurnAction } from './active-turn';
+import { AgentProcesses } from './agent-process';
+import { descriptorsExhausted, notStartedResult, startFailure } from './agent-start';
+import { DurableWrites } from './durable-writes';
 import { PermissionRequests } from './permission-requests';
-import { failureOf, nextPhase, stopIsCommitted, stopReason, WORKING, type TurnPhase } from './turn-phase';
-import { endStaleGroup, endTree, processStartTime, ProcessTree, spawnInGroup } from './process-tree';
+import { recoverInterrupted } from './recover-interrupted';
+import { describeRun } from './run-context';
+import { deliverOutput, postNotice } from './run-lines';
+import { failureOf, nextPhase, stopIsCommitted, stopReason, WORKING } from './turn-phase';
 import type { AdapterName, TurnTrust } from '../../shared/domain';
 import { sandboxedLaunch, type SandboxedStart, type TurnSandboxOptions } from '../sandbox/turn-sandbox';
+
+export type { TurnAction } from './active-turn';
+export { agentEnvironment, startFailure } from './agent-start';
 
 export interface RunManagerOptions {
   db: Db;
@@ -124,57 +123,6 @@ export interface ThreadHooks {
   turnState(run: RunRow, turnId: number, state: 'working' | 'stopped' | 'failed' | 'ended' | 'relayed'): void;
 }
 
-/**
- * What a turn sent, as the role API saw it: an answer on its own agent conversation, a
- * report to its root, or a send to another agent conversation (a relay, whose answer
- * comes back to a run that answers for this one).
- */
-export type TurnAction = 'replied' | 'reported' | 'relayed';
-
-interface ActiveTurn {
-  turnId: number;
-  run: RunRow;
-  /** The agent's process tree, once it started. */
-  tree: ProcessTree | null;
-  /** In the environment of every process of the turn: how its tree is found once processes left it. */
-  marker: string;
-  /** Where the turn is: working, failing, its stop committed, or stopping (./turn-phase). */
-  phase: TurnPhase;
-  /** After a stop's commit: answers the agent's requests that the stop cancelled. */
-  answerPermissions: () => void;
-  /** Resolves when the leader has exited. */
-  exited: Promise<void>;
-  /** Ending the tree, once begun (by a stop, a failure, or leftovers after the leader's exit). */
-  ending: Promise<void> | null;
-  /** On Stop, the leader alone gets the first signal (AgentLaunch.stopsItsChildren). */
-  leaderFirst: boolean;
-  /** What the run works on, as its agent was told (null when that could not be said). */
-  context: AgentContext | null;
-  /** How many texts from the peer the turn was given. */
-  texts: number;
-  /**
-   * It was given a notice it answers for (an ask its run relayed ended unanswered): its
-   * asker hears its state and gets its output as the reply, as for the peer's text.
-   */
-  answers: boolean;
-  /** What it sent, as the role API told (the reply guard's own reply counts as `replied`). */
-  sent: Set<TurnAction>;
-  /** Resolves when the turn's end has been committed. */
-  settled: Promise<void>;
-  timer: NodeJS.Timeout | null;
-  session: string | null;
-  live: string[];
-  liveTimer: NodeJS.Timeout | null;
-  /** How long the agent has waited on its model (AgentLaunch.modelTimeout), and the timer that ends the wait. */
-  modelWatch: ModelWatch;
-  modelTimer: NodeJS.Timeout | null;
-}
-
-const LIVE_LINES = 200;
-const LIVE_EVENT_MS = 500;
-/** A write the disk refused (it is full) is tried again this often until it goes through. */
-const STORAGE_RETRY_MS = 2_000;
-
 export class RunManager {
   private readonly db: Db;
   private readonly active = new Map<number, ActiveTurn>();
@@ -188,7 +136,9 @@ export class RunManager {
   /** Turns' private files (MCP configs, system prompts): `DATA/turns`. */
   private readonly privateDir: string;
   /** Writes waiting for the disk to take them (a turn's end, a turn's start). */
-  private readonly retries = new Set<NodeJS.Timeout>();
+  private readonly durable: DurableWrites;
+  /** The agents' processes: spawned, read, ended. */
+  private readonly processes: AgentProcesses;
   /** Agents' requests to use a tool, waiting for a person; they last as long as their turn. */
   readonly permissions: PermissionRequests;
 
@@ -199,6 +149,17 @@ export class RunManager {
     this.timeoutSec = options.defaultTurnTimeoutSec ?? 30 * 60;
     this.graceMs = options.stopGraceMs ?? 2_000;
     this.maxOutput = options.maxOutputBytes ?? 1024 * 1024;
+    this.durable = new DurableWrites(
+      () => this.closed,
+      () => this.schedule(),
+    );
+    this.processes = new AgentProcesses({
+      db: options.db,
+      maxOutput: this.maxOutput,
+      graceMs: this.graceMs,
+      isActive: (turnId) => this.active.has(turnId),
+      changed: (run) => this.changed(run),
+    });
     mkdirSync(options.workDir, { recursive: true, mode: 0o700 });
     this.privateDir = options.turnsDir ?? path.join(path.dirname(path.resolve(options.workDir)), 'turns');
     mkdirSync(this.privateDir, { recursive: true, mode: 0o700 });
@@ -211,7 +172,10 @@ export class RunManager {
   /** Recovers from an earlier crash, then starts whatever work is waiting. */
   async start(): Promise<void> {
     this.permissions.recover();
-    for (const turn of runningTurns(this.db)) await this.recoverInterrupted(turn);
+    for (const turn of runningTurns(this.db))
+      await recoverInterrupted(this.db, turn, this.graceMs, (run, turnId) =>
+        this.threadHooks?.turnState(run, turnId, 'ended'),
+      );
     this.schedule();
   }
 
@@ -305,7 +269,8 @@ export class RunManager {
           'parley',
           false,
         );
-        this.postNotice(
+        postNotice(
+          this.db,
           run,
           `Stopped by ${stoppedBy} before the agent started; what waited goes to it with the next message.`,
         );
@@ -330,14 +295,13 @@ export class RunManager {
    */
   async close(graceMs = this.graceMs): Promise<void> {
     this.closed = true;
-    for (const timer of this.retries) clearTimeout(timer);
-    this.retries.clear();
+    this.durable.close();
     this.permissions.close();
     const turns = [...this.active.values()];
     await Promise.all(
       turns.map(async (turn) => {
         if (turn.timer) clearTimeout(turn.timer);
-        await this.endTree(turn, graceMs);
+        await this.processes.endTree(turn, graceMs);
       }),
     );
   }
@@ -371,44 +335,9 @@ export class RunManager {
         }
         // Its inputs wait, committed; the turn starts once the disk takes writes again.
         log.warn('could not start a turn: the disk refused the write; trying again', { runId, error: String(error) });
-        this.later(() => this.schedule());
+        this.durable.later(() => this.schedule());
         return;
       }
-    }
-  }
-
-  /** Runs `action` after STORAGE_RETRY_MS, unless the manager closes first. */
-  private later(action: () => void): void {
-    if (this.closed) return;
-    const timer = setTimeout(() => {
-      this.retries.delete(timer);
-      if (!this.closed) action();
-    }, STORAGE_RETRY_MS);
-    this.retries.add(timer);
-  }
-
-  /**
-   * Commits what a turn left (its end, its stop). The process is gone, so this must not
-   * be lost to a full disk: it is tried again until the disk takes it. Meanwhile the turn
-   * stays running in the database, so its run starts nothing new; should Parley stop
-   * first, the next start finds it interrupted and runs it once more.
-   */
-  private async durably(what: string, commit: () => void | Promise<void>, attempt = 0): Promise<void> {
-    if (this.closed) return;
-    try {
-      await commit();
-      if (attempt > 0) {
-        log.info(`saved ${what} once the disk took it`);
-        this.schedule();
-      }
-    } catch (error) {
-      if (!isStorageFailure(error)) {
-        log.error(`could not save ${what}`, { error: String((error as Error).stack ?? error) });
-        return;
-      }
-      if (attempt === 0)
-        log.warn(`could not save ${what}: the disk refused the write; trying again`, { error: String(error) });
-      this.later(() => void this.durably(what, commit, attempt + 1));
     }
   }
 
@@ -465,7 +394,7 @@ export class RunManager {
       });
     } catch (error) {
       rmSync(runTmp, { recursive: true, force: true });
-      void this.durably(`the end of turn ${turnId}`, () =>
+      void this.durable.durably(`the end of turn ${turnId}`, () =>
         this.commitEnd(run, turnId, { ok: false, error: (error as Error).message }, null),
       );
       if (inputs.some((input) => input.kind === 'text' || input.answers === 1))
@@ -525,7 +454,7 @@ export class RunManager {
     active.settled = wrapping
       .then((start) => {
         if (start.kind === 'refused') return notStartedResult(start.reason);
-        return this.runProcess(active, launch, start).finally(start.release);
+        return this.processes.run(active, launch, start).finally(start.release);
       })
       .then(async (result) => {
         rmSync(runTmp, { recursive: true, force: true });
@@ -537,11 +466,11 @@ export class RunManager {
         // Its process is gone: nothing it asked for waits any more.
         this.endPermissions(turnId);
         if (stopReason(active.phase) !== null) {
-          await this.durably(what, () => this.commitStopped(active));
+          await this.durable.durably(what, () => this.commitStopped(active));
           return;
         }
         const outcome = this.outcome(active, launch, result);
-        await this.durably(what, async () => {
+        await this.durable.durably(what, async () => {
           if (turnStatus(this.db, turnId) !== 'running') return;
           if (!(await this.endWithFollowUp(active, outcome))) this.commitEnd(run, turnId, outcome, active.session);
         });
@@ -568,96 +497,6 @@ export class RunManager {
     if (attempt > 0) log.info('re-running an interrupted turn', { turnId, runId });
   }
 
-  /**
-   * Spawns the agent and collects its output. The turn is over when the leader has
-   * exited and nothing of its tree is left: whatever it left running is ended then,
-   * and the output pipes are not waited on past that (a command it started may hold
-   * them). A start that fails resolves with the reason in stderr.
-   */
-  private runProcess(
-    active: ActiveTurn,
-    launch: AgentLaunch,
-    start: { command: string; args: string[]; env: NodeJS.ProcessEnv },
-  ): Promise<ProcessResult> {
-    return new Promise((resolve) => {
-      const notStarted = (error: unknown) => resolve(notStartedResult(startFailure(launch.command, error)));
-      let child: ChildProcess;
-      try {
-        child = spawnInGroup(start.command, start.args, { cwd: launch.cwd, env: start.env });
-      } catch (error) {
-        // Arguments the program cannot be started with (a NUL byte, say).
-        notStarted(error);
-        return;
-      }
-      const { pid, stdin, stdout: out, stderr: err } = child;
-      if (pid === undefined || !stdin || !out || !err) {
-        // Not started (no such program, out of file descriptors): 'error' says why.
-        child.once('error', (error) => {
-          for (const stream of [stdin, out, err]) stream?.destroy();
-          notStarted(error);
-        });
-        return;
-      }
-      child.on('error', (error) => log.warn('agent process error', { turnId: active.turnId, error: String(error) }));
-      let stdout = '';
-      let stderr = '';
-      let truncated = false;
-      let lineBuffer = '';
-      const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-        child.once('exit', (code, signal) => done({ code, signal })),
-      );
-      active.exited = exit.then(() => undefined);
-      stdin.on('error', () => {
-        // The agent may exit without reading its input; that is its business.
-      });
-      // Input first: the agent can start while we record its pid.
-      stdin.end(launch.stdin);
-      const wrapped = start.command !== launch.command;
-      active.tree = new ProcessTree(pid, active.marker, wrapped ? [launch.command, ...launch.args] : null);
-      try {
-        setTurnProcess(this.db, active.turnId, pid, processStartTime(pid));
-      } catch (error) {
-        // Only crash recovery reads it (to end a stale process tree); the turn goes on.
-        log.warn('could not record the agent process', { turnId: active.turnId, error: String(error) });
-      }
-      // A stop asked for before the process existed takes effect now.
-      if (stopReason(active.phase) !== null) void this.endTree(active);
-      out.setEncoding('utf8');
-      err.setEncoding('utf8');
-      out.on('data', (chunk: string) => {
-        // Anything past the cap, even a chunk that starts exactly at it, marks the output as cut.
-        if (stdout.length + chunk.length > this.maxOutput) {
-          stdout += chunk.slice(0, Math.max(0, this.maxOutput - stdout.length));
-          truncated = true;
-        } else stdout += chunk;
-        lineBuffer += chunk;
-        let newline: number;
-        while ((newline = lineBuffer.indexOf('\n')) >= 0) {
-          const line = lineBuffer.slice(0, newline);
-          lineBuffer = lineBuffer.slice(newline + 1);
-          this.onLine(active, launch, line);
-        }
-      });
-      err.on('data', (chunk: string) => {
-        stderr = (stderr + chunk).slice(-64 * 1024);
-      });
-      const drained = Promise.all([closed(out), closed(err)]);
-      void exit.then(async ({ code, signal }) => {
-        // Whatever the agent left running ends with its turn.
-        if (active.tree!.alive(true)) await this.endTree(active);
-        else await active.ending;
-        // Nothing of the tree is left, so what it wrote is in the pipes: read it, but do
-        // not wait on a pipe someone outside the tree still holds open.
-        await Promise.race([drained, delay(stopReason(active.phase) === null ? PIPE_DRAIN_MS : STOPPED_PIPE_DRAIN_MS)]);
-        out.destroy();
-        err.destroy();
-        if (lineBuffer) this.onLine(active, launch, lineBuffer);
-        lineBuffer = '';
-        resolve({ code, signal, stdout, stderr, truncated });
-      });
-    });
-  }
-
   /** What a turn that was not stopped came to. */
   private outcome(active: ActiveTurn, launch: AgentLaunch, result: ProcessResult): TurnOutcome {
     if (result.notStarted !== undefined) return { ok: false, error: result.notStarted };
@@ -668,74 +507,6 @@ export class RunManager {
     } catch (error) {
       return { ok: false, error: `Parley could not read the agent’s output: ${(error as Error).message}` };
     }
-  }
-
-  /** Ends the turn's process tree (once, however many ask). */
-  private endTree(active: ActiveTurn, graceMs = this.graceMs): Promise<void> {
-    if (!active.tree) return Promise.resolve();
-    active.ending ??= endTree(active.tree, graceMs, active.exited, { leaderFirst: active.leaderFirst });
-    return active.ending;
-  }
-
-  private onLine(active: ActiveTurn, launch: AgentLaunch, line: string): void {
-    let update: StreamUpdate | void;
-    try {
-      update = launch.onLine?.(line);
-    } catch (error) {
-      log.warn('an adapter could not read a line of its agent', { turnId: active.turnId, error: String(error) });
-      return;
-    }
-    if (!update) return;
-    if (update.fail !== undefined && active.phase.name === 'working') {
-      // The agent cannot succeed (a refused key, say): end it now rather than let it retry.
-      active.phase = nextPhase(active.phase, { type: 'fail', failure: update.fail });
-      void this.endTree(active);
-    }
-    if (update.model !== undefined) this.watchModel(active, launch, update.model);
-    if (update.session !== undefined && update.session !== active.session) {
-      active.session = update.session;
-      try {
-        setRunSession(this.db, active.run.id, update.session);
-      } catch (error) {
-        // Kept in memory and saved with the turn's end.
-        log.warn('could not record the agent session yet', { runId: active.run.id, error: String(error) });
-      }
-    }
-    if (update.live !== undefined) {
-      active.live.push(update.live);
-      if (active.live.length > LIVE_LINES) active.live.shift();
-      // People watching see live output at most twice a second, not once per line.
-      if (!active.liveTimer) {
-        active.liveTimer = setTimeout(() => {
-          active.liveTimer = null;
-          if (this.active.has(active.turnId)) this.changed(active.run);
-        }, LIVE_EVENT_MS);
-        active.liveTimer.unref();
-      }
-    }
-  }
-
-  /** An agent that cannot reach its model fails its turn at the role's model timeout, not minutes later. */
-  private watchModel(active: ActiveTurn, launch: AgentLaunch, signal: ModelSignal): void {
-    const limit = launch.modelTimeout;
-    if (!limit) return;
-    const before = deadline(active.modelWatch, limit.limitSec * 1000);
-    active.modelWatch = observe(active.modelWatch, signal, Date.now());
-    const at = deadline(active.modelWatch, limit.limitSec * 1000);
-    if (at === before) return;
-    if (active.modelTimer) clearTimeout(active.modelTimer);
-    active.modelTimer = null;
-    if (at === null) return;
-    active.modelTimer = setTimeout(
-      () => {
-        active.modelTimer = null;
-        if (active.phase.name !== 'working') return;
-        active.phase = nextPhase(active.phase, { type: 'fail', failure: limit.fail() });
-        void this.endTree(active);
-      },
-      Math.max(0, at - Date.now()),
-    );
-    active.modelTimer.unref();
   }
 
   /** Commits the stop, then signals the agent and waits until its end is committed. */
@@ -756,7 +527,7 @@ export class RunManager {
       active.phase = nextPhase(active.phase, { type: 'signalled', reason });
       this.changed(active.run);
       if (active.texts > 0 || active.answers) this.threadHooks?.turnState(active.run, active.turnId, 'stopped');
-      await this.endTree(active);
+      await this.processes.endTree(active);
     }
     await active.settled;
   }
@@ -846,7 +617,7 @@ export class RunManager {
       'parley',
       false,
     );
-    this.postNotice(run, `${reason}.`);
+    postNotice(this.db, run, `${reason}.`);
   }
 
   /** Ends agents whose context was deleted under them (a turn that started while a delete waited). */
@@ -877,106 +648,17 @@ export class RunManager {
       const next = result.session !== undefined ? result.session : session;
       setRunSession(this.db, run.id, next);
       endTurn(this.db, turnId, 'done', result.output, null);
-      if (result.output.trim()) this.deliver(run, turnId, result.output);
+      if (result.output.trim()) deliverOutput(this.db, run, turnId, result.output);
     } else {
       if (session !== null) setRunSession(this.db, run.id, session);
       endTurn(this.db, turnId, 'failed', null, result.error);
-      this.postNotice(run, `The agent failed: ${result.error}`);
+      postNotice(this.db, run, `The agent failed: ${result.error}`);
     }
-  }
-
-  /** A turn's final output goes to its context (agent conversations: the run log only). */
-  private deliver(run: RunRow, turnId: number, output: string): void {
-    const place = linePlace({ kind: run.context_kind, id: run.context_id });
-    if (!place) return;
-    const author = roleAuthor({ id: run.role_id, name: getRole(this.db, run.role_id)?.name ?? 'role' });
-    writeLine(this.db, place, { author, text: output, entry: 'output', turnId });
-  }
-
-  /** Something people should see happened to the agent: a stop, a failure. */
-  private postNotice(run: RunRow, text: string): void {
-    const place = linePlace({ kind: run.context_kind, id: run.context_id });
-    if (place) writeLine(this.db, place, { author: PARLEY_AUTHOR, text, entry: 'notice' });
-  }
-
-  private async recoverInterrupted(turn: TurnRow): Promise<void> {
-    if (turn.pid !== null) await endStaleGroup(turn.pid, turn.proc_start, this.graceMs);
-    const run = getRun(this.db, turn.run_id);
-    let dropped = false;
-    transaction(this.db, () => {
-      if (!run) return;
-      // Stopped before the crash: the stop was committed, only its end was not.
-      if (turn.reason !== null) {
-        finishStoppedTurn(this.db, turn.id);
-        return;
-      }
-      const held = heldAfterCrash(this.db, run);
-      if (held) {
-        dropInterrupted(this.db, turn.id, `Parley stopped while this turn was working; not run again: ${held}`);
-        dropped = true;
-        return;
-      }
-      if (turn.attempt === 0) {
-        // Re-run once: its inputs wait again, still pointing at the interrupted turn.
-        requeueInterrupted(this.db, turn.id, 'Parley stopped while this turn was working; it runs again once');
-        insertInput(
-          this.db,
-          run.id,
-          'notice',
-          'Parley was restarted while your previous turn was working. You are given the same request again; check what you already did before repeating it.',
-          'parley',
-          false,
-        );
-      } else {
-        endTurn(this.db, turn.id, 'interrupted', null, 'Parley stopped while this turn was working again; not re-run');
-        this.postNotice(run, 'Parley stopped twice while the agent worked on this request; it was dropped.');
-        dropped = true;
-      }
-    });
-    // Whoever asked heard `working`; nothing will answer it now.
-    if (dropped && run?.context_kind === 'thread') this.threadHooks?.turnState(run, turn.id, 'ended');
   }
 
   /** What a run works on, as told to its agent and returned by `parley context`. */
-  /** Where a run is and for whom, with the trust its turn starts under now (./turn-trust). */
   describeContext(run: RunRow): AgentContext {
-    return { ...this.placeOf(run), trust: turnTrustOf(this.db, { kind: run.context_kind, id: run.context_id }) };
-  }
-
-  private placeOf(run: RunRow): AgentContext {
-    const role = getRole(this.db, run.role_id)!;
-    const roleRef = { id: role.id, name: role.name };
-    if (run.context_kind === 'conversation') {
-      const conversation = getConversationRow(this.db, run.context_id);
-      if (!conversation) throw new Error('the conversation no longer exists');
-      const person = getPerson(this.db, conversation.person_id)!;
-      const summary = `your conversation with ${person.name}`;
-      return {
-        kind: 'conversation',
-        id: conversation.id,
-        role: roleRef,
-        summary: `You are ${role.name}, in ${summary}.`,
-        person: { id: person.id, name: person.name },
-        root: { kind: 'conversation', id: conversation.id, summary },
-        reporting: `Your final output is your message to ${person.name}. \`report\` posts a message to ${person.name} right away.`,
-      };
-    }
-    if (run.context_kind === 'task') {
-      const task = getTaskRow(this.db, run.context_id);
-      if (!task) throw new Error('the task no longer exists');
-      const summary = `task #${task.id} "${task.title}"`;
-      return {
-        kind: 'task',
-        id: task.id,
-        role: roleRef,
-        summary: `You are ${role.name}, working on ${summary}.`,
-        task: { id: task.id, title: task.title, body: task.body, status: task.status, parentId: task.parent_id },
-        root: { kind: 'task', id: task.id, summary },
-        reporting: 'Your final output goes to the task log. `report` adds an entry to the task log right away.',
-      };
-    }
-    if (!this.threadHooks) throw new Error('agent conversations need the connection engine');
-    return this.threadHooks.describe(run);
+    return describeRun(this.db, run, this.threadHooks ? (thread) => this.threadHooks!.describe(thread) : null);
   }
 
   /** Inside a transaction: `changed` once it has committed. */
@@ -1003,68 +685,8 @@ export class RunManager {
   }
 }
 
-/** How long the output pipes are read after the tree is gone, before they are closed. */
-const PIPE_DRAIN_MS = 2_000;
-/** After a stop the output is not used: people are waiting for the stop to answer. */
-const STOPPED_PIPE_DRAIN_MS = 50;
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-
-/** Resolves when the stream has closed (its writers are gone, or it was destroyed). */
-function closed(stream: NodeJS.ReadableStream & { closed?: boolean }): Promise<void> {
-  return new Promise((resolve) => {
-    if (stream.closed) resolve();
-    else stream.once('close', () => resolve());
-  });
-}
-
-/** The sandbox's own start-up says little when no descriptor is left ("bash not found"): this says why. */
-function descriptorsExhausted(command: string): string | null {
-  try {
-    closeSync(openSync('/dev/null', 'r'));
-    return null;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EMFILE' || (error as NodeJS.ErrnoException).code === 'ENFILE'
-      ? startFailure(command, error)
-      : null;
-  }
-}
-
-function notStartedResult(reason: string): ProcessResult {
-  return { code: null, signal: null, stdout: '', stderr: reason, truncated: false, notStarted: reason };
-}
-
-/** Why an agent could not be started, in words for people. */
-export function startFailure(command: string, error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  const message = (error as Error).message ?? String(error);
-  switch (code) {
-    case 'ENOENT':
-      return `could not start \`${command}\`: no such program (is it installed and on PATH?)`;
-    case 'EACCES':
-      return `could not start \`${command}\`: permission denied (is it executable?)`;
-    case 'EMFILE':
-    case 'ENFILE':
-      return `could not start \`${command}\`: too many open files (${code}); Parley has run out of file descriptors — fewer agents at once (maxConcurrentTurns) or a higher open-files limit (ulimit -n) helps`;
-    case 'EAGAIN':
-      return `could not start \`${command}\`: the system refused to start another process (EAGAIN); try again when fewer processes run`;
-    case 'ERR_INVALID_ARG_VALUE':
-    case 'ERR_INVALID_ARG_TYPE':
-      return `could not start \`${command}\`: ${message.replace(/^The argument '([^']+)'/, 'its $1')} (check the command and environment in the role’s settings)`;
-    default:
-      return `could not start \`${command}\`: ${message}`;
-  }
-}
-
 function formatDuration(seconds: number): string {
   if (seconds % 3600 === 0) return `${seconds / 3600} h`;
   if (seconds % 60 === 0) return `${seconds / 60} min`;
   return `${seconds} s`;
-}
-
-export function agentEnvironment(binDir: string, socketPath: string): Record<string, string> {
-  return {
-    PARLEY_API: socketPath,
-    PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`,
-  };
 }
