@@ -13,18 +13,9 @@ import path from 'node:path';
 import type { ContextRef } from '../../shared/domain';
 import { contextAudience } from '../access/lookup';
 import { eventAudience } from '../access/rules';
-import type {
-  AgentAdapter,
-  AgentContext,
-  AgentInput,
-  AgentLaunch,
-  PeerDirectoryEntry,
-  ProcessResult,
-  TurnOutcome,
-} from '../agents/types';
+import type { AgentAdapter, AgentContext, AgentInput, AgentLaunch, TurnOutcome } from '../agents/types';
 import { startWatch } from '../agents/model-watch';
 import type { EventHub } from '../events';
-import type { SendResult } from '../role-api/protocol';
 import { log } from '../log';
 import type { Db } from '../store/database';
 import { transaction } from '../store/database';
@@ -32,8 +23,6 @@ import { getConversationRow } from '../store/queries/conversations';
 import { listPeople } from '../store/queries/people';
 import { getRole } from '../store/queries/roles';
 import {
-  appendTurnOutput,
-  endTurn,
   turnStatus,
   getRun,
   insertInput,
@@ -61,12 +50,15 @@ import { DurableWrites } from './durable-writes';
 import { PermissionRequests } from './permission-requests';
 import { recoverInterrupted } from './recover-interrupted';
 import { describeRun } from './run-context';
-import { deliverOutput, postNotice } from './run-lines';
-import { failureOf, nextPhase, stopIsCommitted, stopReason, WORKING } from './turn-phase';
+import { postNotice } from './run-lines';
+import type { ThreadHooks } from './thread-hooks';
+import { endWithFollowUp, turnOutcome, writeEnd } from './turn-end';
+import { nextPhase, stopIsCommitted, stopReason, WORKING } from './turn-phase';
 import type { AdapterName, TurnTrust } from '../../shared/domain';
 import { sandboxedLaunch, type SandboxedStart, type TurnSandboxOptions } from '../sandbox/turn-sandbox';
 
 export type { TurnAction } from './active-turn';
+export type { ThreadHooks } from './thread-hooks';
 export { agentEnvironment, startFailure } from './agent-start';
 
 export interface RunManagerOptions {
@@ -96,31 +88,6 @@ export interface RunManagerOptions {
   trustOf?: (run: RunRow, context: AgentContext) => TurnTrust;
   /** A role that names no folder works in its own, made on first use; by default `workDir` itself. */
   roleFolder?: (roleId: number) => string;
-}
-
-/** What the connection engine does for runs in agent conversations. */
-export interface ThreadHooks {
-  describe(run: RunRow): AgentContext;
-  changed(threadRowId: number): void;
-  /**
-   * The reply guard: a turn in an agent conversation the peer started ended without
-   * replying, so its final output goes back as the reply, with the checks of `parley
-   * reply`. `alongside` (the turn's end) is written in the same commit as the text.
-   * Rejects with the reason when it cannot be sent, having written nothing.
-   */
-  replyWithOutput(run: RunRow, turnId: number, text: string, alongside: () => void): Promise<SendResult>;
-  /**
-   * An answer came back and the turn it woke passed nothing on: the root shows that it
-   * arrived, written in one commit with `alongside` (the turn's end).
-   */
-  answerArrived(run: RunRow, turnId: number, outcome: TurnOutcome, alongside: () => void): Promise<void>;
-  /** Whom roles can ask: the connections and the peer roles each lets them address. */
-  peers(): PeerDirectoryEntry[];
-  /**
-   * A turn was given texts from the peer (`working`), or such a turn is over without
-   * having answered (`stopped`, `failed`, `ended`): the peer that asked is told.
-   */
-  turnState(run: RunRow, turnId: number, state: 'working' | 'stopped' | 'failed' | 'ended' | 'relayed'): void;
 }
 
 export class RunManager {
@@ -469,10 +436,11 @@ export class RunManager {
           await this.durable.durably(what, () => this.commitStopped(active));
           return;
         }
-        const outcome = this.outcome(active, launch, result);
+        const outcome = turnOutcome(active, launch, result);
         await this.durable.durably(what, async () => {
           if (turnStatus(this.db, turnId) !== 'running') return;
-          if (!(await this.endWithFollowUp(active, outcome))) this.commitEnd(run, turnId, outcome, active.session);
+          if (!(await endWithFollowUp(this.db, this.threadHooks, active, outcome, (changed) => this.changed(changed))))
+            this.commitEnd(run, turnId, outcome, active.session);
         });
         // No answer went back: the asker hears how it ended, or that the turn relayed the
         // question and waits on those asks (their answer comes down the chain, or a notice
@@ -495,18 +463,6 @@ export class RunManager {
     active.timer.unref();
     this.changed(run);
     if (attempt > 0) log.info('re-running an interrupted turn', { turnId, runId });
-  }
-
-  /** What a turn that was not stopped came to. */
-  private outcome(active: ActiveTurn, launch: AgentLaunch, result: ProcessResult): TurnOutcome {
-    if (result.notStarted !== undefined) return { ok: false, error: result.notStarted };
-    const failure = failureOf(active.phase);
-    if (failure !== null) return { ok: false, error: failure };
-    try {
-      return launch.finish(result);
-    } catch (error) {
-      return { ok: false, error: `Parley could not read the agent’s output: ${(error as Error).message}` };
-    }
   }
 
   /** Commits the stop, then signals the agent and waits until its end is committed. */
@@ -553,52 +509,6 @@ export class RunManager {
   }
 
   /**
-   * The end of a turn in an agent conversation that was given texts from the peer
-   * (DESIGN §11.7), committed in one transaction with what follows from it. In one the
-   * peer started, a turn that did not reply has its final output sent as the reply
-   * (unless it relayed the question: the answer comes back down the chain, and the
-   * relay is not revealed); one that cannot be sent (the budget, a paused connection,
-   * too long) leaves a note in the run log instead. In one rooted elsewhere (an answer came back) nothing is
-   * ever sent back by itself; if the turn passed nothing on, the root shows that the
-   * answer arrived. False when there is nothing to follow (the caller commits the end).
-   */
-  private async endWithFollowUp(active: ActiveTurn, outcome: TurnOutcome): Promise<boolean> {
-    const hooks = this.threadHooks;
-    const context = active.context;
-    const { run, turnId } = active;
-    if (run.context_kind !== 'thread' || !hooks || !context || (active.texts === 0 && !active.answers)) return false;
-    if (!getRun(this.db, run.id)) return false;
-    let follow: ((alongside: () => void) => Promise<unknown>) | null = null;
-    if (context.peerStarted) {
-      if (!active.sent.has('replied') && !active.sent.has('relayed') && outcome.ok && outcome.output.trim())
-        follow = (alongside) => hooks.replyWithOutput(run, turnId, outcome.output, alongside);
-    } else if (!active.sent.has('reported'))
-      follow = (alongside) => hooks.answerArrived(run, turnId, outcome, alongside);
-    if (!follow) return false;
-    // Written inside the engine's commit, and again there if that commit is rerun: only while the turn is open.
-    const writeEnd = () => {
-      if (turnStatus(this.db, turnId) === 'running') this.writeEnd(run, turnId, outcome, active.session);
-    };
-    try {
-      await follow(writeEnd);
-      // The reply guard's text is the answer.
-      if (context.peerStarted) active.sent.add('replied');
-    } catch (error) {
-      const reason = (error as Error).message ?? String(error);
-      if (context.peerStarted)
-        transaction(this.db, () => {
-          writeEnd();
-          appendTurnOutput(this.db, turnId, `\n\n[Parley did not send this as the reply: ${reason}]`);
-        });
-      else log.warn('could not show that an answer arrived', { turnId, error: reason });
-    }
-    // Nothing was written with it (the root was gone, or it failed): the end on its own.
-    if (turnStatus(this.db, turnId) === 'running') transaction(this.db, writeEnd);
-    this.changed(run);
-    return true;
-  }
-
-  /**
    * Inside a transaction, before the first signal: what the turn was given counts as
    * handled, what waited is held for the next turn, and the agent will hear of the stop.
    */
@@ -638,22 +548,8 @@ export class RunManager {
 
   private commitEnd(run: RunRow, turnId: number, result: TurnOutcome, session: string | null): void {
     if (!getRun(this.db, run.id)) return;
-    transaction(this.db, () => this.writeEnd(run, turnId, result, session));
+    transaction(this.db, () => writeEnd(this.db, run, turnId, result, session));
     this.changed(run);
-  }
-
-  /** Inside a transaction: the turn's end, its session, and its output or failure where people see them. */
-  private writeEnd(run: RunRow, turnId: number, result: TurnOutcome, session: string | null): void {
-    if (result.ok) {
-      const next = result.session !== undefined ? result.session : session;
-      setRunSession(this.db, run.id, next);
-      endTurn(this.db, turnId, 'done', result.output, null);
-      if (result.output.trim()) deliverOutput(this.db, run, turnId, result.output);
-    } else {
-      if (session !== null) setRunSession(this.db, run.id, session);
-      endTurn(this.db, turnId, 'failed', null, result.error);
-      postNotice(this.db, run, `The agent failed: ${result.error}`);
-    }
   }
 
   /** What a run works on, as told to its agent and returned by `parley context`. */
