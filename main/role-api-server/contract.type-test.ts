@@ -2,7 +2,8 @@
 // contract to where they are read, so a field renamed in one place fails to compile in
 // the others. Each `@ts-expect-error` below must stay an error.
 import type { Caller } from '../agents/types';
-import type { RoleApiHandlers, RoleApiResult, SendResult } from '../role-api/protocol';
+import type { ContextKind, TextState, TurnTrust } from '../../shared/domain';
+import type { AgentContext, HistoryEntry, RoleApiHandlers, RoleApiResult, SendResult } from '../role-api/protocol';
 import { turnActionOf } from './turn-action';
 
 /** A SendResult whose `threadRowId` was renamed: the reply guard's bookkeeping cannot read it. */
@@ -34,3 +35,9 @@ readsSend(report);
 
 // @ts-expect-error every command has its handler
 export const missing: RoleApiHandlers<Caller> = { context: handlers.context };
+
+/** The contract's enums say what the domain's types say, neither more nor less. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const sameTextStates: Same<HistoryEntry['state'], TextState> = true;
+export const sameContextKinds: Same<AgentContext['kind'], ContextKind> = true;
+export const sameTrust: Same<NonNullable<AgentContext['trust']>['level'], TurnTrust> = true;
