@@ -113,6 +113,34 @@ describe('electron-builder.yml', () => {
     expect(native.filter((name) => !unpacked.has(name))).toEqual([]);
   });
 
+  it('unpacks the agents’ sandbox runtime, every package it imports and the helpers it runs by path', () => {
+    const unpacked = (config.asarUnpack ?? [])
+      .map((pattern) => /^(node_modules\/.+)\/\*\*$/.exec(pattern)?.[1])
+      .filter((dir): dir is string => dir !== undefined);
+    const covered = (dir: string) => unpacked.some((pattern) => dir === pattern || dir.startsWith(`${pattern}/`));
+    // The package and what it imports, each found where Node would find it (its own node_modules first).
+    const missing: string[] = [];
+    const seen = new Set<string>();
+    const visit = (dir: string) => {
+      if (seen.has(dir)) return;
+      seen.add(dir);
+      if (!covered(dir)) missing.push(dir);
+      const pkg = JSON.parse(readFileSync(path.join(root, dir, 'package.json'), 'utf8')) as {
+        dependencies?: Record<string, string>;
+      };
+      for (const name of Object.keys(pkg.dependencies ?? {})) {
+        const nested = `${dir}/node_modules/${name}`;
+        visit(existsSync(path.join(root, nested, 'package.json')) ? nested : `node_modules/${name}`);
+      }
+    };
+    visit('node_modules/@anthropic-ai/sandbox-runtime');
+    expect(seen.size).toBeGreaterThan(1);
+    expect(missing).toEqual([]);
+    // What main/sandbox/sandbox.ts names to the runtime by path.
+    for (const file of ['vendor/seccomp/x64/apply-seccomp', 'vendor/java-proxy-agent/srt-proxy-agent.jar'])
+      expect(existsSync(path.join(root, 'node_modules/@anthropic-ai/sandbox-runtime', file))).toBe(true);
+  });
+
   it('passes electron-builder’s own schema check, which does refuse a misspelt option', async () => {
     await expect(builderConfig.validateConfiguration(config, quietLogger)).resolves.toBeUndefined();
     await expect(

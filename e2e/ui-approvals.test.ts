@@ -1,5 +1,6 @@
 // Approvals where people work (DESIGN §11.9): an owner sets a connection to ask first in
-// Settings; a held ask shows Approve and Deny under the chat line that made it; approved,
+// Settings; a held ask shows Approve and Deny under the chat line (or a task's log line)
+// that made it; approved,
 // it goes out and its answer comes back; denied, the agent is told. A peer's text held
 // before the agent takes it (denied, its sender's line says so), and an agent's request
 // to use a tool, wait the same way.
@@ -168,7 +169,7 @@ describeInBrowser('approvals where people work', () => {
   );
 
   it(
-    'a task’s held ask waits above its comment box and on its card; approved, the answer reaches its log',
+    'a task’s held ask waits under its log line and on its card; approved there, it is answered in the log',
     { timeout: 90_000 },
     async () => {
       const { alice } = nodes();
@@ -177,20 +178,32 @@ describeInBrowser('approvals where people work', () => {
       const task = await alice.api.call('tasks.create', { roleId: assistant.id, title: 'Check the budget' });
       await alice.api.call('tasks.comment', { id: task.id, text: 'ask bob/researcher: is the budget final?' });
       const { page, problems } = await open(alice, { view: `task-${task.id}` });
-      const waiting = page.getByRole('region', { name: 'Waiting for approval' });
-      const held = waiting.getByRole('listitem', { name: 'assistant wants to send text #1 to bob/researcher' });
-      await visible(held, 30_000);
-      await visible(held.getByText('is the budget final?'));
+      const activity = page.getByRole('region', { name: 'Activity' });
+      const line = activity.locator('.log-entry').filter({ hasText: 'asked bob/researcher (held for approval)' });
+      await visible(line.locator('.ask-state').getByText('Held for your approval before it goes to bob'), 30_000);
+      await visible(line.locator('.ask-state').getByText('bob/researcher', { exact: true }));
       await visible(threadCard(threadsRegion(page), 'bob', 'researcher').getByText('Held', { exact: true }));
+      // It has a line to sit under, so nothing waits above the comment box.
+      expect(await page.getByRole('region', { name: 'Waiting for approval' }).count()).toBe(0);
       await scan(page, 'task-held');
-      await held.getByRole('button', { name: 'Approve text #1 to bob/researcher' }).click();
-      await visible(
-        page
-          .getByRole('region', { name: 'Activity' })
-          .getByText('bob/researcher says: answer from researcher: is the budget final?'),
-        30_000,
+      await line.getByRole('button', { name: 'Approve text #1 to bob/researcher' }).click();
+      await visible(line.locator('.ask-state').getByText('Answered', { exact: true }), 30_000);
+      await visible(activity.getByText('bob/researcher says: answer from researcher: is the budget final?'), 30_000);
+      // The answer's report made no ask of its own.
+      const report = activity.locator('.log-entry').filter({ hasText: 'bob/researcher says:' });
+      expect(await report.locator('.ask-state').count()).toBe(0);
+      await shoot(page, 'task-ask-answered');
+      await scan(page, 'task-answered');
+      // The task's record says who let the ask out and which of its turns sent and took what.
+      await page.getByRole('button', { name: 'On your behalf' }).click();
+      const record = page.getByRole('dialog', { name: 'On your behalf' });
+      const outcomes = record.getByRole('region', { name: 'assistant and bob/researcher' }).locator('.ledger-outcome');
+      await visible(outcomes.first());
+      expect(await outcomes.nth(0).innerText()).toMatch(
+        /^delivered; approved by alice at .+; sent by assistant’s turn of .+, finished$/,
       );
-      await until(async () => (await waiting.count()) === 0, 'the task to have nothing waiting');
+      expect(await outcomes.nth(1).innerText()).toMatch(/^taken by assistant’s turn of .+, finished$/);
+      await record.getByRole('button', { name: 'Close' }).click();
       expect(problems).toEqual([]);
     },
   );

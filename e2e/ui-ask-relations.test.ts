@@ -19,6 +19,7 @@ import {
   shoot,
   startNode,
   stopNodes,
+  until,
   visible,
   type Node,
   type OpenedPage,
@@ -93,4 +94,39 @@ describeInBrowser('asks under the line of the turn that made them', () => {
       expect(problems).toEqual([]);
     },
   );
+
+  it('asks show as they are sent, while the turn that sent them still works', { timeout: 90_000 }, async () => {
+    if (!alice || !browser) throw new Error('setup failed');
+    const openedPage = await openUi(browser, alice, { forAxe: true });
+    opened.push(openedPage);
+    const { page, problems } = openedPage;
+    await openConversationWith(page, 'assistant');
+    const conversationId = Number(/conversation-(\d+)/.exec(page.url())?.[1]);
+    const answers = async () => {
+      const [thread] = await alice!.api.call('threads.list', { root: { kind: 'conversation', id: conversationId } });
+      if (!thread) return 0;
+      const { texts } = await alice!.api.call('threads.get', { id: thread.id });
+      return texts.filter((text) => text.direction === 'in').length;
+    };
+    const answered = await answers();
+    // One turn takes all three: two asks to the same peer role (its agent takes its time
+    // answering, so no answer comes back meanwhile), then a long wait.
+    await say(page, 'sleep 2');
+    for (const text of ['silently ask bob/researcher: sleep 15', 'silently ask bob/researcher: sleep 1', 'sleep 20'])
+      await alice.api.call('conversations.send', { id: conversationId, text });
+    const messages = page.getByRole('region', { name: 'Messages' });
+    const working = messages.getByRole('status').getByText('assistant is working…');
+    await until(async () => (await roleLines(page, 'slept 2').count()) === 1, 'the first turn to end', 30_000);
+    const asked = messages.locator('.message-asks').last().getByText('asked bob/researcher', { exact: true });
+    await until(async () => (await asked.count()) === 2, 'both asks on the page', 30_000);
+    // Shown while the turn works and before any answer: nothing it posted, and nothing
+    // that came back, made the page read them.
+    expect(await answers()).toBe(answered);
+    expect(await working.count()).toBe(1);
+    expect(await roleLines(page, 'slept 20').count()).toBe(0);
+    await shoot(page, 'asks-while-working');
+    expect(await axeInBothSchemes(page, 'asks-while-working')).toEqual({});
+    await alice.api.call('conversations.stop', { id: conversationId });
+    expect(problems).toEqual([]);
+  });
 });

@@ -1,10 +1,13 @@
 // "On your behalf" (DESIGN §12.8) in Chromium across two real installations: alice's
 // assistant asks bob's researcher, the ask held until alice approves it; her
-// conversation's record shows both texts, who approved the question and when, that the
-// answer was taken, and downloads as Markdown with bob's words quoted.
+// conversation's record shows both texts, who approved the question and when, the turn of
+// hers that sent the question and the one that took the answer with how each ended (the
+// turns the store linked to each text, the same that posted the lines in the chat), and
+// downloads as Markdown with bob's words quoted and as JSON.
 import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Ledger } from '../shared/ledger';
 import {
   assertReady,
   axeInBothSchemes,
@@ -15,6 +18,7 @@ import {
   pair,
   say,
   scriptedRole,
+  shoot,
   startNode,
   stopNodes,
   threadCard,
@@ -71,14 +75,40 @@ describeInBrowser('on your behalf', () => {
       const texts = entry.locator('.ledger-text');
       expect(await texts.count()).toBe(2);
       expect(await texts.nth(0).locator('.ledger-body').innerText()).toBe('what does the budget say?');
+      const time = String.raw`\d{1,2}:\d{2}(?:\s?[AP]M)?`;
       expect(await texts.nth(0).locator('.ledger-outcome').innerText()).toMatch(
-        /^delivered; approved by alice at \S+$/,
+        new RegExp(`^delivered; approved by alice at ${time}; sent by assistant’s turn of ${time}, finished$`),
       );
       expect(await texts.nth(1).locator('.ledger-body').innerText()).toBe(
         'answer from researcher: what does the budget say?',
       );
-      expect(await texts.nth(1).locator('.ledger-outcome').innerText()).toBe('taken; turn answered');
+      expect(await texts.nth(1).locator('.ledger-outcome').innerText()).toMatch(
+        new RegExp(`^taken by assistant’s turn of ${time}, finished$`),
+      );
+      await shoot(page, 'ledger-turns');
       expect(await axeInBothSchemes(page, 'ledger'), 'axe on the record').toEqual({});
+
+      // The turns are the ones that posted the lines: the ask's, and the report's.
+      const conversationId = Number(/conversation-(\d+)/.exec(page.url())?.[1]);
+      const { messages } = await alice.api.call('conversations.get', { id: conversationId });
+      const postedBy = (start: string) => messages.find((m) => m.body.startsWith(start))?.postedByTurnId;
+      const [json] = await Promise.all([
+        page.waitForEvent('download'),
+        dialog.getByRole('button', { name: 'Download JSON' }).click(),
+      ]);
+      const record = JSON.parse(readFileSync(await json.path(), 'utf8')) as Ledger;
+      const [question, answer] = record.entries[0]!.texts;
+      expect(question!.sentBy).toMatchObject({
+        id: postedBy('asked bob/researcher'),
+        role: 'assistant',
+        status: 'done',
+      });
+      expect(question!.takenBy).toEqual([]);
+      expect(answer!.sentBy).toBeNull();
+      expect(answer!.takenBy.map((turn) => [turn.id, turn.status])).toEqual([
+        [postedBy('bob/researcher says:'), 'done'],
+      ]);
+      expect(postedBy('asked bob/researcher')).toEqual(expect.any(Number));
 
       const [download] = await Promise.all([
         page.waitForEvent('download'),
@@ -88,7 +118,12 @@ describeInBrowser('on your behalf', () => {
       expect(download.suggestedFilename()).toMatch(/^parley-conversation-\d+-on-your-behalf\.md$/);
       expect(markdown).toContain('## assistant and bob/researcher');
       expect(markdown).toContain('> answer from researcher: what does the budget say?');
-      expect(markdown).toMatch(/\*\*#1 assistant → bob\/researcher\*\*, \S+ — delivered; approved by alice at \S+/);
+      expect(markdown).toMatch(
+        /\*\*#1 assistant → bob\/researcher\*\*, \S+ — delivered; approved by alice at \S+; sent by assistant’s turn of \S+, finished\n/,
+      );
+      expect(markdown).toMatch(
+        /\*\*#1 bob\/researcher → assistant\*\*, \S+ — taken by assistant’s turn of \S+, finished\n/,
+      );
       expect(problems).toEqual([]);
       await context.close();
     },

@@ -55,6 +55,8 @@ export interface InstallationOptions {
   peerPort?: number;
   textBudgetPerHour?: number;
   reconnect?: { minMs: number; maxMs: number };
+  /** The newest revision of protocol 2 to speak (tests: a peer of an older release); the newest by default. */
+  protocolRevision?: number;
   /** False: inputs commit but no agent starts (the wire benchmark). */
   startTurns?: boolean;
   /** How long an agent's request to use a tool waits for a person (tests shorten it). */
@@ -74,6 +76,13 @@ export interface InstallationOptions {
   secrets?: SecretBox;
   /** Which DHT to join beside the address; when omitted, PARLEY_DHT_BOOTSTRAP says (unset: the public one). */
   dht?: DhtBootstrap;
+  /** Also serve as a blind relay on the DHT for others (`parley serve --relay`). */
+  relay?: boolean;
+  /**
+   * False never holepunches, so that peers must meet through a relay (tests, and a person checking that a relay
+   * works); when omitted, PARLEY_DHT_HOLEPUNCH=off says false.
+   */
+  dhtHolepunch?: boolean;
   /** The agents' OS sandbox (main/sandbox): where bubblewrap is, or 'off'. */
   sandbox?: SandboxOptions;
   /** Where roles that name no folder work, each in its own: by default `<data folder>-roles`. */
@@ -298,7 +307,12 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       runs,
       textBudgetPerHour: options.textBudgetPerHour,
       reconnect: options.reconnect,
+      revision: options.protocolRevision,
       afterCommit: () => checkpointer.wrote(),
+      carrier: {
+        relay: options.relay ?? false,
+        holepunch: options.dhtHolepunch ?? process.env.PARLEY_DHT_HOLEPUNCH !== 'off',
+      },
     });
     runs.setThreadHooks({
       describe: (run) => engine.describeThread(run),

@@ -99,9 +99,25 @@ describe('parley serve arguments', () => {
     [['--dht-bootstrap', '127.0.0.1:70000'], {}, /--dht-bootstrap must be off or/],
     [['--no-dht', '--dht-bootstrap', '127.0.0.1:1'], {}, /--no-dht and --dht-bootstrap .* contradict/],
     [[], { PARLEY_DHT_BOOTSTRAP: 'public' }, /PARLEY_DHT_BOOTSTRAP must be off or a comma-separated list/],
+    [['--relay', '--no-dht'], {}, /--relay serves on the DHT, so it needs the DHT/],
+    [['--relay', '--dht-bootstrap', 'off'], {}, /--relay serves on the DHT, so it needs the DHT/],
+    [
+      ['--relay'],
+      { PARLEY_DHT_BOOTSTRAP: 'off' },
+      /--relay serves on the DHT, which PARLEY_DHT_BOOTSTRAP=off turns off/,
+    ],
+    [['--relay=yes'], {}, /--relay/],
   ])('refuses %j with %j, saying why', (args, env, message) => {
     const parsed = parseServeArgs(args, env);
     expect(!parsed.ok && parsed.message).toMatch(message);
+  });
+
+  it('takes --relay beside a DHT to serve on', () => {
+    const parsed = parseServeArgs(['--relay', '--dht-bootstrap', '127.0.0.1:49737'], {});
+    expect(parsed.ok && parsed.options.relay).toBe(true);
+    expect(
+      parseServeArgs([], {}).ok && (parseServeArgs([], {}) as { options: { relay?: boolean } }).options.relay,
+    ).toBeFalsy();
   });
 
   it('leaves the environment alone when a flag decides', () => {

@@ -70,6 +70,8 @@ export const serveArgs = z.strictObject({
   'dht-bootstrap': dhtBootstrapText.optional(),
   /** Off the DHT: peers reach this installation only at its address. */
   'no-dht': z.boolean().optional(),
+  /** Also serve as a blind relay on the DHT for people who add it (its key goes in serve.json). */
+  relay: z.boolean().optional(),
   host: z
     .undefined({
       error:
@@ -93,7 +95,7 @@ const optionNames = [
   'dht-bootstrap',
   'host',
 ] as const;
-const flagNames = ['no-dht'] as const;
+const flagNames = ['no-dht', 'relay'] as const;
 
 export type ParsedServeArgs = { ok: true; options: ServeOptions } | { ok: false; message: string };
 
@@ -126,7 +128,17 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.
   if (!options['no-dht'] && !options['dht-bootstrap']) {
     const fromEnv = dhtBootstrapFromEnv(env);
     if (!fromEnv.ok) return { ok: false, message: fromEnv.message };
+    if (options.relay && fromEnv.bootstrap.kind === 'off')
+      return {
+        ok: false,
+        message: '--relay serves on the DHT, which PARLEY_DHT_BOOTSTRAP=off turns off: give --dht-bootstrap',
+      };
   }
+  if (options.relay && (options['no-dht'] || options['dht-bootstrap']?.kind === 'off'))
+    return {
+      ok: false,
+      message: '--relay serves on the DHT, so it needs the DHT: drop --no-dht (or --dht-bootstrap off)',
+    };
   return { ok: true, options };
 }
 

@@ -26,6 +26,8 @@ export interface ServeInfo {
   roleApi: string;
   token: string;
   pid: number;
+  /** The key (hex) of the blind relay this installation runs (`--relay`), which people add to their relays; null when it runs none. */
+  relay: string | null;
 }
 
 export interface RunningServer {
@@ -53,7 +55,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       advertise: options.advertise ?? null,
     },
     dht: dhtOfServe(options),
+    relay: options.relay ?? false,
   });
+  if (options.relay && !installation.engine.relayKey) {
+    const problem = installation.network.status().dht.problem ?? 'not on the DHT';
+    await installation.close();
+    throw new StartupError(`cannot serve as a relay (--relay): ${problem}.`);
+  }
   let ui;
   try {
     ui = await startUiServer(installation, {
@@ -75,6 +83,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     roleApi: installation.roleApiSocket,
     token: installation.issueOwnerToken('serve'),
     pid: process.pid,
+    relay: installation.engine.relayKey,
   };
   const infoFile = path.join(installation.dataDir, 'serve.json');
   rmSync(infoFile, { force: true });

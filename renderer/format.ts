@@ -5,6 +5,13 @@ const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute:
 const dayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' });
 const dateFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric' });
 const fullFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'medium' });
+const dayDateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+
+/** The day, in the page's own language: "3 Dec 2026", "Dec 3, 2026", "3. Dez. 2026". */
+export function dayDate(iso: string): string {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? '' : dayDateFormat.format(date);
+}
 
 /** "14:03" today, "Tue 14:03" this week, "3 Mar 2025" before. */
 export function shortTime(iso: string, now = Date.now()): string {

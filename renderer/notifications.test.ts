@@ -3,7 +3,7 @@
 // in view or without permission, one per new item otherwise, naming peer and role only;
 // a click brings the tab forward and opens the item.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { sectionOf, type AttentionItem } from '../shared/attention';
+import { sectionOf, wantsNotification, type AttentionItem, type NotificationPrefs } from '../shared/attention';
 import { BrowserNotifier, notificationState } from './notifications';
 
 const item = (key: string, stamp: string, patch: Partial<AttentionItem> = {}): AttentionItem => ({
@@ -52,6 +52,55 @@ describe('browser notifications', () => {
     vi.stubGlobal('window', { focus });
   });
   afterEach(() => vi.unstubAllGlobals());
+
+  it('stay silent for a kind or a connection the person turned off, and stay silent when it is news again', () => {
+    let prefs: NotificationPrefs | null = null;
+    const notifier = new BrowserNotifier(
+      () => undefined,
+      () => prefs,
+    );
+    notifier.update([]);
+    page.visibilityState = 'hidden';
+    prefs = {
+      kinds: [
+        { kind: 'answer', notify: false },
+        { kind: 'not_delivered', notify: true },
+      ],
+      connections: [
+        { id: 1, name: 'bob', notify: true },
+        { id: 2, name: 'carol', notify: false },
+      ],
+    };
+    notifier.update([
+      item('a', 'e1', { kind: 'answer', section: 'answered' }),
+      item('c', 'e1', { peer: 'carol' }),
+      item('b', 'e1'),
+    ]);
+    expect(StandInNotification.shown.map((n) => n.options.tag)).toEqual(['b']);
+    // Turned back on, only what is new since then notifies: what was silent stays told.
+    prefs = null;
+    notifier.update([item('a', 'e1', { kind: 'answer', section: 'answered' }), item('c', 'e2', { peer: 'carol' })]);
+    expect(StandInNotification.shown.map((n) => n.options.tag)).toEqual(['b', 'c']);
+  });
+
+  it.each<[string, Partial<AttentionItem>, boolean]>([
+    ['a kind left on', { kind: 'not_delivered' }, true],
+    ['a kind turned off', { kind: 'answer' }, false],
+    ['a connection turned off', { peer: 'carol' }, false],
+    ['a connection left on', { peer: 'bob' }, true],
+    ['no peer at all, its kind on', { peer: null }, true],
+    ['a connection never listed', { peer: 'dave' }, true],
+  ])('wantsNotification: %s', (_what, patch, wanted) => {
+    const prefs: NotificationPrefs = {
+      kinds: [{ kind: 'answer', notify: false }],
+      connections: [
+        { id: 1, name: 'bob', notify: true },
+        { id: 2, name: 'carol', notify: false },
+      ],
+    };
+    expect(wantsNotification(prefs, item('x', 'e1', patch))).toBe(wanted);
+    expect(wantsNotification(null, item('x', 'e1', patch))).toBe(true);
+  });
 
   it('show what is new only while the tab is hidden, once each, and a click opens it', () => {
     const opened: AttentionItem[] = [];

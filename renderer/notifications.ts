@@ -2,7 +2,13 @@
 // serves (the desktop app shows its own, from main). Permission is asked for when the
 // person clicks for it, never on load; a notification shows only while the tab is
 // hidden, and names the peer and the roles only (shared/attention.ts says what).
-import { freshItems, notificationFor, type AttentionItem } from '../shared/attention';
+import {
+  freshItems,
+  notificationFor,
+  wantsNotification,
+  type AttentionItem,
+  type NotificationPrefs,
+} from '../shared/attention';
 
 export type NotificationState = 'unsupported' | 'default' | 'granted' | 'denied';
 
@@ -27,11 +33,16 @@ export class BrowserNotifier {
   private readonly notified = new Map<string, string>();
   private started = false;
 
-  constructor(private readonly open: (item: AttentionItem) => void) {}
+  constructor(
+    private readonly open: (item: AttentionItem) => void,
+    /** The person's preferences (notifications.get), null until read: then everything notifies. */
+    private readonly prefs: () => NotificationPrefs | null = () => null,
+  ) {}
 
   /** The list as it is now: what is news since the last one shows, if the tab is hidden. */
   update(items: readonly AttentionItem[]): void {
-    const fresh = freshItems(this.notified, items);
+    const prefs = this.prefs();
+    const fresh = freshItems(this.notified, items).filter((item) => wantsNotification(prefs, item));
     // What waited when the page loaded is not news.
     const first = !this.started;
     this.started = true;

@@ -57,6 +57,7 @@ function connection(patch: Partial<ConnectionSummary> = {}): ConnectionSummary {
     status: 'active',
     policy: { outgoing: 'send', incoming: 'run' },
     trust: 'answer',
+    sandboxRequired: true,
     online: true,
     queue: { used: 0, limit: 100 },
     exposedRoles: [],
@@ -65,6 +66,8 @@ function connection(patch: Partial<ConnectionSummary> = {}): ConnectionSummary {
     createdAt: at(0),
     dhtKey: null,
     path: 'direct',
+    relay: null,
+    peerRelays: [],
     ...patch,
   };
 }
@@ -674,6 +677,21 @@ describe('canWithdraw', () => {
     [
       'a later ask after a withdrawal',
       thread({ lastText: text(2, 'out', 'acked', 4), withdrawn: { seq: 1, by: 'alice', at: at(3), told: true } }),
+      true,
+    ],
+    [
+      'stopped there: nothing works on it',
+      thread({ lastText: text(1, 'out', 'acked', 2), peerTurn: { state: 'stopped', seq: 1, at: at(3) } }),
+      false,
+    ],
+    [
+      'still working there, or relayed',
+      thread({ lastText: text(1, 'out', 'acked', 2), peerTurn: { state: 'working', seq: 1, at: at(3) } }),
+      true,
+    ],
+    [
+      'stopped on an earlier text, not the newest',
+      thread({ lastText: text(2, 'out', 'acked', 4), peerTurn: { state: 'stopped', seq: 1, at: at(3) } }),
       true,
     ],
     ['started by the peer', thread({ startedBy: 'peer', lastText: text(1, 'out', 'acked', 2) }), false],

@@ -480,6 +480,8 @@ export function canWithdraw(thread: ThreadSummary): boolean {
     last !== null &&
     last.direction === 'out' &&
     last.state !== 'failed' &&
-    last.seq > (thread.withdrawn?.seq ?? 0)
+    last.seq > (thread.withdrawn?.seq ?? 0) &&
+    // Stopped, failed or ended there: nothing works on it any more.
+    !['stopped', 'failed', 'ended'].includes(peerTurnOf(last, thread.peerTurn)?.state ?? '')
   );
 }

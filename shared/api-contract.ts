@@ -2,7 +2,13 @@
 // once with its params schema and result type. Main's handler table, the preload
 // bridge and the renderer's client are all typed from this object.
 import { z } from 'zod';
-import type { AttentionList, AttentionObject } from './attention';
+import {
+  attentionKinds,
+  type AttentionKind,
+  type AttentionList,
+  type AttentionObject,
+  type NotificationPrefs,
+} from './attention';
 import {
   agentSettingsSchema,
   agentSettingsUpdateSchema,
@@ -12,6 +18,7 @@ import {
   oneLine,
   type ApprovalView,
   type ConnectionSummary,
+  type RelaySummary,
   type ContextKind,
   type AskRef,
   type TextView,
@@ -24,6 +31,8 @@ import {
   type TaskLogEntry,
   type TurnSummary,
   TRUST_LEVELS,
+  REMEMBER_SCOPES,
+  type AllowRuleView,
 } from './domain';
 import type { Ledger } from './ledger';
 import { MAX_ROLE_NAME_CHARS, ROLE_NAME_MESSAGE, ROLE_NAME_PATTERN } from './role-name';
@@ -76,6 +85,8 @@ export interface TaskDetail {
   log: TaskLogEntry[];
   subtasks: Task[];
   turns: TurnSummary[];
+  /** The asks its turns made (each log line names its turn: `postedByTurnId`). */
+  asks: AskRef[];
 }
 export interface ThreadDetail {
   thread: ThreadSummary;
@@ -125,7 +136,14 @@ export interface PeerNetworkStatus {
    * The DHT carrier, by which peers reach this installation from anywhere with no address:
    * `on` with our key, `off` as configured, or `failed` with why.
    */
-  dht: { state: 'on' | 'off' | 'failed'; key: string | null; bootstrap: string; problem: string | null };
+  dht: {
+    state: 'on' | 'off' | 'failed';
+    key: string | null;
+    bootstrap: string;
+    problem: string | null;
+    /** The key this installation's own blind relay listens under (`parley serve --relay`), or null. */
+    relay: string | null;
+  };
 }
 /** One search result: the conversation, task or agent conversation a match is in, with its best match. */
 export interface SearchHit {
@@ -420,7 +438,51 @@ export const methods = {
    * agent takes it) or an agent's request to use a tool. Whoever reads its topic decides,
    * but what an agent does for a peer that asked is an owner's to allow.
    */
-  'approvals.decide': method<ApprovalView>()(z.strictObject({ id, approve: z.boolean() }), 'Approve or deny'),
+  'approvals.decide': method<ApprovalView>()(
+    z
+      .strictObject({
+        id,
+        approve: z.boolean(),
+        /**
+         * With an approval, always allow the same from this peer role: within this root
+         * (`root`), or everywhere (`peer-role`, owners). Later texts and tool requests that
+         * match go through without asking (see allowRules.list).
+         */
+        remember: z.enum(REMEMBER_SCOPES).optional(),
+      })
+      .refine((p) => p.remember === undefined || p.approve, 'remember goes only with an approval'),
+    'Approve or deny',
+  ),
+  /** The "always allow" rules the caller may see, of one connection or all: what is let through without asking. */
+  'allowRules.list': method<AllowRuleView[]>()(
+    z.strictObject({ connectionId: id.optional() }),
+    'List what is always allowed',
+  ),
+  /** Stop always allowing: owners, or the person who made the rule. What matches waits for a person again. */
+  'allowRules.remove': method<{ removed: true }>()(byId, 'Stop always allowing'),
+  /** The caller's own notification preferences: per kind of what waits on them, and per connection. */
+  'notifications.get': method<NotificationPrefs>()(none, 'Get notification preferences'),
+  /** Turn notifications of a kind, or about a connection, off or on again, for the caller only. */
+  'notifications.set': method<NotificationPrefs>()(
+    z
+      .strictObject({
+        kinds: z
+          .array(
+            z.strictObject({
+              kind: z.enum(attentionKinds as [AttentionKind, ...AttentionKind[]]),
+              notify: z.boolean(),
+            }),
+          )
+          .max(50)
+          .optional(),
+        connections: z
+          .array(z.strictObject({ id, notify: z.boolean() }))
+          .max(1000)
+          .optional(),
+      })
+      .refine((p) => p.kinds !== undefined || p.connections !== undefined, 'give kinds or connections'),
+    'Set notification preferences',
+  ),
 
   /**
    * What waits on me (DESIGN §11.10), in what I may read: held texts and permission
@@ -466,6 +528,27 @@ export const methods = {
   ),
   /** Owner: dial the invitation address from here now, and say whether this installation answered. */
   'network.check': method<PeerNetworkStatus>()(none, 'Check the peer address'),
+
+  /**
+   * The blind relays people here chose (DESIGN §12.1), each asked just now whether it
+   * answers. Only these, and the ones a peer named, are ever used, and only once
+   * holepunching fails; invitations and peers learn their keys.
+   */
+  'relays.list': method<RelaySummary[]>()(none, 'List the relays'),
+  /** Owner: trust a blind relay, by its key (what `parley serve --relay` says in serve.json), with where it runs. */
+  'relays.add': method<RelaySummary>()(
+    z.strictObject({
+      key: z
+        .string()
+        .trim()
+        .toLowerCase()
+        .regex(/^[0-9a-f]{64}$/, 'a relay key is 64 hexadecimal characters (serve.json says it as `relay`)'),
+      address: z.string().trim().min(1).max(300).nullable().optional(),
+    }),
+    'Add a relay',
+  ),
+  /** Owner: stop using a relay; peers hear of it at once. */
+  'relays.remove': method<{ removed: true }>()(z.strictObject({ id }), 'Remove a relay'),
 } as const;
 
 export type Methods = typeof methods;
@@ -500,6 +583,8 @@ export type ChangedKind =
   | 'approval'
   /** Where peers reach this installation (network.get); the id is always 0. */
   | 'network'
+  /** The relays people here chose (relays.list); the id is the relay's. */
+  | 'relays'
   /** What waits on the person may have changed (attention.list); the id is always 0. */
   | 'attention';
 

@@ -172,3 +172,25 @@ export function freshItems(notified: Map<string, string>, items: readonly Attent
   }
   return fresh;
 }
+
+/**
+ * Which notifications a person gets: per kind of what waits on them, and per connection
+ * (anything about that peer). What is not listed as off notifies.
+ */
+export interface NotificationPrefs {
+  kinds: Array<{ kind: AttentionKind; notify: boolean }>;
+  connections: Array<{ id: number; name: string; notify: boolean }>;
+}
+
+/** The kinds a person may turn notifications off for, in the order Settings lists them. */
+export const attentionKinds = Object.keys(sectionOf) as AttentionKind[];
+
+/**
+ * Whether an item that is news raises a notification for a person with these
+ * preferences: not when its kind is off, nor when it is about a connection that is off.
+ */
+export function wantsNotification(prefs: NotificationPrefs | null, item: AttentionItem): boolean {
+  if (!prefs) return true;
+  if (prefs.kinds.some((entry) => entry.kind === item.kind && !entry.notify)) return false;
+  return !(item.peer !== null && prefs.connections.some((entry) => entry.name === item.peer && !entry.notify));
+}

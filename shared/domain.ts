@@ -283,6 +283,8 @@ export interface RunSummary {
   /** The adapter's session reference, kept across turns and stops. */
   session: string | null;
   lastTurn: TurnSummary | null;
+  /** While the running turn's agent retries its model: "retrying: the model server does not answer (3rd try)". */
+  retrying?: string;
 }
 
 export type ContextKind = 'conversation' | 'task' | 'thread';
@@ -465,6 +467,27 @@ export type TurnTrust = 'own' | TrustLevel;
 export type ApprovalKind = 'outgoing' | 'incoming' | 'permission';
 export type ApprovalState = 'pending' | 'approved' | 'denied' | 'cancelled';
 
+/** "Always allow" (DESIGN §12.10): for this peer role in this root, or for this peer role everywhere. */
+export type RememberScope = 'root' | 'peer-role';
+export const REMEMBER_SCOPES = ['root', 'peer-role'] as const satisfies readonly RememberScope[];
+
+/** A remembered "always allow", as a connection's settings list it. */
+export interface AllowRuleView {
+  id: number;
+  connectionId: number;
+  /** PEER/ROLE. */
+  peer: string;
+  kind: ApprovalKind;
+  /** A tool request's tool; null for texts. */
+  tool: string | null;
+  /** Where it holds, with its title; null: everywhere. */
+  root: { kind: ContextKind; id: number; title: string } | null;
+  createdBy: string;
+  createdAt: string;
+  /** Whether the person asking may remove it. */
+  canRemove: boolean;
+}
+
 export interface ApprovalView {
   id: number;
   kind: ApprovalKind;
@@ -484,6 +507,8 @@ export interface ApprovalView {
   detail: unknown;
   /** Whether the person asking may approve or deny it. */
   canDecide: boolean;
+  /** Which "always allow" choices the person may make with an approval (none: the menu is not offered). */
+  canRemember?: RememberScope[];
   /** Why it was cancelled. */
   reason: string | null;
   decidedBy: string | null;
@@ -507,6 +532,8 @@ export interface ConnectionSummary {
   policy: ConnectionPolicy;
   /** How far runs working for this peer may reach (DESIGN §12.3). */
   trust: TrustLevel;
+  /** Whether runs working for this peer start only inside the agents' sandbox (false: an owner allowed them without). */
+  sandboxRequired: boolean;
   online: boolean;
   /** Outgoing texts waiting to be sent or acknowledged, against the limit. */
   queue: { used: number; limit: number };
@@ -517,9 +544,29 @@ export interface ConnectionSummary {
   lastError: string | null;
   /** Since when the peer has paused the connection (it told us); null or absent: it has not. */
   peerPausedAt?: string | null;
+  /** Who paused it here and when (who is null when not known); null while not paused here. */
+  pausedBy?: { name: string | null; at: string | null } | null;
+  /** Who revoked it (a person here, or the peer by its name) and when; null while not revoked. */
+  revokedBy?: { name: string | null; side: 'us' | 'peer'; at: string | null } | null;
   createdAt: string;
   /** The peer's DHT key (hex), when it is reached by the DHT as well. */
   dhtKey: string | null;
   /** How the open link travels: its own TCP connection, holepunched over the DHT, or relayed; null while offline. */
   path: 'direct' | 'holepunched' | 'relayed' | null;
+  /** With `relayed`: the blind relay the link goes through (its key, and the address it was added with, if ours). */
+  relay: { key: string; address: string | null } | null;
+  /** The relays the peer named (their keys): tried, after ours, when holepunching to it fails. */
+  peerRelays: string[];
+}
+
+/** A blind relay someone here chose (Settings → Relays): dialled through only when holepunching fails. */
+export interface RelaySummary {
+  id: number;
+  /** Its DHT public key, hex. */
+  key: string;
+  /** The address it was added with, for people to recognise it; null when added by key alone. */
+  address: string | null;
+  addedAt: string;
+  /** Whether it answered just now; null when this installation is off the DHT and could not ask. */
+  answers: boolean | null;
 }

@@ -22,8 +22,20 @@ export interface LedgerText {
   at: string;
   /** A person's word on it, when it waited for one. */
   approval: { state: 'pending' | 'approved' | 'denied' | 'cancelled'; by: string | null; at: string | null } | null;
-  /** An incoming text: the turn of our role that took it, and how it ended. */
-  turn: { id: number; status: TurnStatus; reason: string | null; endedAt: string | null } | null;
+  /** An outgoing text: the turn of our role whose agent sent it; null where that was not kept. */
+  sentBy: LedgerTurn | null;
+  /** An incoming text: each turn of our role that took it, oldest first (a re-run takes it again). */
+  takenBy: LedgerTurn[];
+}
+
+/** A turn of one of our roles' agents, and how it ended (or that it still works). */
+export interface LedgerTurn {
+  id: number;
+  role: string;
+  status: TurnStatus;
+  reason: string | null;
+  startedAt: string;
+  endedAt: string | null;
 }
 
 export interface LedgerEntry {
@@ -61,8 +73,29 @@ const outcome: Record<LedgerText['state'], string> = {
   handled: 'taken',
 };
 
-/** What came of a text, in a few words: its state, a person's word on it, the turn that took it. */
-export function textOutcome(text: LedgerText, entry: LedgerEntry): string {
+const ended: Record<TurnStatus, string> = {
+  running: 'still working',
+  done: 'finished',
+  failed: 'failed',
+  stopped: 'stopped',
+  interrupted: 'cut off when Parley stopped',
+};
+
+/** A turn in a few words: whose, when it started, how it ended. */
+export function turnWords(turn: LedgerTurn, time: (iso: string) => string = (iso) => iso): string {
+  const reason = turn.reason && turn.status !== 'done' ? ` (${turn.reason})` : '';
+  return `${turn.role}’s turn of ${time(turn.startedAt)}, ${ended[turn.status]}${reason}`;
+}
+
+/**
+ * What came of a text, in a few words: its state, a person's word on it, the turn that sent
+ * it or the turns that took it. `time` writes a timestamp (the export keeps ISO times).
+ */
+export function textOutcome(
+  text: LedgerText,
+  entry: LedgerEntry,
+  time: (iso: string) => string = (iso) => iso,
+): string {
   const parts = [outcome[text.state]];
   if (text.state === 'failed') {
     const side = text.failedBy === 'peer' ? ` by ${entry.peer}` : text.failedBy === 'us' ? ' here' : '';
@@ -71,12 +104,15 @@ export function textOutcome(text: LedgerText, entry: LedgerEntry): string {
   if (text.approval) {
     const { state, by, at } = text.approval;
     const who = by ? ` by ${by}` : '';
-    const when = at ? ` at ${at}` : '';
+    const when = at ? ` at ${time(at)}` : '';
     parts.push(state === 'pending' ? 'waiting for approval' : `${state}${who}${when}`);
   }
-  if (text.turn) {
-    const how = text.turn.status === 'done' ? 'answered' : text.turn.status;
-    parts.push(`turn ${how}${text.turn.reason ? `: ${text.turn.reason}` : ''}`);
+  if (text.sentBy) parts.push(`sent by ${turnWords(text.sentBy, time)}`);
+  if (text.takenBy.length > 0) {
+    const taken = `taken by ${text.takenBy.map((turn) => turnWords(turn, time)).join(', then by ')}`;
+    // A turn has it: that says more than "received" or "taken".
+    if (text.state === 'handled' || text.state === 'received') parts[0] = taken;
+    else parts.push(taken);
   }
   return parts.join('; ');
 }

@@ -117,6 +117,8 @@ export async function openUi(
     permissions?: string[];
     /** Runs in the page before its own scripts (a test's stand-ins for what a browser cannot be made to do). */
     initScript?: string;
+    /** The page's language (navigator.language, Intl's default), e.g. 'de-DE'; Chromium's own otherwise. */
+    locale?: string;
   } = {},
 ): Promise<OpenedPage> {
   const context = await browser.newContext({
@@ -124,6 +126,7 @@ export async function openUi(
     colorScheme: options.colorScheme ?? 'light',
     reducedMotion: 'reduce',
     ...(options.forAxe ? { bypassCSP: true } : {}),
+    ...(options.locale ? { locale: options.locale } : {}),
   });
   if (options.permissions)
     await context.grantPermissions(options.permissions, { origin: new URL(node.serve.info.ui).origin });

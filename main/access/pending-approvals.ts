@@ -1,7 +1,8 @@
 // The approvals waiting for a person, as the app API and the attention list show them:
 // who may read each and who decides it are the access rules', so the list is made here
 // over the store's rows rather than in the store.
-import type { ApprovalView, ContextKind, ContextRef } from '../../shared/domain';
+import { REMEMBER_SCOPES, type ApprovalView, type ContextKind, type ContextRef } from '../../shared/domain';
+import { decideRemember } from './allow-rules';
 import type { Db } from '../store/database';
 import type { ApprovalRow } from '../store/queries/approvals';
 import { all, get } from '../store/sql';
@@ -90,6 +91,13 @@ export function approvalView(db: Db, row: ApprovalRow, viewer: Viewer): Approval
       }
     }
   }
+  const deciders = approvalDeciders(target);
+  const canDecide = row.state === 'pending' && inAudience(viewer, deciders);
+  // "Always allow" is about a peer role: only what belongs to an agent conversation offers it.
+  const canRemember =
+    canDecide && thread !== null
+      ? REMEMBER_SCOPES.filter((scope) => decideRemember(viewer, deciders, scope).allowed)
+      : [];
   return {
     id: row.id,
     kind: row.kind,
@@ -101,7 +109,8 @@ export function approvalView(db: Db, row: ApprovalRow, viewer: Viewer): Approval
     text,
     title: row.title,
     detail: row.detail === null ? null : (JSON.parse(row.detail) as unknown),
-    canDecide: row.state === 'pending' && inAudience(viewer, approvalDeciders(target)),
+    canDecide,
+    canRemember,
     reason: row.reason,
     decidedBy: row.decided_by_name,
     createdAt: row.created_at,

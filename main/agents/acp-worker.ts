@@ -116,9 +116,13 @@ const AUTH_REQUIRED = -32000;
 const KEY_REFUSED =
   /invalid api key|incorrect api key|invalid x-api-key|authentication_error|\b401\b|unauthori[sz]ed|not logged in|please run \/login/i;
 
+/** What an agent's error says when its model server could not be reached at all. */
+const UNREACHABLE =
+  /ECONNREFUSED|connection refused|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|ECONNRESET|ETIMEDOUT|timed? ?out|error sending request|connection error|stream disconnected/i;
+
 async function main(): Promise<void> {
   const turn = JSON.parse(await readStdin()) as AcpTurn;
-  const name = [turn.command, ...turn.args].join(' ');
+  const name = turn.label;
   const env = { ...process.env };
   for (const variable of turn.unset) delete env[variable];
   const child = spawn(turn.command, turn.args, {
@@ -505,6 +509,10 @@ async function main(): Promise<void> {
     if (KEY_REFUSED.test(errorText(error)))
       return fail(
         `the agent (\`${name}\`) could not use its model: the key was refused or it is not logged in (“${errorText(error)}”). Set the right key in the role’s environment, or log in to the agent once in a terminal on this computer, then send the message again.`,
+      );
+    if (UNREACHABLE.test(errorText(error)))
+      return fail(
+        `the agent (\`${name}\`) could not reach its model: the model server does not answer (“${errorText(error)}”). Check that the model server is running and reachable from this computer, then send the message again.`,
       );
     return fail(`the agent (\`${name}\`) failed: ${errorText(error)}`);
   }

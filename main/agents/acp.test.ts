@@ -582,7 +582,7 @@ describe('acp adapter', () => {
     expect(request('answer', codex).args).toEqual(['-c', 'sandbox_mode="read-only"']);
     expect(request('work', codex).args).toEqual(['-c', 'sandbox_mode="workspace-write"']);
     expect(request('full', codex).args).toEqual(['-c', 'sandbox_mode="danger-full-access"']);
-    expect(request('own', { ...codex, sandbox: undefined }).args).toEqual([]);
+    expect(request('own', { ...codex, sandbox: undefined }).args).toEqual(['-c', 'sandbox_mode="workspace-write"']);
     const claude: AgentSettings = { adapter: 'acp', command: ['claude-agent-acp', '--x'], permissions: 'allow' };
     expect(request('answer', claude)).toMatchObject({ args: ['--x'], permissions: 'reject' });
     expect(request('work', claude)).toMatchObject({ args: ['--x'], permissions: 'ask' });

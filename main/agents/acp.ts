@@ -18,6 +18,7 @@ import { agentEnv } from './environment';
 import { instructionsForContinued, instructionsRecord } from './instructions-record';
 import { claudeRetryEnv } from './claude-code';
 import { withoutCliNotices } from './cli-notices';
+import { codexRetryOptions } from './codex';
 import { DEFAULT_MODEL_TIMEOUT_SEC } from './model-watch';
 import { acpPermissionPolicy, acpSandboxArgs } from './trust-modes';
 import type { AgentAdapter, AgentLaunch, TurnRequest } from './types';
@@ -33,6 +34,8 @@ export interface AcpTurn {
   /** The agent's program and arguments. */
   command: string;
   args: string[];
+  /** The agent's command line as the role sets it (without Parley's own arguments), for messages. */
+  label: string;
   cwd: string;
   /** Variables the agent must not inherit from the worker. */
   unset: string[];
@@ -98,9 +101,13 @@ export const acpAdapter: AgentAdapter = {
     const before = request.session === null ? null : record.read(request.session);
     const turn: AcpTurn = {
       command: agent.command[0]!,
+      label: commandLine(agent.command),
       args: [
         ...agent.command.slice(1),
-        ...(isCodexAcp(agent.command) ? acpSandboxArgs(request.trust, agent.sandbox) : []),
+        // codex-acp runs Codex: its own retry settings for the provider its config.toml selects.
+        ...(isCodexAcp(agent.command)
+          ? [...acpSandboxArgs(request.trust, agent.sandbox), ...codexRetryOptions(env, modelTimeoutSec)]
+          : []),
       ],
       cwd,
       // Parley may be Electron: it runs as Node for the worker only, not for the agent.

@@ -59,6 +59,7 @@ export abstract class CliStream<Event extends object> {
         this.spawnError = runner;
         return undefined;
       }
+      if (runner.event === 'signal') return this.logSignal(runner.text);
       // What the failed attempt said is not this turn's result.
       this.forgetAttempt();
       this.fellBack = runner.reason || `the ${this.product.sessionWord} was not found`;
@@ -74,6 +75,11 @@ export abstract class CliStream<Event extends object> {
     }
     if (!event || typeof event !== 'object') return undefined;
     return this.event(event as Event);
+  }
+
+  /** A log line of the CLI that the runner reported (RunnerPlan.signals); none by default. */
+  protected logSignal(_text: string): StreamUpdate | undefined {
+    return undefined;
   }
 
   /** Drops what a failed resume attempt reported before the runner started afresh. */

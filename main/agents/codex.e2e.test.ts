@@ -7,26 +7,29 @@ import { startStory, type Story } from '../testing/agent-story';
 import { realCli } from './cli-test-kit';
 import { codexEnv, expectSlowMcpServerWaitedFor, expectStory } from './e2e-story';
 
-const codex = realCli('PARLEY_TEST_CODEX', 'codex');
-const skip = codex.path ? null : codex.reason;
-if (skip) console.info(`Skipping the end-to-end tests with the real Codex: ${skip}`);
+// The pinned Codex and the newest (.ci/run installs both).
+for (const variable of ['PARLEY_TEST_CODEX', 'PARLEY_TEST_CODEX_NEWEST'] as const) {
+  const codex = realCli(variable, 'codex');
+  const skip = codex.path ? null : codex.reason;
+  if (skip) console.info(`Skipping the end-to-end tests with the real Codex (${variable}): ${skip}`);
 
-describe.skipIf(skip !== null)('codex adapter with the real Codex, end to end', () => {
-  let story: Story | undefined;
-  afterEach(async () => {
-    await story?.close();
-    story = undefined;
+  describe.skipIf(skip !== null)(`codex adapter with the real Codex (${variable}), end to end`, () => {
+    let story: Story | undefined;
+    afterEach(async () => {
+      await story?.close();
+      story = undefined;
+    });
+
+    it('asks a peer, reports its answer, stops mid-stream, and resumes its thread — also after a restart', async () => {
+      console.info(`Real Codex: ${codex.path} (${codex.reason})`);
+      story = await startStory((role) => ({ adapter: 'codex', command: codex.path!, env: codexEnv(role) }));
+      await expectStory(story, { sendTool: 'mcp__parley__send' });
+      expect(story.server.requests.every((request) => request.api === 'openai')).toBe(true);
+    }, 300_000);
+
+    it('waits for Parley’s MCP server when it is slow to start, rather than starting without Parley’s tools', async () => {
+      story = await startStory((role) => ({ adapter: 'codex', command: codex.path!, env: codexEnv(role) }));
+      await expectSlowMcpServerWaitedFor(story, 'mcp__parley__send');
+    }, 120_000);
   });
-
-  it('asks a peer, reports its answer, stops mid-stream, and resumes its thread — also after a restart', async () => {
-    console.info(`Real Codex: ${codex.path} (${codex.reason})`);
-    story = await startStory((role) => ({ adapter: 'codex', command: codex.path!, env: codexEnv(role) }));
-    await expectStory(story, { sendTool: 'mcp__parley__send' });
-    expect(story.server.requests.every((request) => request.api === 'openai')).toBe(true);
-  }, 300_000);
-
-  it('waits for Parley’s MCP server when it is slow to start, rather than starting without Parley’s tools', async () => {
-    story = await startStory((role) => ({ adapter: 'codex', command: codex.path!, env: codexEnv(role) }));
-    await expectSlowMcpServerWaitedFor(story, 'mcp__parley__send');
-  }, 120_000);
-});
+}

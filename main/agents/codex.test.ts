@@ -22,7 +22,16 @@ import {
   UUID,
   type FakeInvocation,
 } from './cli-test-kit';
-import { CodexStream, codexOptions, FRESH_THREAD_NOTICE } from './codex';
+import {
+  CODEX_MODEL_LOG,
+  CodexStream,
+  codexLogFilter,
+  codexOptions,
+  codexRetryOptions,
+  customProvider,
+  FRESH_THREAD_NOTICE,
+} from './codex';
+import { runnerEvent } from './session-runner';
 import type { TurnRequest } from './types';
 
 const THREAD = '019a22b5-1ed1-7532-b5a6-ced8f1338d28';
@@ -84,6 +93,86 @@ describe('CodexStream', () => {
       error:
         'Codex is not installed here: there is no `codex` program on PATH. Install it (`npm install -g @openai/codex`), run `codex login` once, or set the full path of `codex` in the role’s command setting.',
     });
+  });
+});
+
+describe('Codex’s model log', () => {
+  // Lines as Codex 0.171 writes them with RUST_LOG=error,codex_otel.log_only=info (cut short).
+  const at = '2026-12-03T06:21:46.541Z  INFO codex_otel.log_only: ';
+  const logLines = {
+    starts: `${at}event.name="codex.conversation_starts" provider_name=Parley test`,
+    prompt: `${at}event.name="codex.user_prompt" prompt_length=6 prompt=[REDACTED]`,
+    ok: `${at}event.name="codex.api_request" duration_ms=14 http.response.status_code=200 attempt=0`,
+    overloaded: `${at}event.name="codex.api_request" duration_ms=3 http.response.status_code=529 attempt=1`,
+    sse: `${at}event.name="codex.sse_event" event.kind=response.output_text.delta duration_ms=500`,
+    other: `${at}event.name="codex.turn_ttft" duration_ms=38`,
+  };
+  const signal = (line: string) => {
+    const match = new RegExp(CODEX_MODEL_LOG).exec(line);
+    return match && JSON.stringify({ type: 'parley.runner', event: 'signal', text: match[0] });
+  };
+  const tool = (type: 'item.started' | 'item.completed') =>
+    JSON.stringify({ type, item: { id: 'i', type: 'command_execution', command: 'ls', status: 'completed' } });
+
+  it('picks out the lines about the model, and not the rest', () => {
+    expect(signal(logLines.other)).toBeNull();
+    expect(runnerEvent(signal(logLines.ok)!)).toMatchObject({
+      text: 'event.name="codex.api_request" duration_ms=14 http.response.status_code=200',
+    });
+    expect(runnerEvent(signal(logLines.sse)!)).toMatchObject({ text: 'event.name="codex.sse_event"' });
+  });
+
+  it.each([
+    ['the prompt is sent', [logLines.starts, logLines.prompt], 'waiting'],
+    ['an error status (its retry follows)', [logLines.prompt, logLines.overloaded], undefined],
+    ['a response', [logLines.prompt, logLines.ok], 'answered'],
+    ['a stream event', [logLines.prompt, logLines.sse], 'answered'],
+  ] as const)('reads %s', (_what, lines, expected) => {
+    const stream = new CodexStream(null);
+    const updates = lines.map((line) => stream.line(signal(line)!));
+    expect(updates.at(-1)?.model).toBe(expected);
+  });
+
+  it('waits on the model after a tool, once Codex reports its requests; without that log, a tool is an answer', () => {
+    const reporting = new CodexStream(null);
+    reporting.line(signal(logLines.starts)!);
+    expect(reporting.line(tool('item.started'))?.model).toBe('answered');
+    expect(reporting.line(tool('item.completed'))?.model).toBe('waiting');
+    const quiet = new CodexStream(null);
+    expect(quiet.line(tool('item.completed'))?.model).toBe('answered');
+  });
+
+  it('keeps the role’s own RUST_LOG', () => {
+    expect(codexLogFilter(undefined)).toBe('error,codex_otel.log_only=info');
+    expect(codexLogFilter('codex_core=debug')).toBe('codex_core=debug,codex_otel.log_only=info');
+  });
+});
+
+describe('Codex’s own retry settings', () => {
+  it.each([
+    ['a custom provider', 'model_provider = "local"\n[model_providers.local]\nname = "x"\n', 'local'],
+    ['a quoted table name', 'model_provider = \'my-llm\' # mine\n[model_providers."my-llm"]\n', 'my-llm'],
+    ['the built-in provider', 'model = "gpt-5"\n', null],
+    ['a provider it does not define', 'model_provider = "openai"\n', null],
+    ['model_provider only inside a profile', '[profiles.x]\nmodel_provider = "local"\n[model_providers.local]\n', null],
+  ])('finds the provider to tune in %s', (_what, config, expected) => {
+    expect(customProvider(config)).toBe(expected);
+  });
+
+  it('sets a third of the model timeout per try for the provider config.toml selects', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-codex-retry-'));
+    try {
+      writeFileSync(path.join(dir, 'config.toml'), 'model_provider = "local"\n[model_providers.local]\nname = "x"\n');
+      expect(codexRetryOptions({ CODEX_HOME: dir }, 60)).toEqual([
+        '-c',
+        'model_providers.local.stream_idle_timeout_ms=20000',
+        '-c',
+        'model_providers.local.stream_max_retries=2',
+      ]);
+      expect(codexRetryOptions({ CODEX_HOME: path.join(dir, 'none') }, 60)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -292,14 +381,27 @@ describe.skipIf(skipReal !== null)('codex adapter with the real Codex (not logge
       agent: { adapter: 'codex', model: 'gpt-5-codex', sandbox: 'workspace-write', instructions: 'Be brief.' },
       createdAt: '',
     };
+    // A custom model provider, so that Codex's own retry settings for it are among the keys.
+    const codexHome = mkdtempSync(path.join(home, 'strict-'));
+    writeFileSync(
+      path.join(codexHome, 'config.toml'),
+      'model_provider = "local"\n[model_providers.local]\nname = "local"\nbase_url = "http://127.0.0.1:9/v1"\nwire_api = "responses"\n',
+    );
     const request = {
       role,
       peers: [],
       trust: 'own',
-      env: { PATH: `/nonexistent${path.delimiter}${process.env.PATH}`, OPENAI_API_KEY: 'x' },
+      env: { PATH: `/nonexistent${path.delimiter}${process.env.PATH}`, OPENAI_API_KEY: 'x', CODEX_HOME: codexHome },
     } as unknown as TurnRequest;
-    const args = ['exec', '--strict-config', ...codexOptions(request), '-'];
-    const child = spawn(codex.path!, args, { env: env(), cwd: home, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const options = codexOptions(request);
+    expect(options).toContain('model_providers.local.stream_idle_timeout_ms=20000');
+    const args = ['exec', '--strict-config', ...options, '-'];
+    const child = spawn(codex.path!, args, {
+      env: { ...env(), CODEX_HOME: codexHome },
+      cwd: home,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     child.stdin.end('hello\n');
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -13,11 +13,20 @@
 // name holds KEY, SECRET or TOKEN depending on its version. Parley turns the login
 // shell off and passes the shell the turn's environment without secrets other than
 // PARLEY_TOKEN, so `parley` works from Codex's shell as documented.
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { parleyLauncher, standingInstructions, turnPrompt } from './agent-prompt';
 import { newFence, type Fence } from './peer-words';
 import { CliStream, cliTurn, preview, type CliProduct } from './cli-agent';
 import { instructionsForContinued, instructionsRecord } from './instructions-record';
-import { DEFAULT_MODEL_TIMEOUT_SEC, retryingLine, retryReason, unreachableSentence } from './model-watch';
+import {
+  DEFAULT_MODEL_TIMEOUT_SEC,
+  retryingLine,
+  retryReason,
+  unreachableSentence,
+  type ModelSignal,
+} from './model-watch';
 import { runnerLaunch, SESSION_UUID, type RunnerPlan } from './session-runner';
 import { codexModeOptions } from './trust-modes';
 import type { AgentAdapter, AgentLaunch, ProcessResult, StreamUpdate, TurnOutcome, TurnRequest } from './types';
@@ -62,6 +71,57 @@ const RECONNECTING = /^Reconnecting\.*\s*(?:(\d+)\/\d+)?/i;
 /** Codex's words for a model server that answers with an error it retries. */
 const SERVER_FAILING = /high demand|overloaded|capacity|\b5\d\d\b/i;
 
+/**
+ * Codex's own log lines that say what it does with its model, with RUST_LOG set to let
+ * them through: the turn's prompt is about to be sent, a request's response status, and
+ * each event of a response's stream. `codex exec --json` prints nothing while it waits on
+ * a model server that accepted the request and never answers, nor while an answer
+ * streams: these tell the two apart.
+ */
+export const CODEX_MODEL_LOG =
+  'event\\.name="codex\\.(?:conversation_starts|user_prompt|api_request|sse_event)"(?:[^\\n]*?http\\.response\\.status_code=\\d+)?';
+
+/** RUST_LOG for Codex: errors as by default (or the role's own filter), and the log lines above. */
+export function codexLogFilter(own: string | undefined): string {
+  return `${own?.trim() || 'error'},codex_otel.log_only=info`;
+}
+
+/**
+ * The custom model provider Codex's config.toml selects (its top-level `model_provider`,
+ * defined under `[model_providers.ID]`); null for a built-in provider, whose settings
+ * Codex lets nobody override.
+ */
+export function customProvider(config: string): string | null {
+  const top = config.split(/^\s*\[/m)[0] ?? '';
+  const id = /^\s*model_provider\s*=\s*["']([A-Za-z0-9_-]+)["']\s*(?:#.*)?$/m.exec(top)?.[1];
+  if (!id) return null;
+  return new RegExp(`^\\s*\\[model_providers\\.(?:${id}|"${id}")\\]`, 'm').test(config) ? id : null;
+}
+
+/**
+ * Codex's own limits for a custom provider, so that it retries a stalled stream within
+ * the role's model timeout rather than after its default five minutes of silence: a
+ * third of the timeout per try and two retries, which Parley's deadline then ends.
+ */
+export function codexRetryOptions(env: Record<string, string>, modelTimeoutSec: number): string[] {
+  const home = env.CODEX_HOME || path.join(env.HOME || os.homedir(), '.codex');
+  let config: string;
+  try {
+    config = readFileSync(path.join(home, 'config.toml'), 'utf8');
+  } catch {
+    return [];
+  }
+  const id = customProvider(config);
+  if (!id) return [];
+  const provider = `model_providers.${id}`;
+  return [
+    '-c',
+    `${provider}.stream_idle_timeout_ms=${Math.round((modelTimeoutSec * 1000) / 3)}`,
+    '-c',
+    `${provider}.stream_max_retries=2`,
+  ];
+}
+
 /** A TOML string for a `-c key=value` override (JSON's escapes are TOML's). */
 const toml = (value: string) => JSON.stringify(value);
 
@@ -81,6 +141,8 @@ export class CodexStream extends CliStream<CodexEvent> {
   /** Tries of the current model request that failed, and why the last did; 0 once the model answered. */
   private failedTries = 0;
   private retryWhy = '';
+  /** Whether this Codex reports its model requests in its log (CODEX_MODEL_LOG). */
+  private reportsRequests = false;
 
   constructor(session: string | null) {
     super(session, CODEX);
@@ -97,6 +159,19 @@ export class CodexStream extends CliStream<CodexEvent> {
     this.failure = null;
     this.lastError = null;
     this.failedTries = 0;
+  }
+
+  protected override logSignal(text: string): StreamUpdate | undefined {
+    this.reportsRequests = true;
+    if (text.includes('"codex.user_prompt"')) return { model: 'waiting' };
+    const status = /status_code=(\d+)/.exec(text);
+    // An error status is not an answer: Codex's retry event follows it.
+    if (text.includes('"codex.api_request"') && !(status && Number(status[1]) < 400)) return undefined;
+    if (text.includes('"codex.api_request"') || text.includes('"codex.sse_event"')) {
+      this.failedTries = 0;
+      return { model: 'answered' };
+    }
+    return undefined;
   }
 
   protected event(event: CodexEvent): StreamUpdate | undefined {
@@ -128,7 +203,7 @@ export class CodexStream extends CliStream<CodexEvent> {
       case 'item.started':
       case 'item.completed': {
         const update = this.item(event.item, event.type === 'item.completed');
-        const signal = modelSignal(event.item);
+        const signal = modelSignal(event.item, event.type === 'item.completed', this.reportsRequests);
         if (signal) this.failedTries = 0;
         return signal ? { ...update, model: signal } : update;
       }
@@ -208,11 +283,16 @@ export class CodexStream extends CliStream<CodexEvent> {
 }
 
 /**
- * What an item says about the model: it answered (a message, reasoning, a tool call), and
- * a retry after a tool's end counts from there. Codex prints nothing while an answer
- * streams, so a silence is no sign that the model is unreachable: only its retries are.
+ * What an item says about the model: it answered (a message, reasoning, a tool call). A
+ * tool's end sends its result to the model at once, so Codex waits on the model from
+ * there, when its log reports the answer (CODEX_MODEL_LOG); without that log a silence
+ * is no sign that the model is unreachable, and a retry counts from the tool's end.
  */
-function modelSignal(item: CodexItem | undefined): 'answered' | undefined {
+export function modelSignal(
+  item: CodexItem | undefined,
+  completed: boolean,
+  reportsRequests: boolean,
+): ModelSignal | undefined {
   if (!item) return undefined;
   switch (item.type) {
     case 'agent_message':
@@ -222,7 +302,7 @@ function modelSignal(item: CodexItem | undefined): 'answered' | undefined {
     case 'mcp_tool_call':
     case 'file_change':
     case 'web_search':
-      return 'answered';
+      return completed && reportsRequests ? 'waiting' : 'answered';
     default:
       // Codex's own notices (an `error` item about model metadata, say) are not the model.
       return undefined;
@@ -242,6 +322,7 @@ export function codexOptions(
   if (agent.adapter !== 'codex') throw new Error('codex adapter given another adapter’s settings');
   const options = ['--json', '--skip-git-repo-check'];
   if (agent.model) options.push('--model', agent.model);
+  options.push(...codexRetryOptions(env, agent.modelTimeoutSec ?? DEFAULT_MODEL_TIMEOUT_SEC));
   // `exec resume` has no --sandbox flag: the config keys work for both.
   options.push(...codexModeOptions(request.trust, agent.sandbox));
   const secrets = Object.keys(env)
@@ -278,7 +359,9 @@ export const codexAdapter: AgentAdapter = {
   prepare(request): AgentLaunch {
     const agent = request.role.agent;
     if (agent.adapter !== 'codex') throw new Error('codex adapter given another adapter’s settings');
-    const { command, cwd, env } = cliTurn(request, agent, 'codex');
+    const turn = cliTurn(request, agent, 'codex');
+    const { command, cwd } = turn;
+    const env = { ...turn.env, RUST_LOG: codexLogFilter(turn.env.RUST_LOG) };
     // One fence for the turn: the developer instructions' peer directory and the prompt's peer texts.
     const fence = newFence();
     const options = codexOptions(request, env, fence);
@@ -303,7 +386,14 @@ export const codexAdapter: AgentAdapter = {
       // No thread yet, or a session another adapter made: start a thread of our own.
       attempts.push({ args: ['exec', ...options, '-'], stdin: turnPrompt(request, fence, { instructions }) });
     }
-    const plan: RunnerPlan = { command, attempts, retryWhen: CODEX_RESUME_FAILED, cleanup: [], unset: [] };
+    const plan: RunnerPlan = {
+      command,
+      attempts,
+      retryWhen: CODEX_RESUME_FAILED,
+      cleanup: [],
+      unset: [],
+      signals: CODEX_MODEL_LOG,
+    };
     const stream = new CodexStream(request.session);
     const modelTimeoutSec = agent.modelTimeoutSec ?? DEFAULT_MODEL_TIMEOUT_SEC;
     return {

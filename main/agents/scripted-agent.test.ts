@@ -101,15 +101,19 @@ function runAgent(
 const output = (run: Run) => run.events.find((e) => e.type === 'result')?.output;
 
 describe('scripted agent', () => {
-  it('in a conversation or task: asks through `parley send`, sleeps, echoes, and repeats notices', async () => {
+  it('in a conversation or task: asks through `parley send`, sleeps, echoes, and passes on notices about texts', async () => {
     for (const context of [contexts.conversation!, contexts.task!]) {
       const run = await runAgent(context, [
-        ['notice', 'parley', 'You were stopped by alice.'],
+        // How its previous turn ended is Parley's to say; it is not repeated as the reply.
+        ['notice', 'parley', 'You were stopped by alice before your previous turn finished.'],
+        ['notice', 'parley', 'Your text #1 to bob/researcher was denied by alice.'],
         ['message', 'alice', 'ask bob/researcher: what changed?'],
         ['message', 'alice', 'sleep 0.2'],
         ['message', 'alice', 'hello'],
       ]);
-      expect(output(run)).toBe('notice: You were stopped by alice.\nasked bob/researcher\nslept 0.2\necho: hello');
+      expect(output(run)).toBe(
+        'notice: Your text #1 to bob/researcher was denied by alice.\nasked bob/researcher\nslept 0.2\necho: hello',
+      );
       expect(run.calls).toEqual([['send', '--to', 'bob/researcher', 'what changed?']]);
       rmSync(callsFile, { force: true });
     }

@@ -21,11 +21,18 @@ export interface RunnerPlan {
   cleanup: string[];
   /** Environment variables the CLI must not inherit from the runner. */
   unset: string[];
+  /**
+   * Log lines of the CLI's stderr that say what it does with its model: a line matching
+   * this (case-sensitive) is not passed through but reported as a `signal` event with the
+   * matched text, at most once a second for the same text.
+   */
+  signals?: string;
 }
 
 export type RunnerEvent =
   | { type: 'parley.runner'; event: 'fallback'; reason: string }
-  | { type: 'parley.runner'; event: 'spawn_error'; code: string; message: string };
+  | { type: 'parley.runner'; event: 'spawn_error'; code: string; message: string }
+  | { type: 'parley.runner'; event: 'signal'; text: string };
 
 /** Claude Code sessions and Codex threads are UUIDs; anything else was made by another adapter. */
 export const SESSION_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -62,8 +69,22 @@ export function sessionRunner(): void {
     });
   }
 
+  // A signal is written between the CLI's stdout lines, never inside one.
+  let atLineStart = true;
+  let pendingSignal: string | null = null;
+  let lastSignal = { text: '', at: 0 };
+  const report = (text: string) => {
+    const now = Date.now();
+    if (text === lastSignal.text && now - lastSignal.at < 1000) return;
+    lastSignal = { text, at: now };
+    if (atLineStart) emit({ event: 'signal', text });
+    else pendingSignal = text;
+  };
+
   const run = (index: number) => {
     const current = plan!;
+    const modelLog = current.signals ? new RegExp(current.signals) : null;
+    let errorLine = '';
     const attempt = current.attempts[index]!;
     const env = { ...process.env };
     for (const name of current.unset) delete env[name];
@@ -84,10 +105,34 @@ export function sessionRunner(): void {
     child.stdout.on('data', (chunk: Buffer) => {
       process.stdout.write(chunk);
       output = (output + chunk.toString('utf8')).slice(-64 * 1024);
+      atLineStart = chunk.length === 0 ? atLineStart : chunk[chunk.length - 1] === 10;
+      if (atLineStart && pendingSignal !== null) {
+        emit({ event: 'signal', text: pendingSignal });
+        pendingSignal = null;
+      }
     });
+    const passError = (text: string) => {
+      process.stderr.write(text);
+      errors = (errors + text).slice(-64 * 1024);
+    };
     child.stderr.on('data', (chunk: Buffer) => {
-      process.stderr.write(chunk);
-      errors = (errors + chunk.toString('utf8')).slice(-64 * 1024);
+      if (!modelLog) {
+        passError(chunk.toString('utf8'));
+        return;
+      }
+      errorLine += chunk.toString('utf8');
+      let newline: number;
+      while ((newline = errorLine.indexOf('\n')) >= 0) {
+        const line = errorLine.slice(0, newline + 1);
+        errorLine = errorLine.slice(newline + 1);
+        const match = modelLog.exec(line);
+        if (match) report(match[0]);
+        else passError(line);
+      }
+    });
+    child.stderr.on('end', () => {
+      if (errorLine) passError(errorLine);
+      errorLine = '';
     });
     child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
       if (failed) return; // never started: 'error' said so

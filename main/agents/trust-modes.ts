@@ -159,9 +159,10 @@ function pickFirst(wanted: readonly string[], offered: readonly string[]): strin
 }
 
 /**
- * The sandbox codex-acp runs its commands in, as `-c sandbox_mode=…` on its command line.
- * Without one it needs bubblewrap of its own to run any command; Parley's OS sandbox is
- * the bound at every level, and this keeps the agent to the same one.
+ * The sandbox codex-acp runs its commands in, as `-c sandbox_mode=…` on its command line,
+ * always set: without one it needs bubblewrap of its own to run any command. The role's
+ * setting at `full` and for its own runs, else the workspace (codex-acp's own `auto` mode);
+ * Parley's OS sandbox is the bound at every level, and this keeps the agent to the same one.
  */
 export function acpSandboxArgs(trust: TurnTrust, sandbox: CodexSandbox | undefined): string[] {
   switch (trust) {
@@ -171,6 +172,6 @@ export function acpSandboxArgs(trust: TurnTrust, sandbox: CodexSandbox | undefin
       return ['-c', 'sandbox_mode="workspace-write"'];
     case 'full':
     case 'own':
-      return sandbox ? ['-c', `sandbox_mode=${JSON.stringify(sandbox)}`] : [];
+      return ['-c', `sandbox_mode=${JSON.stringify(sandbox ?? 'workspace-write')}`];
   }
 }

@@ -7,7 +7,7 @@
 // test listens on loopback and is paired for real, over mutual TLS, with a second
 // installation ("peer") that the read-only rows share; a row that pauses, revokes or
 // otherwise changes a connection pairs a peer of its own for each call.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +33,7 @@ import type {
   ThreadSummary,
 } from '../../shared/domain';
 import { decodeInvite } from '../engine/invitation';
+import { insertRelay, listRelays } from '../store/queries/relays';
 import { getRole } from '../store/queries/roles';
 import { openInstallation, type Installation } from '../installation';
 import { log } from '../log';
@@ -433,16 +434,34 @@ const connection = async (id: number, person: Person = people.other): Promise<Co
  * `quiet` (an agent that answers nothing); its askers ask alice/helper.
  */
 let gate: Promise<{ remote: TestInstallation; id: number; name: string }> | undefined;
+let gateConnectionId = 0;
 function gatePeer() {
   gate ??= (async () => {
     const remote = await openRemote();
     await remote.owner('roles.create', { name: 'quiet', agent: { adapter: 'command', command: ['true'] } });
     const { acceptorConnectionId: id } = await pair(remote, alice, { inviter: ['quiet'], acceptor: ['helper'] });
     const { name } = await call(people.owner, 'connections.setPolicy', { id, outgoing: 'ask', incoming: 'ask' });
+    gateConnectionId = id;
     return { remote, id, name };
   })();
   return gate;
 }
+
+/** The "always allow" rules stored, as the columns the rows check. */
+const rules = () =>
+  installation.db.prepare('SELECT peer_role, kind, root_kind, root_id, created_by FROM allow_rules ORDER BY id').all();
+const forgetRules = () => installation.db.prepare('DELETE FROM allow_rules').run();
+/** A rule for the shared peer's researcher's texts, whose connection holds nothing: it changes no other row. */
+const addRule = (root: { kind: 'conversation'; id: number } | null, by: Person): number =>
+  Number(
+    installation.db
+      .prepare(
+        `INSERT INTO allow_rules (connection_id, peer_role, kind, root_kind, root_id, created_by, created_by_name)
+         VALUES (?, 'researcher', 'incoming', ?, ?, ?, ?)`,
+      )
+      .run(peerConnectionId, root?.kind ?? null, root?.id ?? null, by.id, by.name).lastInsertRowid,
+  );
+const gateId = () => gateConnectionId;
 
 /** The approval that waits for the held text of `thread` (direction `direction`), once it is there. */
 async function heldIn(reader: Person, threadRowId: number, direction: 'out' | 'in') {
@@ -1485,6 +1504,111 @@ const rows: AnyRow[] = [
   }),
 
   row({
+    method: 'approvals.decide',
+    about: 'approve and always allow the peer role within its task: whoever decides',
+    expect: everyone,
+    fixtures: 'batch',
+    events: (f) => [heard('approval', f.approval.id, all), heard('connection', gateId(), all)],
+    setup: heldInTask,
+    params: (f) => ({ id: f.approval.id, approve: true, remember: 'root' }),
+    effect: (f, result, caller) => {
+      expect(result).toMatchObject({ state: 'approved', decidedBy: caller.name });
+      expect(rules()).toEqual([
+        { peer_role: 'quiet', kind: 'outgoing', root_kind: 'task', root_id: f.approval.root.id, created_by: caller.id },
+      ]);
+    },
+    unchanged: (f) => {
+      expect(rules()).toEqual([]);
+      expect(outState(1, f.thread.id)).toEqual({ state: 'held', reason: null });
+    },
+    cleanup: forgetRules,
+  }),
+  row({
+    method: 'approvals.decide',
+    about: 'approve and always allow the peer role everywhere: owners only',
+    expect: ownersOnly,
+    // One at a time: the owner's rule lets through what else waits from the peer role.
+    setup: heldInTask,
+    params: (f) => ({ id: f.approval.id, approve: true, remember: 'peer-role' }),
+    effect: (_f, result, caller) => {
+      expect(result).toMatchObject({ state: 'approved' });
+      expect(rules()).toEqual([
+        { peer_role: 'quiet', kind: 'outgoing', root_kind: null, root_id: null, created_by: caller.id },
+      ]);
+    },
+    unchanged: (f) => {
+      // Refused as a whole: the text is not approved without the rule either.
+      expect(rules()).toEqual([]);
+      expect(outState(1, f.thread.id)).toEqual({ state: 'held', reason: null });
+    },
+    cleanup: forgetRules,
+  }),
+  row({
+    method: 'allowRules.list',
+    expect: everyone,
+    setup: async () => {
+      const { conversation } = await memberConversation();
+      const everywhere = addRule(null, people.owner);
+      const inMine = addRule({ kind: 'conversation', id: conversation.id }, people.member);
+      return { everywhere, inMine };
+    },
+    params: () => ({ connectionId: peerConnectionId }),
+    effect: (f, result, caller) => {
+      // A rule that holds everywhere is the connection's, read by all; one in a conversation, by its reader.
+      const ids = result.map((rule) => rule.id).sort((a, b) => a - b);
+      expect(ids).toEqual(caller.id === people.member.id ? [f.everywhere, f.inMine] : [f.everywhere]);
+      expect(result.find((rule) => rule.id === f.everywhere)).toMatchObject({
+        peer: expect.stringMatching(/\/researcher$/),
+        kind: 'incoming',
+        root: null,
+        createdBy: people.owner.name,
+        canRemove: caller.kind === 'owner',
+      });
+    },
+    cleanup: forgetRules,
+  }),
+  row({
+    method: 'allowRules.remove',
+    expect: creatorOrOwner,
+    setup: () => ({ id: addRule(null, people.member) }),
+    params: (f) => ({ id: f.id }),
+    effect: (_f, result) => {
+      expect(result).toEqual({ removed: true });
+      expect(rules()).toEqual([]);
+    },
+    unchanged: () => expect(rules()).toHaveLength(1),
+    cleanup: forgetRules,
+  }),
+  row({
+    method: 'notifications.get',
+    expect: everyone,
+    setup: () => null,
+    params: () => ({}),
+    effect: (_f, result) => {
+      expect(result.kinds).toContainEqual({ kind: 'answer', notify: true });
+      expect(result.connections).toContainEqual(expect.objectContaining({ id: peerConnectionId, notify: true }));
+    },
+  }),
+  row({
+    method: 'notifications.set',
+    expect: everyone,
+    setup: () => null,
+    params: () => ({
+      kinds: [{ kind: 'answer', notify: false }],
+      connections: [{ id: peerConnectionId, notify: false }],
+    }),
+    effect: async (_f, result, caller) => {
+      expect(result.kinds).toContainEqual({ kind: 'answer', notify: false });
+      expect(result.connections).toContainEqual(expect.objectContaining({ id: peerConnectionId, notify: false }));
+      // Each person's own: nobody else's changed.
+      for (const other of Object.values(people).filter((p) => p.id !== caller.id))
+        expect((await call(other, 'notifications.get', {})).kinds).toContainEqual({ kind: 'answer', notify: true });
+    },
+    unchanged: () => expect(count('SELECT count(*) AS n FROM notification_prefs')).toBe(0),
+    cleanup: () => installation.db.prepare('DELETE FROM notification_prefs').run(),
+  }),
+
+  row({
     method: 'attention.list',
     expect: everyone,
     setup: async () => {
@@ -1667,6 +1791,48 @@ const rows: AnyRow[] = [
     params: () => ({}),
     effect: (_f, result) => {
       expect(result.check).toMatchObject({ address: installation.peerAddress, reachable: true });
+    },
+  }),
+
+  row({
+    method: 'relays.list',
+    expect: everyone,
+    setup: () => insertRelay(installation.db, randomBytes(32).toString('hex'), 'relay.example:1', people.owner.id),
+    params: () => ({}),
+    effect: (f, result) => {
+      // Off the DHT here, so nobody could be asked whether the relay answers.
+      expect(result).toContainEqual({
+        id: f.id,
+        key: f.key,
+        address: 'relay.example:1',
+        addedAt: f.added_at,
+        answers: null,
+      });
+    },
+  }),
+  row({
+    method: 'relays.add',
+    expect: ownersOnly,
+    setup: () => ({ key: randomBytes(32).toString('hex') }),
+    params: (f) => ({ key: f.key, address: 'relay.example:2' }),
+    effect: (f, result) => {
+      expect(result).toMatchObject({ key: f.key, address: 'relay.example:2', answers: null });
+      expect(listRelays(installation.db).map((r) => r.key)).toContain(f.key);
+    },
+    events: (_f, result) => [heard('relays', result.id, all)],
+  }),
+  row({
+    method: 'relays.remove',
+    expect: ownersOnly,
+    setup: () => insertRelay(installation.db, randomBytes(32).toString('hex'), null, people.owner.id),
+    params: (f) => ({ id: f.id }),
+    effect: (f, result) => {
+      expect(result).toEqual({ removed: true });
+      expect(listRelays(installation.db).map((r) => r.id)).not.toContain(f.id);
+    },
+    events: (f) => [heard('relays', f.id, all)],
+    unchanged: (f) => {
+      expect(listRelays(installation.db).map((r) => r.id)).toContain(f.id);
     },
   }),
 

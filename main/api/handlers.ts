@@ -4,7 +4,7 @@
 // runs the handler. Every handler asks the access rules (../access, through ./authorize)
 // before it reads or acts, and every event it emits carries the audience those rules
 // give; no handler decides on its own who may.
-import { conversationAsks } from '../store/queries/asks';
+import { conversationAsks, rootAsks } from '../store/queries/asks';
 import {
   ApiError,
   describeIssues,
@@ -87,6 +87,7 @@ import {
 } from './authorize';
 import { approvalHandlers } from './approvals-handlers';
 import { trustHandlers } from './trust-handlers';
+import { rememberHandlers } from './remember-handlers';
 import { roleSandboxNotes, sandboxHandlers } from './sandbox-handlers';
 import type { SandboxStatus } from '../sandbox/sandbox';
 import { attentionHandlers } from './attention-handlers';
@@ -94,6 +95,7 @@ import { engineCall } from './engine-errors';
 import { firstRunHandlers } from './first-run-handlers';
 import { ledgerHandlers } from './ledger-handlers';
 import { networkHandlers, requireInvitable } from './network-handlers';
+import { relayHandlers } from './relay-handlers';
 import { pairingHandlers } from './pairing-handlers';
 import { searchHandlers } from './search-handlers';
 import { sessionEndReasons, type ApiSession, type SessionRegistry } from './session';
@@ -127,11 +129,19 @@ const conversationView = (services: ApiServices, row: ConversationRow): Conversa
   toConversation(
     services.db,
     row,
-    runSummary(services.db, { kind: 'conversation', id: row.id }, services.runs.stoppingTurns()),
+    runSummary(
+      services.db,
+      { kind: 'conversation', id: row.id },
+      services.runs.stoppingTurns(),
+      services.runs.retryingTurns(),
+    ),
   );
 
 const taskView = (services: ApiServices, row: TaskRow): Task =>
-  toTask(row, runSummary(services.db, { kind: 'task', id: row.id }, services.runs.stoppingTurns()));
+  toTask(
+    row,
+    runSummary(services.db, { kind: 'task', id: row.id }, services.runs.stoppingTurns(), services.runs.retryingTurns()),
+  );
 
 /** A person's words where a role reads them: the line, and the input that wakes its agent, in one step. */
 function personSays<K extends 'conversation' | 'task'>(
@@ -335,6 +345,7 @@ const handlers: HandlerTable = {
       log: listTaskLog(services.db, id),
       subtasks: readableTasks(person, listSubtaskRows(services.db, id)).map((sub) => taskView(services, sub)),
       turns: run ? recentTurns(services.db, run.id) : [],
+      asks: rootAsks(services.db, 'task', id, null),
     };
   },
   'tasks.comment': ({ services, person }, { id, text }) => {
@@ -407,7 +418,7 @@ const handlers: HandlerTable = {
   },
   'threads.stop': ({ services, person }, { id }) => {
     authorizedThread(services.db, person, id, 'stop');
-    return services.runs.stop({ kind: 'thread', id }, person.name);
+    return services.engine.stopThread(id, person.name);
   },
   'threads.withdraw': ({ services, person }, { id }) => {
     authorizedThread(services.db, person, id, 'withdraw');
@@ -457,12 +468,14 @@ const handlers: HandlerTable = {
   },
 
   ...networkHandlers,
+  ...relayHandlers,
   ...pairingHandlers,
   ...searchHandlers,
   ...firstRunHandlers,
   ...ledgerHandlers,
   ...approvalHandlers,
   ...trustHandlers,
+  ...rememberHandlers,
   ...attentionHandlers,
   ...sandboxHandlers,
 };

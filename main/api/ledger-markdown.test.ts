@@ -1,7 +1,7 @@
 // The record as Markdown: one section per agent conversation, each text with its outcome
 // and who let it through, and a peer's words quoted so they cannot pass for the record's own.
 import { describe, expect, it } from 'vitest';
-import type { Ledger, LedgerEntry, LedgerText } from '../../shared/ledger';
+import type { Ledger, LedgerEntry, LedgerText, LedgerTurn } from '../../shared/ledger';
 import { ledgerMarkdown } from './ledger-markdown';
 
 const text = (over: Partial<LedgerText>): LedgerText => ({
@@ -14,7 +14,18 @@ const text = (over: Partial<LedgerText>): LedgerText => ({
   failedBy: null,
   at: '2026-12-02T10:00:00.000Z',
   approval: null,
-  turn: null,
+  sentBy: null,
+  takenBy: [],
+  ...over,
+});
+
+const turn = (over: Partial<LedgerTurn>): LedgerTurn => ({
+  id: 4,
+  role: 'assistant',
+  status: 'done',
+  reason: null,
+  startedAt: 'T0',
+  endedAt: 'T3',
   ...over,
 });
 
@@ -55,18 +66,38 @@ describe('the record as Markdown', () => {
       'held for approval; waiting for approval',
     ],
     [
-      'taken and answered',
-      text({ direction: 'in', state: 'handled', turn: { id: 4, status: 'done', reason: null, endedAt: 'T3' } }),
-      'taken; turn answered',
+      'sent by a turn that finished',
+      text({ sentBy: turn({ status: 'done' }) }),
+      'delivered; sent by assistant’s turn of T0, finished',
+    ],
+    [
+      'sent by a turn still working',
+      text({ state: 'sent', sentBy: turn({ status: 'running', endedAt: null }) }),
+      'sent, not yet confirmed; sent by assistant’s turn of T0, still working',
+    ],
+    [
+      'taken by a turn that finished',
+      text({ direction: 'in', state: 'handled', takenBy: [turn({ status: 'done' })] }),
+      'taken by assistant’s turn of T0, finished',
     ],
     [
       'taken and stopped',
+      text({ direction: 'in', state: 'handled', takenBy: [turn({ status: 'stopped', reason: 'Stopped by mia' })] }),
+      'taken by assistant’s turn of T0, stopped (Stopped by mia)',
+    ],
+    [
+      'taken again after a restart',
       text({
         direction: 'in',
         state: 'handled',
-        turn: { id: 4, status: 'stopped', reason: 'stopped by mia', endedAt: 'T3' },
+        takenBy: [turn({ status: 'interrupted' }), turn({ id: 5, status: 'failed', startedAt: 'T4', reason: 'boom' })],
       }),
-      'taken; turn stopped: stopped by mia',
+      'taken by assistant’s turn of T0, cut off when Parley stopped, then by assistant’s turn of T4, failed (boom)',
+    ],
+    [
+      'received, a turn working on it',
+      text({ direction: 'in', state: 'received', takenBy: [turn({ status: 'running', endedAt: null })] }),
+      'taken by assistant’s turn of T0, still working',
     ],
   ])('says what came of a text: %s', (_name, t, words) => {
     expect(ledgerMarkdown(ledger([entry({ texts: [t] })]))).toContain(`— ${words}\n`);

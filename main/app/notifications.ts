@@ -1,9 +1,11 @@
 // System notifications of what waits on the owner (main/attention/) while the window is
-// not in front: each new item, or one that gained something, once. A notification names
+// not in front: each new item, or one that gained something, once, unless the owner
+// turned its kind or its connection off (notifications.set). A notification names
 // the peer and the roles only (shared/attention.ts says what it says), never a text. A
 // click brings the window forward and asks its page to open what it was about.
 import { Notification, type BrowserWindow } from 'electron';
-import { freshItems, notificationFor, type AttentionObject } from '../../shared/attention';
+import { freshItems, notificationFor, wantsNotification, type AttentionObject } from '../../shared/attention';
+import { notificationPrefsOf } from '../api/remember-handlers';
 import type { Installation } from '../installation';
 
 /** At most this many notifications for one change; the list has the rest. */
@@ -22,7 +24,11 @@ export function showNotifications(
   freshItems(notified, installation.attention.list(owner, 500).items);
   return installation.subscribe({ person: owner }, (event) => {
     if (event.type !== 'changed' || event.kind !== 'attention') return;
-    const fresh = freshItems(notified, installation.attention.list(owner, 500).items);
+    // What the owner turned off in Settings is still news (it is marked as notified), only silent.
+    const prefs = notificationPrefsOf(installation.db, owner.id);
+    const fresh = freshItems(notified, installation.attention.list(owner, 500).items).filter((item) =>
+      wantsNotification(prefs, item),
+    );
     const win = window();
     if (fresh.length === 0 || (win && !win.isDestroyed() && win.isFocused())) return;
     for (const item of fresh.slice(0, AT_ONCE)) {

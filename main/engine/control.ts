@@ -66,7 +66,7 @@ export class Control {
     const threads = threadsOfConnection(db, connectionId);
     let cancelled: ApprovalRow[] = [];
     const signal = transaction(db, () => {
-      setConnectionStatus(db, connectionId, 'paused');
+      setConnectionStatus(db, connectionId, 'paused', by);
       const waiting = waitingOutgoing(db, connectionId);
       // A held text waits to be sent too: it fails like the rest (a held incoming one stays for a person).
       cancelled = endHeld(db, [], heldIds(waiting), 'paused');
@@ -148,7 +148,7 @@ export class Control {
     this.revoked(connectionId);
     let cancelled: ApprovalRow[] = [];
     const signal = transaction(db, () => {
-      setConnectionRevoked(db, connectionId, by);
+      setConnectionRevoked(db, connectionId, by, who);
       for (const thread of threads) closeThread(db, thread.id, reason);
       const waiting = waitingOutgoing(db, connectionId);
       for (const text of waiting) failText(db, text.id, 'revoke', by);

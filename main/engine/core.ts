@@ -29,8 +29,15 @@ export interface EngineOptions {
   /** Texts one agent conversation may send per hour. */
   textBudgetPerHour?: number;
   reconnect?: Backoff;
+  /**
+   * The newest revision of protocol 2 this installation speaks, dialling and listening;
+   * the newest by default. Tests stand in for an older release's peer with it.
+   */
+  revision?: number;
   /** Called after each of the engine's commits: the installation checkpoints the log in the background. */
   afterCommit?: () => void;
+  /** The DHT carrier's own switches: serve as a blind relay; never holepunch (tests). */
+  carrier?: { relay: boolean; holepunch: boolean };
 }
 
 /** A text on the wire: its seq, and its row so its ack can update it by id. */

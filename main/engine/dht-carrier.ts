@@ -3,8 +3,9 @@
 // pinned mutual TLS as over TCP (./transport.ts), so a key that leads to someone else's
 // certificate fails the pin like a wrong address does.
 import { Duplex } from 'node:stream';
-import DHT, { type DhtServer, type DhtStream, type KeyPair } from 'hyperdht';
+import DHT, { type ConnectOptions, type DhtServer, type DhtStream, type KeyPair } from 'hyperdht';
 import { isLoopbackBootstrap, type DhtBootstrap } from '../net/dht-bootstrap';
+import { BlindRelay } from './blind-relay-server';
 import { dhtSeed, type Identity } from './identity';
 
 export interface CarriedPeer {
@@ -13,14 +14,26 @@ export interface CarriedPeer {
   /** Whom its place before authentication counts against: its UDP host, or its key when relayed. */
   gateKey: string;
   path: 'holepunched' | 'relayed';
+  /** The blind relay's key (hex) the stream came through; null when not relayed. */
+  relay: string | null;
 }
 
 export interface DhtCarrierOptions {
   identity: Identity;
   bootstrap: Exclude<DhtBootstrap, { kind: 'off' }>;
-  /** Decides, before any byte of it reaches TLS, whether a key may connect. */
-  admit(key: string, host: string): boolean;
+  /**
+   * Decides, before any byte of it reaches TLS, whether a key may connect; `relay` is the
+   * blind relay (hex key) it asks to be joined through, or null.
+   */
+  admit(key: string, host: string, relay: string | null): boolean;
   onStream(stream: Duplex, peer: CarriedPeer): void;
+  /** Also run a blind relay for others, under its own key (`parley serve --relay`). */
+  relay?: boolean;
+  /**
+   * False never holepunches, on either side, so that a pair on one machine must go
+   * through a relay as two randomising routers would (tests); default true.
+   */
+  holepunch?: boolean;
 }
 
 /**
@@ -59,45 +72,74 @@ export function dhtKeyPair(identity: Pick<Identity, 'key'>): KeyPair {
   return DHT.keyPair(dhtSeed(identity));
 }
 
-export function describeStream(stream: DhtStream): CarriedPeer {
+/**
+ * Who the stream is from and how it came. hyperdht does not mark a relayed stream, so the
+ * relay is the one the dialler asked for (`relay`): it asks only once holepunching failed.
+ */
+export function describeStream(stream: DhtStream, relay: string | null): CarriedPeer {
   const key = stream.remotePublicKey.toString('hex');
-  const relayed = Boolean(stream.relay);
   const host = stream.rawStream?.remoteHost;
-  return { key, gateKey: relayed || !host ? `key:${key}` : `udp:${host}`, path: relayed ? 'relayed' : 'holepunched' };
+  return {
+    key,
+    gateKey: relay || !host ? `key:${key}` : `udp:${host}`,
+    path: relay ? 'relayed' : 'holepunched',
+    relay,
+  };
 }
+
+/** How long a probe waits for a relay to answer. */
+export const RELAY_PROBE_MS = 5_000;
 
 export class DhtCarrier {
   private constructor(
     private readonly node: DHT,
     private readonly server: DhtServer,
     private readonly keyPair: KeyPair,
+    private readonly holepunch: boolean,
+    /** Our own blind relay, when this installation serves as one. */
+    readonly relay: BlindRelay | null,
   ) {}
 
   static async start(options: DhtCarrierOptions): Promise<DhtCarrier> {
     const keyPair = dhtKeyPair(options.identity);
     const { bootstrap } = options;
+    const holepunch = options.holepunch ?? true;
     const node = new DHT({
       keyPair,
       ...(bootstrap.kind === 'nodes' ? { bootstrap: bootstrap.nodes } : {}),
       // A loopback network is reached from loopback only.
       ...(isLoopbackBootstrap(bootstrap) ? { host: '127.0.0.1' } : {}),
     });
+    /** The relay each admitted key asked for, until its stream opens. */
+    const asked = new Map<string, string | null>();
     const server = node.createServer(
       {
-        firewall: (remotePublicKey, _payload, address) => !options.admit(remotePublicKey.toString('hex'), address.host),
+        firewall: (remotePublicKey, payload, address) => {
+          const key = remotePublicKey.toString('hex');
+          const relay = payload?.relayThrough?.publicKey.toString('hex') ?? null;
+          if (!options.admit(key, address.host, relay)) return true;
+          asked.set(key, relay);
+          return false;
+        },
+        ...(holepunch ? {} : { holepunch: false, shareLocalAddress: false }),
       },
       (stream) => {
         stream.on('error', () => stream.destroy());
-        options.onStream(nodeStream(stream), describeStream(stream));
+        const key = stream.remotePublicKey.toString('hex');
+        const relay = asked.get(key) ?? null;
+        asked.delete(key);
+        options.onStream(nodeStream(stream), describeStream(stream, relay));
       },
     );
+    let relay: BlindRelay | null = null;
     try {
       await server.listen(keyPair);
+      if (options.relay) relay = await BlindRelay.start(node, options.identity);
     } catch (error) {
       await node.destroy({ force: true });
       throw error;
     }
-    return new DhtCarrier(node, server, keyPair);
+    return new DhtCarrier(node, server, keyPair, holepunch, relay);
   }
 
   /** Our DHT public key, hex: what invitations carry. */
@@ -109,12 +151,33 @@ export class DhtCarrier {
    * A stream to the peer with this key (hex); it opens, or errors when the peer cannot be
    * reached. `path` says how it went, once open.
    */
-  connect(key: string): { stream: Duplex; path: () => CarriedPeer['path'] } {
-    const raw = this.node.connect(Buffer.from(key, 'hex'), { keyPair: this.keyPair });
-    return { stream: nodeStream(raw), path: () => describeStream(raw).path };
+  connect(key: string, relay: string | null = null): { stream: Duplex; path: () => CarriedPeer['path'] } {
+    const options: ConnectOptions = { keyPair: this.keyPair };
+    if (relay) options.relayThrough = Buffer.from(relay, 'hex');
+    if (!this.holepunch) Object.assign(options, { holepunch: () => false, localConnection: false, fastOpen: false });
+    const raw = this.node.connect(Buffer.from(key, 'hex'), options);
+    return { stream: nodeStream(raw), path: () => describeStream(raw, relay).path };
+  }
+
+  /** Whether a blind relay answers at this key now (a stream to it opens within RELAY_PROBE_MS). */
+  probe(key: string): Promise<boolean> {
+    return new Promise((resolve) => {
+      const raw = this.node.connect(Buffer.from(key, 'hex'), { keyPair: this.keyPair });
+      const done = (answered: boolean) => {
+        clearTimeout(timer);
+        raw.destroy();
+        resolve(answered);
+      };
+      const timer = setTimeout(() => done(false), RELAY_PROBE_MS);
+      timer.unref();
+      raw.once('open', () => done(true));
+      raw.once('error', () => done(false));
+      raw.once('close', () => done(false));
+    });
   }
 
   async close(): Promise<void> {
+    await this.relay?.close();
     await this.server.close().catch(() => undefined);
     await this.node.destroy({ force: true });
   }

@@ -304,6 +304,7 @@ describe('the DHT carrier', () => {
       key: null,
       bootstrap: '127.0.0.1:' + testnet.bootstrap[0]!.port,
       problem: null,
+      relay: null,
     });
     const dataDir = alice.installation.dataDir;
     open.splice(open.indexOf(alice), 1);

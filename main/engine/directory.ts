@@ -10,12 +10,15 @@ export function peerDirectory(
   isOnline: (connectionId: number) => boolean,
   /** How an open link travels; only a link over the DHT is named (a direct one is the usual case). */
   path: (connectionId: number) => 'direct' | 'holepunched' | 'relayed' | null = () => null,
+  /** The relay a relayed link goes through. */
+  relayOf: (connectionId: number) => string | null = () => null,
 ): PeerDirectoryEntry[] {
   return listConnectionRows(db)
     .filter((connection) => connection.status !== 'revoked')
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((connection) => {
       const via = path(connection.id);
+      const relay = via === 'relayed' ? relayOf(connection.id) : null;
       return {
         peer: connection.name,
         state:
@@ -29,6 +32,7 @@ export function peerDirectory(
           ? { pausedBy: 'peer' as const, pausedAt: connection.peer_paused_at }
           : {}),
         ...(via && via !== 'direct' ? { path: via } : {}),
+        ...(relay ? { relay } : {}),
         roles: peerRoles(db, connection.id).map((role) => ({
           address: `${connection.name}/${role.name}`,
           description: role.description,

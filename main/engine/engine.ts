@@ -24,7 +24,8 @@ import type { AgentContext, Caller, PeerDirectoryEntry, PeerGateway, TurnOutcome
 import { threadAudience } from '../access/lookup';
 import type { Audience } from '../events';
 import type { ConnectionRow } from '../store/queries/connections';
-import type { RunRow } from '../store/queries/runs';
+import { findRun, lastTurnOfRun, type RunRow } from '../store/queries/runs';
+import { transaction } from '../store/database';
 import { getThread, type ThreadRow } from '../store/queries/threads';
 import type { ThreadListRow } from '../store/queries/thread-lists';
 import { Control } from './control';
@@ -36,7 +37,7 @@ import { Receiver } from './receiver';
 import { Holds, type HeldDecision } from './holds';
 import type { HistoryEntry, ReportResult, SendResult } from '../role-api/protocol';
 import { Sender } from './sender';
-import { relayAnswerLost } from './relay-end';
+import { openRelayAsks, relayAnswerLost } from './relay-end';
 import { TurnSignals } from './turn-signals';
 import { Views } from './views';
 import { Withdrawals } from './withdrawals';
@@ -123,6 +124,21 @@ export class ConnectionEngine implements PeerGateway {
   /** Our DHT key (hex), or null when not on the DHT. */
   get dhtKey(): string | null {
     return this.links.dhtKey;
+  }
+
+  /** The key (hex) our own blind relay listens under (`parley serve --relay`), or null. */
+  get relayKey(): string | null {
+    return this.links.relayKey;
+  }
+
+  /** Whether a blind relay answers at this key now; null when off the DHT. */
+  probeRelay(key: string): Promise<boolean | null> {
+    return this.links.probeRelay(key);
+  }
+
+  /** Our relays changed: invitations carry the new list, and every online peer is told. */
+  relaysChanged(): void {
+    this.links.relaysChanged();
   }
 
   /** host:port the listener is bound to, or null when not listening. */
@@ -265,6 +281,37 @@ export class ConnectionEngine implements PeerGateway {
   /** A person here takes back the asks of an agent conversation started here; the peer stops, down the chain. */
   withdraw(threadRowId: number, by: string): Promise<{ withdrawn: true }> {
     return this.withdrawals.withdraw(threadRowId, by);
+  }
+
+  /**
+   * threads.stop: a person here stops the agent of an agent conversation, all in one
+   * commit. When it works for a peer's agent conversation and waits on asks of its own
+   * (a relay), those asks are withdrawn down the chain, since nobody wants their answer
+   * now; and a run that only waited on them, with no turn to stop, tells its asker
+   * `stopped` all the same, so the asker does not read Working for good.
+   */
+  async stopThread(threadRowId: number, by: string): Promise<{ stopped: boolean }> {
+    const { db } = this.core;
+    let withdrawn = () => {};
+    let told = false;
+    const signal = transaction(db, () => {
+      const thread = getThread(db, threadRowId);
+      const run = findRun(db, { kind: 'thread', id: threadRowId });
+      const turn = run ? lastTurnOfRun(db, run.id) : undefined;
+      const relaying = thread?.started_by === 'peer' && openRelayAsks(db, threadRowId).length > 0;
+      const signal = this.core.options.runs.stopInTransaction([{ kind: 'thread', id: threadRowId }], by);
+      if (relaying) {
+        withdrawn = this.withdrawals.withdrawUnder('thread', threadRowId, by);
+        if (turn && turn.status !== 'running') {
+          this.signals.turn(threadRowId, turn.id, 'stopped');
+          told = true;
+        }
+      }
+      return signal;
+    });
+    withdrawn();
+    const stopped = await signal();
+    return { stopped: stopped || told };
   }
 
   /** A person's word on a held text (the caller has checked that it is theirs to give). */

@@ -13,6 +13,8 @@ import {
   settleApproval,
   type ApprovalRow,
 } from '../store/queries/approvals';
+import { ALWAYS_ALLOWED } from '../access/allow-rules';
+import type { AllowRuleRow } from '../store/queries/allow-rules';
 import { getConnectionRow } from '../store/queries/connections';
 import { adoptWaitingTexts, findRun, getRun } from '../store/queries/runs';
 import { failText, getText, setTextState, type TextRow, type ThreadRow } from '../store/queries/threads';
@@ -49,6 +51,25 @@ export class Holds {
   ): void {
     const context = { kind: 'thread' as const, id: thread.id };
     const id = insertApproval(this.core.db, { kind, context, textId, runId });
+    this.core.approvalChangedAfter({ id, kind, context_kind: context.kind, context_id: context.id }, tx);
+  }
+
+  /**
+   * Inside a group commit: a text that would have waited went on because a person chose
+   * to always allow its peer role. It is recorded as approved by them, as if they had
+   * approved it here, so the record says who let it through.
+   */
+  allowedByRule(
+    kind: Exclude<ApprovalKind, 'permission'>,
+    thread: ThreadRow,
+    textId: number,
+    runId: number | null,
+    rule: AllowRuleRow,
+    tx: Tx,
+  ): void {
+    const context = { kind: 'thread' as const, id: thread.id };
+    const id = insertApproval(this.core.db, { kind, context, textId, runId });
+    settleApproval(this.core.db, id, 'approved', { id: rule.created_by, name: rule.created_by_name }, ALWAYS_ALLOWED);
     this.core.approvalChangedAfter({ id, kind, context_kind: context.kind, context_id: context.id }, tx);
   }
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
 import { dhtKeyPair } from './dht-carrier';
-import { dhtSeed, fingerprintOf, loadOrCreateIdentity } from './identity';
+import { dhtSeed, fingerprintOf, loadOrCreateIdentity, relaySeed } from './identity';
 
 describe('identity', () => {
   const dirs: string[] = [];
@@ -45,6 +45,10 @@ describe('identity', () => {
     // The seed is HKDF output, not a slice of the private key's bytes.
     const der = (await import('node:crypto')).createPrivateKey(alice.key).export({ type: 'pkcs8', format: 'der' });
     expect(der.includes(dhtSeed(alice))).toBe(false);
+    // The blind relay's key is derived with another info string: it is not the DHT key.
+    expect(relaySeed(alice).equals(relaySeed(again))).toBe(true);
+    expect(relaySeed(alice).equals(dhtSeed(alice))).toBe(false);
+    expect(der.includes(relaySeed(alice))).toBe(false);
   });
 
   it('names the installation by its certificate fingerprint, makes the first person an owner, and keeps both across restarts', async () => {

@@ -31,8 +31,20 @@ const DHT_SEED_INFO = 'parley dht key pair v1';
  * identity folder stays the one thing to back up and the DHT key lives and dies with it.
  */
 export function dhtSeed(identity: Pick<Identity, 'key'>): Buffer {
+  return seedOf(identity, DHT_SEED_INFO);
+}
+
+/** HKDF's info for the blind relay's key pair: a relay's key says nothing of the installation's DHT key. */
+const RELAY_SEED_INFO = 'parley relay key pair v1';
+
+/** The seed of the key pair the installation's blind relay listens under (`parley serve --relay`). */
+export function relaySeed(identity: Pick<Identity, 'key'>): Buffer {
+  return seedOf(identity, RELAY_SEED_INFO);
+}
+
+function seedOf(identity: Pick<Identity, 'key'>, info: string): Buffer {
   const der = createPrivateKey(identity.key).export({ type: 'pkcs8', format: 'der' });
-  return Buffer.from(hkdfSync('sha256', der, Buffer.alloc(0), DHT_SEED_INFO, 32));
+  return Buffer.from(hkdfSync('sha256', der, Buffer.alloc(0), info, 32));
 }
 
 export function identityFiles(dataDir: string): { dir: string; key: string; cert: string } {

@@ -8,6 +8,7 @@ import { log } from '../log';
 import type { DhtBootstrap } from '../net/dht-bootstrap';
 import { transaction } from '../store/database';
 import { isStorageFailure } from '../store/storage-errors';
+import { relayKeys } from '../store/queries/relays';
 import {
   connectionByDhtKey,
   connectionByFingerprint,
@@ -25,6 +26,7 @@ import { wsFramePort } from './frame-port';
 import { handshake, HandshakeError, type Admission } from './handshake';
 import { PeerLink } from './peer-link';
 import { attemptsAfterOpen, keepNewLink, redialDelay, type Backoff } from './redial';
+import { chosenRelay, nextDhtStep, relaysToTry } from './relay-choice';
 import { DhtCarrier } from './dht-carrier';
 import {
   carrierOf,
@@ -55,6 +57,10 @@ export interface ReachTarget {
   dhtKey: string | null;
   /** The path that won the last time: raced at once instead of after the address's head start. */
   lastPath?: 'direct' | 'dht' | null;
+  /** The relays the peer named (its invitation, its `reach` frame): tried, after ours, once holepunching fails. */
+  relays?: string[];
+  /** We are a stranger to the peer (accepting its invitation): its firewall lets us in only through its own relays. */
+  stranger?: boolean;
 }
 
 /** How long each path has to get through the pin: an acceptor who cannot reach the inviter learns why soon after. */
@@ -71,27 +77,21 @@ export function dhtHeadStart(target: ReachTarget): number {
   return target.address && target.lastPath !== 'dht' ? DHT_HEAD_START_MS : 0;
 }
 
-/** Every path to a peer failed; `attempts` says how each did. */
-/**
- * Holepunching is a race of packets: an abort while a router's mapping was still being
- * learnt (too few answers from the DHT yet, a slow machine) often succeeds a moment
- * later. Tried again once when time is left; two routers that both randomise ports never
- * succeed, so that is not retried.
- */
-export function holepunchWorthRetrying(error: unknown, attempt: number, msLeft: number): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return (
-    attempt < 2 &&
-    msLeft > 2_000 &&
-    typeof code === 'string' &&
-    code.startsWith('HOLEPUNCH') &&
-    code !== 'HOLEPUNCH_DOUBLE_RANDOMIZED_NATS'
-  );
+export { holepunchWorthRetrying } from './relay-choice';
+
+/** One way a dial went: at the address, by DHT key, or through a relay (`target` is the relay's key). */
+export interface DialAttempt {
+  path: 'address' | 'dht' | 'relay';
+  target: string;
+  error: Error;
 }
 
+const attemptWords = (a: DialAttempt) =>
+  a.path === 'dht' ? 'by DHT' : a.path === 'relay' ? `through relay ${a.target.slice(0, 12)}…` : `at ${a.target}`;
+
 export class UnreachableError extends Error {
-  constructor(readonly attempts: { path: 'address' | 'dht'; target: string; error: Error }[]) {
-    super(attempts.map((a) => `${a.path === 'dht' ? 'by DHT' : `at ${a.target}`}: ${a.error.message}`).join('; '));
+  constructor(readonly attempts: DialAttempt[]) {
+    super(attempts.map((a) => `${attemptWords(a)}: ${a.error.message}`).join('; '));
     this.name = 'UnreachableError';
   }
 }
@@ -115,8 +115,8 @@ export class LinkManager {
   private readonly lastErrors = new Map<number, string>();
   private listener: PeerListener | null = null;
   private carrier: DhtCarrier | null = null;
-  /** The path each open link came by. */
-  private readonly paths = new Map<number, LinkPath>();
+  /** The path each open link came by, and the relay when relayed. */
+  private readonly paths = new Map<number, { path: LinkPath; relay: string | null }>();
   /** What invitations and hellos carry: where peers dial us. */
   private ourAddress: string | null = null;
   /** host:port the listener is bound to. */
@@ -137,8 +137,12 @@ export class LinkManager {
    */
   async listen(host: string, port: number): Promise<string> {
     if (this.listener) throw new Error('already listening for peers');
-    this.listener = await listenForPeers(this.core.options.identity, host, port, (ws, peer, socket) =>
-      this.accepted(ws, peer, socket),
+    this.listener = await listenForPeers(
+      this.core.options.identity,
+      host,
+      port,
+      (ws, peer, socket) => this.accepted(ws, peer, socket),
+      this.core.options.revision,
     );
     const { port: bound } = this.listener.address;
     this.ourAddress = `${host.includes(':') ? `[${host}]` : host}:${bound}`;
@@ -156,7 +160,9 @@ export class LinkManager {
     this.carrier = await DhtCarrier.start({
       identity: this.core.options.identity,
       bootstrap,
-      admit: (key, host) => this.admitKey(key, host),
+      relay: this.core.options.carrier?.relay ?? false,
+      holepunch: this.core.options.carrier?.holepunch ?? true,
+      admit: (key, host, relay) => this.admitKey(key, host, relay),
       // The listener of the moment (Settings may have moved it). A known key holds no
       // stranger's place: Noise proved it is a peer's.
       onStream: (stream, peer) => {
@@ -169,6 +175,7 @@ export class LinkManager {
           kind: 'dht',
           remoteKey: peer.key,
           path: peer.path,
+          relay: peer.relay,
         });
       },
     });
@@ -188,16 +195,38 @@ export class LinkManager {
     return this.carrier?.publicKey ?? null;
   }
 
-  /** The DHT firewall: keys of known connections, and strangers only while an invitation is open and there is room. */
-  private admitKey(key: string, host: string): boolean {
+  /** The key (hex) our own blind relay listens under, or null when this installation is not one. */
+  get relayKey(): string | null {
+    return this.carrier?.relay?.key ?? null;
+  }
+
+  /** Whether a blind relay answers at this key now; null when off the DHT (nothing could be asked). */
+  async probeRelay(key: string): Promise<boolean | null> {
+    const carrier = this.carrier;
+    return carrier ? carrier.probe(key) : null;
+  }
+
+  /**
+   * The DHT firewall: keys of known connections, and strangers only while an invitation is
+   * open and there is room; through a relay only one somebody chose (ours, or for a known
+   * peer the ones it named).
+   */
+  private admitKey(key: string, host: string, relay: string | null): boolean {
     if (this.closed || !this.listener) return false;
-    if (connectionByDhtKey(this.core.db, key)) return true;
-    return this.events.invitationOpen() && this.listener.hasRoom(`udp:${host}`);
+    const known = connectionByDhtKey(this.core.db, key);
+    if (!chosenRelay(relay, relayKeys(this.core.db), known ? parseRelays(known.relays) : [])) return false;
+    if (known) return true;
+    return this.events.invitationOpen() && this.listener.hasRoom(relay ? `key:${key}` : `udp:${host}`);
   }
 
   /** Tells the peer where we are reached besides our address (revision 2; an older peer gets nothing). */
   sendReach(open: OpenLink): void {
-    open.link.send({ type: 'reach', dht: this.dhtKey, address: this.ourAddress, relays: [] });
+    open.link.send({ type: 'reach', dht: this.dhtKey, address: this.ourAddress, relays: relayKeys(this.core.db) });
+  }
+
+  /** Our relays changed: every open link's peer hears of them. */
+  relaysChanged(): void {
+    for (const open of this.core.open.values()) if (open.link.state === 'open') this.sendReach(open);
   }
 
   /** Where the peer says it is reached: its DHT key is dialled from now on, as its address is. */
@@ -223,7 +252,12 @@ export class LinkManager {
 
   /** The path the open link of a connection came by. */
   path(connectionId: number): LinkPath | null {
-    return this.isOnline(connectionId) ? (this.paths.get(connectionId) ?? null) : null;
+    return this.isOnline(connectionId) ? (this.paths.get(connectionId)?.path ?? null) : null;
+  }
+
+  /** The relay (hex key) the open link of a connection came through; null when not relayed or offline. */
+  relayOf(connectionId: number): string | null {
+    return this.isOnline(connectionId) ? (this.paths.get(connectionId)?.relay ?? null) : null;
   }
 
   /** host:port the listener is bound to, or null when not listening. */
@@ -334,7 +368,7 @@ export class LinkManager {
     hello: HelloFrame,
     admit: (theirs: HelloFrame, peer: PeerCertificate) => Admission,
   ): Promise<OpenLink | null> {
-    const { ws, peer, socket, path } = await this.reach(target, fingerprint);
+    const { ws, peer, socket, path, relay } = await this.reach(target, fingerprint);
     const link = this.track(new PeerLink(wsFramePort(ws, socket), peer, this.core.fingerprint));
     const { connectionId } = await handshake(link, {
       side: 'dialler',
@@ -352,7 +386,7 @@ export class LinkManager {
       const key = target.dhtKey;
       this.remember(connectionId, (db) => setDhtKey(db, connectionId, key));
     }
-    return this.opened(connectionId, link, path);
+    return this.opened(connectionId, link, path, relay);
   }
 
   /** A note about a peer worth keeping; not worth a link when it cannot be saved (a full disk). */
@@ -368,15 +402,19 @@ export class LinkManager {
   private async reach(target: ReachTarget, fingerprint: string) {
     const identity = this.core.options.identity;
     const cancel = new AbortController();
-    const attempts: { path: 'address' | 'dht'; target: string; error: Error }[] = [];
-    const tries: Promise<Awaited<ReturnType<typeof dialPeer>> & { path: LinkPath }>[] = [];
+    const attempts: DialAttempt[] = [];
+    const tries: Promise<Awaited<ReturnType<typeof dialPeer>> & { path: LinkPath; relay: string | null }>[] = [];
     /** The address failed: the DHT need not wait out the address's head start. */
     const addressGaveUp = new AbortController();
     if (target.address) {
       const address = target.address;
       tries.push(
-        dialPeer(identity, address, fingerprint, { signal: cancel.signal, timeoutMs: DIAL_TIMEOUT_MS }).then(
-          (dialled) => ({ ...dialled, path: 'direct' as const }),
+        dialPeer(identity, address, fingerprint, {
+          signal: cancel.signal,
+          timeoutMs: DIAL_TIMEOUT_MS,
+          revision: this.core.options.revision,
+        }).then(
+          (dialled) => ({ ...dialled, path: 'direct' as const, relay: null }),
           (error: Error) => {
             attempts.push({ path: 'address', target: address, error });
             addressGaveUp.abort();
@@ -393,22 +431,30 @@ export class LinkManager {
         waitUnlessCancelled(headStart, cancel.signal, addressGaveUp.signal)
           .then(async () => {
             const deadline = Date.now() + DIAL_TIMEOUT_MS - headStart;
+            // Only relays somebody chose, and only once holepunching failed: ours first, then the peer's.
+            const relays = relaysToTry(target.stranger ? [] : relayKeys(this.core.db), target.relays ?? []);
+            let relay: string | null = null;
             for (let attempt = 1; ; attempt++) {
-              const { stream, path } = carrier.connect(key);
+              const { stream, path } = carrier.connect(key, relay);
               try {
                 const dialled = await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
                   stream,
+                  revision: this.core.options.revision,
                   signal: cancel.signal,
-                  timeoutMs: deadline - Date.now(),
+                  timeoutMs: relay ? Math.max(deadline - Date.now(), RELAY_DIAL_MS) : deadline - Date.now(),
                 });
-                return { ...dialled, path: path() };
+                return { ...dialled, path: path(), relay };
               } catch (error) {
-                if (!holepunchWorthRetrying(error, attempt, deadline - Date.now())) throw error;
+                if (relay) attempts.push({ path: 'relay', target: relay, error: error as Error });
+                else attempts.push({ path: 'dht', target: key, error: error as Error });
+                const step = nextDhtStep(error, attempt, deadline - Date.now(), relay, relays);
+                if (step.kind === 'give up') throw new AttemptsRecorded();
+                relay = step.kind === 'relay' ? step.relay : relay;
               }
             }
           })
           .catch((error: Error) => {
-            attempts.push({ path: 'dht', target: key, error });
+            if (!(error instanceof AttemptsRecorded)) attempts.push({ path: 'dht', target: key, error });
             throw error;
           }),
       );
@@ -428,7 +474,8 @@ export class LinkManager {
       throw new UnreachableError(
         attempts
           .filter((a) => !a.error.message.startsWith('cancelled'))
-          .sort((a, b) => (a.path === b.path ? 0 : a.path === 'address' ? -1 : 1)),
+          .filter((a, i, all) => !isRetriedHolepunch(a, all.slice(0, i)))
+          .sort((a, b) => pathOrder[a.path] - pathOrder[b.path]),
       );
     } finally {
       cancel.abort();
@@ -479,7 +526,7 @@ export class LinkManager {
         // Noise proved the peer holds this key, TLS that it holds the pinned certificate: its DHT key from now on.
         if (carrier && getConnectionRow(this.core.db, connectionId)?.dht_key !== carrier.remoteKey)
           this.remember(connectionId, (db) => setDhtKey(db, connectionId, carrier.remoteKey));
-        this.opened(connectionId, link, carrier?.path ?? 'direct');
+        this.opened(connectionId, link, carrier?.path ?? 'direct', carrier?.relay ?? null);
         if (note) this.noteError(connectionId, note);
       })
       .catch((error: Error) => {
@@ -515,7 +562,7 @@ export class LinkManager {
   }
 
   /** A link finished its handshake: keep one per peer, then open it. */
-  private opened(connectionId: number, link: PeerLink, path: LinkPath): OpenLink | null {
+  private opened(connectionId: number, link: PeerLink, path: LinkPath, relay: string | null): OpenLink | null {
     const existing = this.core.open.get(connectionId);
     if (existing && existing.link.state !== 'closed') {
       if (!keepNewLink(existing.link.dialledBy, link.dialledBy, this.core.fingerprint, link.peer.fingerprint)) {
@@ -526,7 +573,7 @@ export class LinkManager {
     }
     const open: OpenLink = { connectionId, link, inFlight: new Map(), acks: null };
     this.core.open.set(connectionId, open);
-    this.paths.set(connectionId, path);
+    this.paths.set(connectionId, { path, relay });
     this.lastErrors.delete(connectionId);
     const dialer = this.dialers.get(connectionId);
     if (dialer) dialer.attempt = attemptsAfterOpen(dialer.attempt, link.dialledBy === this.core.fingerprint);
@@ -579,7 +626,12 @@ export class LinkManager {
     dialer.dialling = true;
     try {
       await this.connect(
-        { address: connection.address, dhtKey: connection.dht_key, lastPath: connection.last_path },
+        {
+          address: connection.address,
+          dhtKey: connection.dht_key,
+          lastPath: connection.last_path,
+          relays: parseRelays(connection.relays),
+        },
         connection.fingerprint,
         this.hello(),
         () => ({ connectionId }),
@@ -594,6 +646,34 @@ export class LinkManager {
       dialer.dialling = false;
     }
     if (!this.isOnline(connectionId)) this.scheduleDial(connectionId);
+  }
+}
+
+/** How long a dial through a relay has at least: joining through it takes a few round trips more. */
+const RELAY_DIAL_MS = 6_000;
+
+/** A DHT dial whose failures are in the attempts already. */
+class AttemptsRecorded extends Error {
+  constructor() {
+    super('cancelled: recorded');
+  }
+}
+
+/** Said in the order they were tried: the address, then the DHT, then relays. */
+const pathOrder: Record<DialAttempt['path'], number> = { address: 0, dht: 1, relay: 2 };
+
+/** A holepunch tried again says why it failed the first time: the second try only ran out of time. */
+function isRetriedHolepunch(attempt: DialAttempt, earlier: DialAttempt[]): boolean {
+  return attempt.path === 'dht' && earlier.some((a) => a.path === 'dht');
+}
+
+/** The relays a connection's peer named (a JSON array of keys); nothing when it is not one. */
+export function parseRelays(json: string): string[] {
+  try {
+    const parsed: unknown = JSON.parse(json);
+    return Array.isArray(parsed) ? parsed.filter((k): k is string => typeof k === 'string') : [];
+  } catch {
+    return [];
   }
 }
 

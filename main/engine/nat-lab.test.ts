@@ -30,6 +30,8 @@ interface Lab {
 }
 
 const open: Lab[] = [];
+/** Relays started on a lab's public side, stopped with it. */
+const relays = new Map<NatLab, ServeProcess>();
 afterEach(async () => {
   for (const { lab, alice, bob } of open.splice(0)) {
     for (const home of [alice, bob]) {
@@ -37,9 +39,26 @@ afterEach(async () => {
       await home.serve.stop();
       removeDataDir(home.serve.dataDir);
     }
+    const relay = relays.get(lab);
+    relays.delete(lab);
+    if (relay) {
+      await relay.stop();
+      removeDataDir(relay.dataDir);
+    }
     await lab.destroy();
   }
 });
+
+/** `parley serve --relay` on the public bridge; resolves with its relay key (from its serve.json). */
+async function startRelay({ lab, bootstrap }: Lab): Promise<string> {
+  const relay = await startServe({
+    name: 'relay',
+    wrap: lab.wrapIn(lab.ns.public),
+    extraArgs: ['--relay', '--dht-bootstrap', bootstrap],
+  });
+  relays.set(lab, relay);
+  return relay.info.relay!;
+}
 
 /**
  * Starts HyperDHT's bootstrap nodes on the public bridge; resolves with HOST:PORT,…. Six:
@@ -163,17 +182,51 @@ describe('two homes behind NAT routers', () => {
     }, "alice's ask shown stopped by bob");
   });
 
-  it('where both routers pick a new random port per destination, says that holepunching failed and a relay would join them', async (context) => {
+  it('where both routers pick a new random port per destination, pair through the relay the inviter chose, say so on each card, and a text and a Stop cross it', async (context) => {
     if (unavailable) return context.skip();
-    const { alice, bob } = await buildHomes({ nat: 'random' }, { nat: 'random' });
-    const code = await invitation(alice, ['assistant']);
-    const refusal = await bob.api.call('connections.accept', { code, roles: [] }).then(
-      () => null,
-      (error: Error) => error,
-    );
-    expect(refusal?.message).toMatch(
-      /^could not reach alice \(tried by its DHT key: (holepunching through the routers failed|both routers change ports on every connection, so only a relay can join you)\)\. .*one of you can add a relay\.$/,
-    );
+    const labbed = await buildHomes({ nat: 'random' }, { nat: 'random' });
+    const { alice, bob } = labbed;
+    // A blind relay on the public side, as someone with a public address runs one.
+    const relay = await startRelay(labbed);
+    const added = await bob.api.call('relays.add', { key: relay, address: 'relay.public' });
+    expect(added.answers).toBe(true);
+    const code = await invitation(bob, ['researcher']);
+    expect(decodeInvite(code)).toMatchObject({ relays: [relay] });
+    const assistant = await alice.api.call('roles.create', {
+      name: 'assistant',
+      description: 'asks',
+      agent: { adapter: 'scripted' },
+    });
+    await alice.api.call('connections.accept', { code, roles: ['assistant'] });
+    const atAlice = await until(async () => {
+      const [c] = await alice.api.call('connections.list', {});
+      return c?.online && c.peerRoles.length === 1 ? c : undefined;
+    }, 'alice online with bob');
+    expect(atAlice).toMatchObject({ path: 'relayed', relay: { key: relay, address: null } });
+    const atBob = await until(async () => {
+      const [c] = await bob.api.call('connections.list', {});
+      return c?.online ? c : undefined;
+    }, 'bob online with alice');
+    expect(atBob).toMatchObject({ path: 'relayed', relay: { key: relay, address: 'relay.public' } });
+
+    const conversation = await alice.api.call('conversations.open', { roleId: assistant.id });
+    await alice.api.call('conversations.send', { id: conversation.id, text: 'ask bob/researcher: through the relay?' });
+    await until(async () => {
+      const { messages } = await alice.api.call('conversations.get', { id: conversation.id });
+      return messages.some((m) => m.body === 'bob/researcher says: answer from researcher: through the relay?');
+    }, "bob's answer through the relay");
+
+    // A long request that bob's person stops: the Stop crosses the relay too.
+    await alice.api.call('conversations.send', { id: conversation.id, text: 'ask bob/researcher: sleep 60' });
+    const bobThread = await until(async () => {
+      const list = await bob.api.call('threads.list', { peerStarted: true });
+      return list.find((t) => t.run.state === 'running');
+    }, "bob's researcher working on the long request");
+    expect((await bob.api.call('threads.stop', { id: bobThread.id })).stopped).toBe(true);
+    await until(async () => {
+      const threads = await alice.api.call('threads.list', { root: { kind: 'conversation', id: conversation.id } });
+      return threads.find((t) => t.peerTurn?.state === 'stopped');
+    }, "alice's ask shown stopped by bob");
   });
 
   it('where one router drops UDP, tells the acceptor in plain words what was tried and what to do', async (context) => {

@@ -13,10 +13,12 @@ import {
   invitationBySecretHash,
   hasOpenInvitation,
   setDhtKey,
+  setRelays,
   setExposedRoles,
   useInvitation,
   type ConnectionRow,
 } from '../store/queries/connections';
+import { relayKeys } from '../store/queries/relays';
 import { roleRefByName } from '../store/queries/roles';
 import { isStorageFailure } from '../store/storage-errors';
 import { hashToken } from '../tokens';
@@ -56,8 +58,9 @@ export class Pairing {
     transaction(this.core.db, () => insertInvitation(this.core.db, hashToken(secret), roles, createdBy, expiresAt));
     const common = { name: this.core.options.name(), fingerprint: this.core.fingerprint, secret, expires: expiresAt };
     // Off the DHT, the version every Parley since the second release reads.
+    const relays = relayKeys(this.core.db);
     const invite: Invite = dht
-      ? { v: 3, ...common, dht, ...(address ? { address } : {}) }
+      ? { v: 3, ...common, dht, ...(address ? { address } : {}), ...(relays.length > 0 ? { relays } : {}) }
       : { v: 2, ...common, address: address! };
     return { ...encodeInvite(invite), address, dht, expiresAt };
   }
@@ -96,7 +99,12 @@ export class Pairing {
     requireRoles(db, roles);
     const clash = this.clashOf(inviter);
     if (clash) throw new EngineError('invalid', clashRefusal(inviter, clash, 'this invitation is from'));
-    const target = { address: invite.address ?? null, dhtKey: invite.v === 3 ? invite.dht : null };
+    const target = {
+      address: invite.address ?? null,
+      dhtKey: invite.v === 3 ? invite.dht : null,
+      relays: invite.v === 3 ? (invite.relays ?? []) : [],
+      stranger: true,
+    };
     let connection: ConnectionRow | null = null;
     // The name the inviter says in its hello is checked again: it may differ from the invitation's.
     let refusedName: string | null = null;
@@ -118,6 +126,7 @@ export class Pairing {
             'invitation',
           );
           setExposedRoles(db, row.id, roleIds(db, roles));
+          if (target.relays.length > 0) setRelays(db, row.id, JSON.stringify(target.relays));
           if (!target.dhtKey) return row;
           // The row as stored, so what accept returns names the key it will redial by.
           setDhtKey(db, row.id, target.dhtKey);
@@ -225,6 +234,7 @@ export function plainDialError(error: Error & { code?: string }): string {
     return 'both routers change ports on every connection, so only a relay can join you';
   if (code.includes('HOLEPUNCH')) return 'holepunching through the routers failed';
   if (code === 'PEER_CONNECTION_FAILED') return 'it did not let this installation in';
+  if (code === 'RELAY_ABORTED') return 'the relay did not join the two of you (it may be down or full)';
   if (/handshake has timed out|ETIMEDOUT|timed out/i.test(message) || code === 'ETIMEDOUT')
     return `no answer within ${DIAL_TIMEOUT_MS / 1000} s`;
   return message;
@@ -242,18 +252,25 @@ export function unreachableSentence(
 ): string {
   // Off the DHT, no dial by key was made: that is said once, below, with what to do.
   const attempts = (error instanceof UnreachableError ? error.attempts : []).filter(
-    (a) => ourDhtKey || a.path !== 'dht',
+    (a) => ourDhtKey || a.path === 'address',
   );
   const tried = attempts.map((a) =>
-    a.path === 'dht' ? `by its DHT key: ${plainDialError(a.error)}` : `at ${a.target}: ${plainDialError(a.error)}`,
+    a.path === 'dht'
+      ? `by its DHT key: ${plainDialError(a.error)}`
+      : a.path === 'relay'
+        ? `through the relay ${a.target.slice(0, 12)}…: ${plainDialError(a.error)}`
+        : `at ${a.target}: ${plainDialError(a.error)}`,
   );
+  const relayTried = attempts.some((a) => a.path === 'relay');
   if (target.dhtKey && !ourDhtKey) tried.push('not by its DHT key, because this installation is not on the DHT');
   const what = tried.length > 0 ? tried.join('; ') : plainDialError(error);
   const advice: string[] = [];
   if (target.dhtKey && !ourDhtKey) advice.push('turn the DHT on here (Settings, or parley serve without --no-dht)');
   if (target.dhtKey)
     advice.push(
-      `ask ${inviter} to check that Parley is running and online; if both of you are behind strict routers, one of you can add a relay`,
+      relayTried
+        ? `ask ${inviter} to check that Parley is running and online, and whoever runs the relay whether it answers (Settings → Relays says)`
+        : `ask ${inviter} to check that Parley is running and online; if both of you are behind strict routers, one of you can add a relay`,
     );
   else if (target.address)
     advice.push(

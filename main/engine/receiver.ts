@@ -6,6 +6,7 @@
 import { log } from '../log';
 import { isRoleName } from '../../shared/role-name';
 import { cleanDescription } from '../one-line';
+import { ruleAllowing } from '../access/allow-rule-lookup';
 import { exposedRoleNames, getConnectionRow, setPeerRoles } from '../store/queries/connections';
 import { roleRefByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
@@ -115,6 +116,11 @@ export class Receiver {
         this.revokedByPeer(open).catch(failed);
         return;
       case 'text':
+        // A link a newer one replaced (the duplicate rule) may still deliver a text its
+        // sender has taken back since (withdrawn, or failed by a pause) and told us so on
+        // the newer link. Left unacknowledged: one the sender still means goes again on
+        // the link that stays, as every unacknowledged text does.
+        if (this.core.open.get(connectionId) !== open) return;
         // Checks first, then writes: no savepoint of its own (see GroupCommit).
         batch.run((after, tx) => this.receiveText(open, frame, after, tx), { savepoint: false }).catch(failed);
         return;
@@ -127,6 +133,11 @@ export class Receiver {
           .catch(failed);
         return;
       case 'turn':
+        // A link a newer one replaced (the duplicate rule) still delivers what was on it,
+        // which may be older than what the newer link brought already: a peer that
+        // acknowledges sends its latest state again on the link that stays, so only that
+        // link's word counts. Unacknowledged here, nothing is lost.
+        if (open.link.revision >= frameRevision['turn-ack'] && this.core.open.get(connectionId) !== open) return;
         // What a peer's agent does is shown, not relied on: no fsync of its own. Once it is
         // recorded (or ignored) a peer of revision 2 hears so and stops sending it; one that
         // cannot be recorded is not acknowledged, so that peer sends it on the next link.
@@ -249,13 +260,15 @@ export class Receiver {
     const row = state.row;
     // On a connection that asks first, the text is stored and acked as usual but held
     // for a person: no turn takes it until someone who reads this thread lets it in.
-    const held = connection.incoming_policy === 'ask';
+    const rule = connection.incoming_policy === 'ask' ? ruleAllowing(db, 'incoming', row) : undefined;
+    const held = connection.incoming_policy === 'ask' && rule === undefined;
     const textId = insertText(db, row.id, 'in', frame.seq, frame.body, held ? 'held' : 'received');
     counters.addedIncoming(connectionId);
     // The thread's run, made once per thread: the text waits in it as it is, received,
     // until a turn takes it. A thread's run goes only with its role, and a removed role
     // is refused above.
     state.runId ??= ensureRun(db, { kind: 'thread', id: row.id }, accepted.id).id;
+    if (rule) this.holds.allowedByRule('incoming', row, textId, state.runId, rule, tx);
     if (held) this.holds.hold('incoming', row, textId, state.runId, tx);
     else after(() => this.core.options.runs.wake());
     state.inSeq = Math.max(threads.lastSeq(state, 'in'), frame.seq);

@@ -61,6 +61,8 @@ export function relayAskEnded(
   const last = lastText(db, ask.id);
   // An answer came after the question: nothing ended unanswered.
   if (!last || last.direction !== 'out') return;
+  // We took it back ourselves (a Stop here, or our asker's withdrawal): no one waits on it.
+  if ((ask.withdrawn_seq ?? 0) >= last.seq) return;
   if (
     onlyIfOpen &&
     ((last.state === 'failed' && last.reason !== 'paused') ||

@@ -6,11 +6,15 @@
 import { randomBytes } from 'node:crypto';
 import type { ContextKind } from '../../shared/domain';
 import { PEER_ROLE_PATTERN } from '../../shared/role-name';
+import { ruleAllowing } from '../access/allow-rule-lookup';
+import { eventAudience } from '../access/rules';
 import type { TurnOutcome } from '../agents/types';
 import { roleApiRequests, type ReportResult, type SendResult } from '../role-api/protocol';
 import { linePlace, PARLEY_AUTHOR, postLine, postReport, type Posting } from '../posting/post-line';
 import { connectionByName, getConnectionRow, peerRoles, type ConnectionRow } from '../store/queries/connections';
-import type { RunRow } from '../store/queries/runs';
+import { getConversationRow } from '../store/queries/conversations';
+import { turnMaySend, type RunRow } from '../store/queries/runs';
+import { getTaskRow } from '../store/queries/tasks';
 import {
   getThread,
   insertText,
@@ -109,6 +113,13 @@ export class Sender {
     // Checks first, then writes: no savepoint of its own (see GroupCommit).
     return batch.run(
       (after, tx) => {
+        // A send checked while its turn ran can reach this commit after a Stop or a
+        // withdrawal ended the turn (and withdrew the asks it had made): it goes nowhere.
+        if (turnId !== null && turnId !== undefined && !turnMaySend(db, turnId))
+          throw new EngineError(
+            'invalid',
+            'the turn that sends this is over (stopped or withdrawn); nothing more goes out from it',
+          );
         const connection = this.usableConnection(peerName);
         const root = this.rootOf(run, true);
         if (root.thread?.root_gone)
@@ -289,7 +300,9 @@ export class Sender {
     const thread = state.row;
     const seq = threads.lastSeq(state, 'out') + 1;
     const open = this.core.open.get(connection.id);
-    const held = connection.outgoing_policy === 'ask';
+    // A person may have chosen to always allow this peer role (here, or everywhere).
+    const rule = connection.outgoing_policy === 'ask' ? ruleAllowing(db, 'outgoing', thread) : undefined;
+    const held = connection.outgoing_policy === 'ask' && rule === undefined;
     // Nothing else waiting and nothing on the wire: this text goes now, written as sent
     // at once rather than queued and then claimed.
     const goesNow =
@@ -310,6 +323,7 @@ export class Sender {
     state.outSeq = seq;
     if (state.undelivered !== undefined) state.undelivered++;
     counters.addedOutgoing(connection.id, thread.id);
+    if (rule) this.holds.allowedByRule('outgoing', thread, textId, sender.run.id, rule, tx);
     if (held) this.holds.hold('outgoing', thread, textId, sender.run.id, tx);
     else if (goesNow) {
       counters.claimed(thread.id, seq);
@@ -317,6 +331,7 @@ export class Sender {
     } else if (open) this.claimNext(open, state, after, tx);
     this.core.threadChangedAfter(thread, tx);
     this.core.connectionChangedAfter(connection.id, tx);
+    this.rootChangedAfter(thread, tx);
     const result = {
       thread: thread.wire_id,
       threadRowId: thread.id,
@@ -324,6 +339,30 @@ export class Sender {
       to: `${connection.name}/${thread.peer_role}`,
     };
     return held ? { ...result, held: true, note: HELD_NOTE } : result;
+  }
+
+  /**
+   * Inside a transaction: a turn of a conversation or a task sent a text, so its page reads
+   * the root again and shows the ask under that turn's line, before the turn posts anything.
+   */
+  private rootChangedAfter(thread: ThreadRow, tx: Tx): void {
+    if (thread.started_by !== 'local') return;
+    const { db, options } = this.core;
+    if (thread.root_kind === 'conversation') {
+      const conversation = getConversationRow(db, thread.root_id);
+      if (!conversation) return;
+      const audience = eventAudience.conversation(conversation);
+      tx.afterOnce(`conversation ${conversation.id}`, () =>
+        options.events.emit({ type: 'changed', kind: 'conversation', id: conversation.id }, audience),
+      );
+    } else if (thread.root_kind === 'task') {
+      const task = getTaskRow(db, thread.root_id);
+      if (!task) return;
+      const audience = eventAudience.task(task);
+      tx.afterOnce(`task ${task.id}`, () =>
+        options.events.emit({ type: 'changed', kind: 'task', id: task.id }, audience),
+      );
+    }
   }
 
   /** Inside a transaction: the text takes the thread's place on the wire, and leaves after the commit. */

@@ -11,6 +11,7 @@ import { processAlive } from '../runs/process-tree';
 import { runnableRuns } from '../store/queries/runs';
 import { agentPidsIn, edgeAgent, killAgentsIn } from '../testing/edge-agent';
 import type { TestInstallation } from '../testing/installation';
+import { noticesTakenBy } from '../testing/notices';
 import { openPeer, pair } from '../testing/network';
 import { newThreadId, RawPeer, standInIdentity } from '../testing/raw-peer';
 import { until } from '../testing/until';
@@ -78,9 +79,11 @@ describe('stop (DESIGN §11.4)', () => {
       const detail = await bob.owner('threads.get', { id: thread.id });
       return detail.turns.at(-1)?.status === 'done' ? detail.runLog : undefined;
     }, 'the next turn at bob');
-    expect(log.at(-1)?.output).toMatch(
-      /^notice: You were stopped by bob[^\n]*\nreplied: answer from researcher: second\nreplied: answer from researcher: third$/,
-    );
+    expect(log.at(-1)?.output).toBe('replied: answer from researcher: second\nreplied: answer from researcher: third');
+    const last = (await bob.owner('threads.get', { id: thread.id })).turns.at(-1)!;
+    expect(noticesTakenBy(bob.installation.db, last.id)).toEqual([
+      expect.stringMatching(/^You were stopped by bob before your previous turn finished/),
+    ]);
     expect((await texts(bob, thread.id, 'in')).map((t) => t.state)).toEqual(['handled', 'handled', 'handled']);
   });
 

@@ -57,6 +57,8 @@ export interface Carrier {
   /** The peer's DHT public key, hex (Noise proved the peer holds it). */
   remoteKey: string;
   path: 'holepunched' | 'relayed';
+  /** The blind relay (hex key) it came through, when relayed. */
+  relay: string | null;
 }
 
 const carriers = new WeakMap<tls.TLSSocket, Carrier>();
@@ -86,6 +88,8 @@ export async function listenForPeers(
   port: number,
   /** `socket` is the TLS socket under `ws` (the link corks it to send a burst of frames at once). */
   onPeer: (ws: WebSocket, peer: PeerCertificate, socket: tls.TLSSocket) => void,
+  /** The newest revision of protocol 2 to agree to (tests stand in for an older release with it). */
+  revision = PROTOCOL_REVISION,
 ): Promise<PeerListener> {
   const gate = new ConnectionGate();
   /** The DHT's strangers have a gate of their own, counted by UDP host (or key when relayed). */
@@ -135,7 +139,7 @@ export async function listenForPeers(
     maxPayload: MAX_FRAME_BYTES,
     perMessageDeflate: false,
     // The revision of protocol 2 the link speaks (a dialler from before revisions offers none).
-    handleProtocols: (offered) => chooseSubprotocol(offered),
+    handleProtocols: (offered) => chooseSubprotocol(offered, revision),
   });
   wss.on('error', (error) => log.warn('peer socket server error', { error: error.message }));
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {

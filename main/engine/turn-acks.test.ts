@@ -9,10 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ThreadSummary } from '../../shared/domain';
+import type { ConnectionSummary, TextView, ThreadSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
 import type { TestInstallation } from '../testing/installation';
+import { HoldProxy } from '../testing/hold-proxy';
 import { openPeer } from '../testing/network';
 import { newThreadId, RawPeer, standInIdentity } from '../testing/raw-peer';
 import { until } from '../testing/until';
@@ -24,8 +25,10 @@ const open: TestInstallation[] = [];
 const raws: RawPeer[] = [];
 const dirs: string[] = [];
 const processes: WirePeer[] = [];
+const proxies: HoldProxy[] = [];
 afterEach(async () => {
   for (const raw of raws.splice(0)) raw.close();
+  for (const proxy of proxies.splice(0)) await proxy.close();
   for (const p of processes.splice(0)) {
     // A frozen process is thawed first, so that it can die.
     p.process.kill('SIGCONT');
@@ -286,6 +289,80 @@ describe('a text a pause failed on the wire', { timeout: 90_000 }, () => {
     expect(summary!.counts).toMatchObject({ acked: 1, failed: 0 });
     expect(summary!.peerTurn).toMatchObject({ state: 'working', seq: 1 });
   });
+});
+
+describe('a text a pause failed on the wire, then kill -9 of its sender', () => {
+  it('bob took it once and worked on it; his `turn` reaches the restarted alice, who shows it delivered', async () => {
+    // bob in this process, reached only through a proxy that can keep his bytes from alice.
+    const bob = await peer('bob');
+    await bob.owner('roles.create', { name: 'researcher', agent: { adapter: 'scripted' } });
+    const proxy = await HoldProxy.start(bob.installation.peerAddress!);
+    proxies.push(proxy);
+    bob.installation.engine.setAddress(proxy.address);
+    const { code } = await bob.owner('connections.invite', { roles: ['researcher'] });
+    // alice in a process of her own (so she can die), with no address: only she dials, through the proxy.
+    const aliceDir = tempDir('alice');
+    const start = async () => {
+      const p = await startWirePeer({ dataDir: aliceDir, name: 'alice', args: ['--start-turns', '--no-address'] });
+      processes.push(p);
+      return p;
+    };
+    let alice = await start();
+    const call = <T>(method: string, params: object = {}) =>
+      alice.request<{ result: T }>('call', { method, params }).then((r) => r.result);
+    const assistant = await call<{ id: number }>('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+    await call('connections.accept', { code, roles: [] });
+    const aliceConnection = await until(
+      async () => (await call<ConnectionSummary[]>('connections.list')).find((c) => c.peerRoles.length === 1),
+      'bob’s roles at alice',
+    );
+    const conversation = await call<{ id: number }>('conversations.open', { roleId: assistant.id });
+
+    // What bob writes to alice from now on stays in the proxy: his ack, and his `working`.
+    proxy.hold('toDialler');
+    await call('conversations.send', { id: conversation.id, text: 'ask bob/researcher: sleep 60' });
+    const working = await bob.waitFor(
+      async () => (await bob.owner('threads.list', { peerStarted: true })).find((t) => t.run.state === 'running'),
+      'bob’s agent to work on alice’s text',
+      30_000,
+    );
+    await proxy.waitFor(() => proxy.heldBytes('toDialler') > 0, 'bob’s ack to be on its way');
+    const asked = await until(
+      async () =>
+        (await call<ThreadSummary[]>('threads.list', { root: { kind: 'conversation', id: conversation.id } }))[0],
+      'alice’s ask',
+    );
+    const aliceTexts = async () =>
+      (await call<{ texts: TextView[] }>('threads.get', { id: asked.id })).texts.map((t) => [
+        t.state,
+        t.reason,
+        t.failedBy,
+      ]);
+    expect(await aliceTexts()).toEqual([['sent', null, null]]);
+
+    // alice pauses with the text on the wire: it fails here as paused, and is never sent again.
+    await call('connections.pause', { id: aliceConnection.id });
+    expect(await aliceTexts()).toEqual([['failed', 'paused', 'us']]);
+    // And alice dies before bob's bytes reach her: what the proxy held goes with her socket.
+    await alice.kill();
+    processes.splice(processes.indexOf(alice), 1);
+    proxy.release('toDialler');
+    await bob.waitFor(async () => !(await bob.owner('connections.list', {}))[0]?.online, 'alice offline at bob');
+
+    alice = await start();
+    const delivered = await until(async () => {
+      const { thread, texts } = await call<{ thread: ThreadSummary; texts: TextView[] }>('threads.get', {
+        id: asked.id,
+      });
+      return texts[0]?.state === 'acked' ? { thread, texts } : undefined;
+    }, 'bob’s turn to tell the restarted alice that he has her text');
+    expect(delivered.texts.map((t) => [t.state, t.reason, t.failedBy])).toEqual([['acked', null, null]]);
+    expect(delivered.thread.peerTurn).toMatchObject({ state: 'working', seq: 1 });
+    // Still paused at alice: nothing was sent again, and bob took it once, in one turn.
+    const atBob = await bob.owner('threads.get', { id: working.id });
+    expect(atBob.texts.filter((t) => t.direction === 'in').map((t) => [t.seq, t.body])).toEqual([[1, 'sleep 60']]);
+    expect(atBob.turns).toHaveLength(1);
+  }, 120_000);
 });
 
 describe('simultaneous dials', () => {

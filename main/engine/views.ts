@@ -17,6 +17,7 @@ import { getConversationRow } from '../store/queries/conversations';
 import { getPerson } from '../store/queries/people';
 import { runState, type RunRow } from '../store/queries/runs';
 import { threadListRow, type ThreadListRow } from '../store/queries/thread-lists';
+import { relayByKey } from '../store/queries/relays';
 import { getTaskRow } from '../store/queries/tasks';
 import {
   getThread,
@@ -29,7 +30,7 @@ import {
 import type { EngineCore } from './core';
 import { noConnection, peerDirectory } from './directory';
 import { EngineError } from './errors';
-import type { LinkManager } from './links';
+import { parseRelays, type LinkManager } from './links';
 import { PEER_ROLE } from './sender';
 
 export class Views {
@@ -50,15 +51,23 @@ export class Views {
       status: connection.status,
       policy: { outgoing: connection.outgoing_policy, incoming: connection.incoming_policy },
       trust: connection.trust,
+      sandboxRequired: connection.sandbox_required !== 0,
       online: this.links.isOnline(connection.id),
       queue: { used: outgoingWaiting(db, connection.id), limit: connection.queue_limit },
       exposedRoles: exposedRoleNames(db, connection.id),
       peerRoles: peerRoles(db, connection.id),
       lastError: this.links.lastError(connection.id),
       peerPausedAt: connection.peer_paused_at,
+      pausedBy: connection.status === 'paused' ? { name: connection.paused_by, at: connection.paused_at } : null,
+      revokedBy:
+        connection.status === 'revoked' && connection.revoked_by
+          ? { name: connection.revoked_by_name, side: connection.revoked_by, at: connection.revoked_at }
+          : null,
       createdAt: connection.created_at,
       dhtKey: connection.dht_key,
       path: this.links.path(connection.id),
+      relay: relayView(db, this.links.relayOf(connection.id)),
+      peerRelays: parseRelays(connection.relays),
     };
   }
 
@@ -149,6 +158,7 @@ export class Views {
       this.core.db,
       (id) => this.links.isOnline(id),
       (id) => this.links.path(id),
+      (id) => this.links.relayOf(id),
     );
   }
 
@@ -267,3 +277,9 @@ const textView = (row: ListedTextRow): TextView => ({
   takenByTurnId: row.taken_by_turn,
   createdAt: row.created_at,
 });
+
+/** The relay a link goes through, with the address it was added with here, if it is one of ours. */
+function relayView(db: EngineCore['db'], key: string | null): ConnectionSummary['relay'] {
+  if (key === null) return null;
+  return { key, address: relayByKey(db, key)?.address ?? null };
+}

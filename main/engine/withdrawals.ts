@@ -51,7 +51,10 @@ const refusals: Record<Exclude<WithdrawVerdict, 'withdraw'>, () => EngineError> 
   not_ours: () =>
     new EngineError('invalid', 'only an ask made from here can be withdrawn; stop the agent to end work asked of you'),
   answered: () =>
-    new EngineError('invalid', 'there is nothing to withdraw: an answer came, or it was withdrawn already'),
+    new EngineError(
+      'invalid',
+      'there is nothing to withdraw: an answer came, the peer’s turn on it ended, or it was withdrawn already',
+    ),
   revoked: () => new EngineError('revoked', 'the connection was revoked; nothing more goes to that peer'),
 };
 

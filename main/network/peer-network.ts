@@ -188,6 +188,7 @@ export class PeerNetwork {
       key,
       bootstrap: describeBootstrap(dht),
       problem: off || key ? null : (this.dhtFailure ?? 'not on the DHT'),
+      relay: this.options.engine.relayKey,
     };
   }
 

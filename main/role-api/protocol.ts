@@ -87,6 +87,8 @@ export const peerDirectoryEntrySchema = z.strictObject({
   pausedAt: z.string().optional(),
   /** Present when the link goes over the DHT: holepunched, or through a relay (which sees only ciphertext). */
   path: z.enum(['holepunched', 'relayed']).optional(),
+  /** With `relayed`: the relay's DHT key (hex). */
+  relay: z.string().optional(),
   /** The roles this peer lets this installation's roles address, with what they do. */
   roles: z.array(z.strictObject({ address: z.string(), description: z.string() })),
 });

@@ -50,4 +50,6 @@ export interface ActiveTurn {
   /** How long the agent has waited on its model (AgentLaunch.modelTimeout), and the timer that ends the wait. */
   modelWatch: ModelWatch;
   modelTimer: NodeJS.Timeout | null;
+  /** While the agent retries its model: its line saying so; null once the model answers. */
+  retrying: string | null;
 }

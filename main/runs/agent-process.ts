@@ -157,7 +157,20 @@ export class AgentProcesses {
       active.phase = nextPhase(active.phase, { type: 'fail', failure: update.fail });
       void this.endTree(active);
     }
-    if (update.model !== undefined) this.watchModel(active, launch, update.model);
+    if (update.model !== undefined) {
+      this.watchModel(active, launch, update.model);
+      const retrying =
+        update.model === 'retrying'
+          ? (update.live ?? active.retrying)
+          : update.model === 'answered'
+            ? null
+            : active.retrying;
+      if (retrying !== active.retrying) {
+        active.retrying = retrying;
+        // A live line follows (or the model answered): people watching hear of it with that.
+        if (update.live === undefined) this.deps.changed(active.run);
+      }
+    }
     if (update.session !== undefined && update.session !== active.session) {
       active.session = update.session;
       try {

@@ -1,4 +1,7 @@
+import Database from 'better-sqlite3';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { noticesTakenBy } from '../testing/notices';
 import { agentPids } from '../testing/processes';
 import { removeDataDir, startServe, type ServeProcess } from '../testing/serve-process';
 import { processAlive } from './process-tree';
@@ -50,9 +53,13 @@ describe('crash recovery', () => {
       ['interrupted', 0],
       ['done', 1],
     ]);
-    expect(detail.messages.at(-1)?.body).toBe(
-      'notice: Parley was restarted while your previous turn was working. You are given the same request again; check what you already did before repeating it.\nslept 1',
-    );
+    expect(detail.messages.at(-1)?.body).toBe('slept 1');
+    const db = new Database(path.join(second.dataDir, 'parley.db'), { readonly: true });
+    const told = noticesTakenBy(db, detail.turns.at(-1)!.id);
+    db.close();
+    expect(told).toEqual([
+      'Parley was restarted while your previous turn was working. You are given the same request again; check what you already did before repeating it.',
+    ]);
   });
 
   it('does not re-run a turn a second time when Parley is cut off again', async () => {

@@ -4,6 +4,8 @@
 // denies it, or it is cancelled — the turn was stopped or ended, it waited too long, or
 // Parley restarted (no agent waits for a request made before).
 import type { EventHub } from '../events';
+import { ruleAllowing, threadPlace, toolOf } from '../access/allow-rule-lookup';
+import { ALWAYS_ALLOWED } from '../access/allow-rules';
 import { approvalAudience } from '../access/lookup';
 import { transaction, type Db } from '../store/database';
 import {
@@ -74,6 +76,27 @@ export class PermissionRequests {
   /** The running turn `turnId` of `run` asks; resolves with a person's word, or cancelled. */
   ask(run: RunRow, turnId: number, request: PermissionRequest): Promise<PermissionOutcome> {
     const id = transaction(this.db, () => {
+      // A person may have chosen to always allow this tool for the peer role the run works for.
+      const place = threadPlace(this.db, { kind: run.context_kind, id: run.context_id });
+      const rule = place && ruleAllowing(this.db, 'permission', place, toolOf(request.title, request.detail));
+      if (rule) {
+        const allowedId = insertApproval(this.db, {
+          kind: 'permission',
+          context: { kind: run.context_kind, id: run.context_id },
+          runId: run.id,
+          turnId,
+          title: request.title,
+          detail: request.detail,
+        });
+        settleApproval(
+          this.db,
+          allowedId,
+          'approved',
+          { id: rule.created_by, name: rule.created_by_name },
+          ALWAYS_ALLOWED,
+        );
+        return { allowedId, by: rule.created_by_name };
+      }
       const refused = permissionBoundReason(pendingPermissionCounts(this.db, turnId, run.id));
       if (refused !== null) return refused;
       return insertApproval(this.db, {
@@ -87,6 +110,10 @@ export class PermissionRequests {
     });
     // Denied rather than cancelled: the agent's turn goes on without the tool.
     if (typeof id === 'string') return Promise.resolve({ outcome: 'denied', by: 'Parley', reason: id });
+    if (typeof id === 'object') {
+      this.changed(getApproval(this.db, id.allowedId)!);
+      return Promise.resolve({ outcome: 'approved', by: id.by });
+    }
     const outcome = new Promise<PermissionOutcome>((resolve) => {
       const timer = setTimeout(
         () => this.cancel(id, `nobody answered within ${waitWords(this.timeoutMs)}`),

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings, Task } from '../../shared/domain';
 import { runningTurns } from '../store/queries/runs';
 import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { noticesTakenBy } from '../testing/notices';
 
 import { agentAlive } from '../testing/processes';
 
@@ -135,9 +136,12 @@ describe('RunManager', () => {
       const bodies = await roleMessages(conversation.id);
       return bodies.length === 2 ? bodies : undefined;
     }, 'the reply after the stop');
-    expect(replies[1]).toBe(
-      'notice: You were stopped by alice before your previous turn finished. What you were given in it was dropped and will not be retried.\necho: again',
-    );
+    // The stop is Parley's to say (it did, in the chat); the agent was told, and its reply is its own.
+    expect(replies[1]).toBe('echo: again');
+    const lastTurn = (await t.owner('conversations.get', { id: conversation.id })).turns.at(-1)!;
+    expect(noticesTakenBy(t.installation.db, lastTurn.id)).toEqual([
+      'You were stopped by alice before your previous turn finished. What you were given in it was dropped and will not be retried.',
+    ]);
     expect((await runState(conversation.id)).session).toBe(session);
     const turns = (await t.owner('conversations.get', { id: conversation.id })).turns;
     expect(turns.map((turn) => turn.status)).toEqual(['done', 'stopped', 'done']);

@@ -188,6 +188,13 @@ export class RunManager {
     );
   }
 
+  /** Turn ids of running turns whose agent retries its model, with the line saying so, for run summaries. */
+  retryingTurns(): ReadonlyMap<number, string> {
+    const retrying = new Map<number, string>();
+    for (const turn of this.active.values()) if (turn.retrying !== null) retrying.set(turn.turnId, turn.retrying);
+    return retrying;
+  }
+
   /** The last lines an agent printed in its current turn. */
   liveOutput(runId: number): string[] {
     for (const turn of this.active.values()) if (turn.run.id === runId) return [...turn.live];
@@ -389,6 +396,7 @@ export class RunManager {
       liveTimer: null,
       modelWatch: startWatch(Date.now()),
       modelTimer: null,
+      retrying: null,
     };
     this.active.set(turnId, active);
     if (active.texts > 0 || active.answers) this.threadHooks?.turnState(run, turnId, 'working');

@@ -3,8 +3,11 @@ import type { TurnTrust } from '../../shared/domain';
 import {
   agentConfigDirs,
   codexConfigEndpoints,
+  beyondMachineAllows,
+  endpointDestination,
   endpointHost,
   modelEndpoints,
+  networkReach,
   sandboxPolicy,
   type SandboxPolicyInput,
 } from './policy';
@@ -30,32 +33,43 @@ describe('sandboxPolicy', () => {
     trust: TurnTrust;
     homeReadable: boolean;
     writes: string[];
+    reach: string;
     hosts: string[];
   }> = [
     {
       trust: 'own',
       homeReadable: true,
       writes: [base.roleFolder, base.runTmp, '/home/mia/.claude'],
-      hosts: ['127.0.0.1', 'api.anthropic.com'],
+      reach: 'open',
+      hosts: ['127.0.0.1:8080', 'api.anthropic.com:443', '127.0.0.1', 'localhost', '[::1]'],
     },
     {
       trust: 'full',
       homeReadable: true,
       writes: [base.roleFolder, base.runTmp, '/home/mia/.claude'],
-      hosts: ['127.0.0.1', 'api.anthropic.com'],
+      reach: 'open',
+      hosts: ['127.0.0.1:8080', 'api.anthropic.com:443', '127.0.0.1', 'localhost', '[::1]'],
     },
     {
       trust: 'work',
       homeReadable: true,
       writes: [base.roleFolder, base.runTmp, '/home/mia/.claude'],
-      hosts: ['127.0.0.1', 'api.anthropic.com'],
+      // Beyond this machine, and of this machine only the model server's port.
+      reach: 'beyond-machine',
+      hosts: ['127.0.0.1:8080', 'api.anthropic.com:443'],
     },
-    // Only the model endpoint; reads the role's folder but writes only its temporary folder.
-    { trust: 'answer', homeReadable: false, writes: [base.runTmp, '/home/mia/.claude'], hosts: ['127.0.0.1'] },
+    // Only the model endpoint's host and port; reads the role's folder but writes only its temporary folder.
+    {
+      trust: 'answer',
+      homeReadable: false,
+      writes: [base.runTmp, '/home/mia/.claude'],
+      reach: 'endpoints',
+      hosts: ['127.0.0.1:8080'],
+    },
   ];
   it.each(levels)(
     '$trust: reads, writes and reaches what its level allows',
-    ({ trust, homeReadable, writes, hosts }) => {
+    ({ trust, homeReadable, writes, reach, hosts }) => {
       const policy = sandboxPolicy({ ...base, trust });
       // The data folder is never readable, except what the turn needs inside it.
       expect(policy.filesystem.denyRead).toContain(base.dataDir);
@@ -67,6 +81,7 @@ describe('sandboxPolicy', () => {
       expect(policy.filesystem.denyRead).toEqual(expect.arrayContaining([...base.otherRoleFolders]));
       expect(policy.filesystem.denyRead.includes(base.home)).toBe(!homeReadable);
       expect(policy.filesystem.allowWrite).toEqual(writes);
+      expect(policy.reach).toBe(reach);
       expect(policy.allowedDomains).toEqual(hosts);
     },
   );
@@ -86,14 +101,59 @@ describe('sandboxPolicy', () => {
     expect(policy.filesystem.allowRead).toContain('/tmp/parley-0/abc.sock');
   });
 
-  it('lets through only hosts the proxy can be told: a bare localhost cannot', () => {
+  it('names each endpoint by host and port, and leaves out what the proxy cannot be told', () => {
     const policy = sandboxPolicy({
       ...base,
       trust: 'answer',
-      modelEndpoints: ['http://localhost:1/v1', 'https://api.example.com', '[::1]:8080', 'not a url'],
+      modelEndpoints: ['http://localhost:1/v1', 'https://api.example.com', '[::1]:8080', 'not a url', 'gpu-box:80'],
     });
-    expect(policy.allowedDomains).toEqual(['api.example.com', '[::1]']);
+    expect(policy.allowedDomains).toEqual(['localhost:1', 'api.example.com:443', '[::1]:8080']);
   });
+});
+
+describe('the network of a level', () => {
+  it.each([
+    ['answer', 'endpoints'],
+    ['work', 'beyond-machine'],
+    ['full', 'open'],
+    ['own', 'open'],
+  ] as const)('%s reaches %s', (trust, reach) => expect(networkReach(trust)).toBe(reach));
+
+  it.each([
+    ['http://127.0.0.1:8080/v1', '127.0.0.1:8080'],
+    ['http://127.0.0.1/v1', '127.0.0.1:80'],
+    ['https://gw.example.com/x', 'gw.example.com:443'],
+    ['https://gw.example.com:8443/x', 'gw.example.com:8443'],
+    ['api.openai.com', 'api.openai.com:443'],
+    ['http://[::1]:9/v1', '[::1]:9'],
+    ['http://localhost:5/v1', 'localhost:5'],
+    ['http://gpu-box:80', null],
+    ['', null],
+  ])('endpointDestination(%j) is %j', (endpoint, destination) =>
+    expect(endpointDestination(endpoint)).toBe(destination),
+  );
+
+  const local = ['192.168.1.20', 'fe80::1', '10.0.0.5'];
+  it.each([
+    ['api.example.com', true],
+    ['example.org', true],
+    ['93.184.215.14', true],
+    ['[2606:4700::1111]', true],
+    // The local network is beyond this machine; this machine's own address on it is not.
+    ['192.168.1.7', true],
+    ['192.168.1.20', false],
+    ['10.0.0.5', false],
+    ['127.0.0.1', false],
+    ['127.8.9.10', false],
+    ['[::1]', false],
+    ['[::ffff:127.0.0.1]', false],
+    ['0.0.0.0', false],
+    ['169.254.169.254', false],
+    ['[fe80::1]', false],
+    ['224.0.0.251', false],
+    ['localhost', false],
+    ['app.localhost', false],
+  ])('beyondMachineAllows(%j) is %j', (host, allowed) => expect(beyondMachineAllows(host, local)).toBe(allowed));
 });
 
 describe('the parts of a turn the policy is made of', () => {

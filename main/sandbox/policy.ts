@@ -2,6 +2,7 @@
 // (docs/security.md, "The agents' sandbox"). The I/O (detecting bubblewrap, starting the
 // proxies, wrapping the command) is in sandbox.ts; everything decided is here, tested by
 // tables.
+import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import type { TurnTrust } from '../../shared/domain';
 
@@ -19,7 +20,7 @@ export interface SandboxPolicyInput {
   roleApiSocket: string;
   /** What the `parley` launcher needs: its folder, Node, Parley's own code. */
   launcher: readonly string[];
-  /** Model endpoints (URLs or host names): the one place a turn at `answer` may reach. */
+  /** Model endpoints (URLs or host names): the one place a turn at `answer` may reach (host and port). */
   modelEndpoints: readonly string[];
   /** Hosts the agent program itself talks to besides its model (sign-in, updates): not at `answer`. */
   programHosts: readonly string[];
@@ -31,9 +32,32 @@ export interface SandboxPolicyInput {
   home: string;
 }
 
+/**
+ * How far a turn's network goes, always through the sandbox's proxy:
+ * - `endpoints`: only the model endpoints, each as exact host:port;
+ * - `beyond-machine`: any destination that is not this machine (its loopback, its own
+ *   addresses, link-local and metadata addresses), plus the model endpoints;
+ * - `open`: that, and this machine's loopback too.
+ */
+export type NetworkReach = 'endpoints' | 'beyond-machine' | 'open';
+
+export function networkReach(trust: TurnTrust): NetworkReach {
+  switch (trust) {
+    case 'answer':
+      return 'endpoints';
+    case 'work':
+      return 'beyond-machine';
+    case 'full':
+    case 'own':
+      return 'open';
+  }
+}
+
 export interface SandboxPolicy {
   filesystem: { denyRead: string[]; allowRead: string[]; allowWrite: string[]; denyWrite: string[] };
-  /** Hosts the turn may reach through the sandbox's proxy. */
+  /** How far the turn reaches; `endpoints` means `allowedDomains` and nothing else. */
+  reach: NetworkReach;
+  /** Destinations (host:port, or a host for every port) the turn may reach whatever else is refused. */
   allowedDomains: string[];
 }
 
@@ -44,22 +68,74 @@ const inside = (child: string, parent: string) => {
 
 /** The host of an endpoint (`http://127.0.0.1:8080/v1` → `127.0.0.1`), or null when it names none. */
 export function endpointHost(endpoint: string): string | null {
+  return parseEndpoint(endpoint)?.host ?? null;
+}
+
+function parseEndpoint(endpoint: string): { host: string; port: number } | null {
   const text = endpoint.trim();
   if (!text) return null;
   try {
-    const url = new URL(text.includes('://') ? text : `http://${text}`);
-    return url.hostname || null;
+    // A bare host name is an HTTPS API (api.anthropic.com).
+    const url = new URL(text.includes('://') ? text : `https://${text}`);
+    if (!url.hostname) return null;
+    const port = url.port ? Number(url.port) : url.protocol === 'http:' || url.protocol === 'ws:' ? 80 : 443;
+    return { host: url.hostname, port };
   } catch {
     return null;
   }
 }
 
 /**
- * What the sandbox's proxy can be told to allow: a name with a dot or an address. A bare
- * `localhost` cannot be (and clients do not send it through a proxy): a model server on
- * this machine is named by its address, 127.0.0.1.
+ * What the proxy is told for an endpoint: its host and port, exactly
+ * (`http://127.0.0.1:8080/v1` → `127.0.0.1:8080`), so a model server on loopback opens
+ * that one port and not the rest of the machine. Null for what the proxy cannot be told:
+ * a name without a dot other than localhost, or no host at all.
  */
-const allowable = (host: string) => host.includes('.') || host.startsWith('[');
+export function endpointDestination(endpoint: string): string | null {
+  const parsed = parseEndpoint(endpoint);
+  if (!parsed) return null;
+  const { host, port } = parsed;
+  if (!(host.includes('.') || host.startsWith('[') || host === 'localhost')) return null;
+  return `${host}:${port}`;
+}
+
+/** This machine's loopback, by the names the proxy compares (every port). */
+export const LOOPBACK_DESTINATIONS = ['127.0.0.1', 'localhost', '[::1]'];
+
+/** Addresses that are this machine, or not a network destination at all, whatever the level. */
+const NOT_BEYOND = new BlockList();
+for (const [network, prefix, family] of [
+  ['127.0.0.0', 8, 'ipv4'],
+  ['0.0.0.0', 8, 'ipv4'],
+  ['169.254.0.0', 16, 'ipv4'],
+  ['224.0.0.0', 4, 'ipv4'],
+  ['255.255.255.255', 32, 'ipv4'],
+  ['::1', 128, 'ipv6'],
+  ['::', 128, 'ipv6'],
+  ['fe80::', 10, 'ipv6'],
+  ['ff00::', 8, 'ipv6'],
+] as const)
+  NOT_BEYOND.addSubnet(network, prefix, family);
+
+const bare = (host: string) => (host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host);
+
+/**
+ * Whether a turn that reaches beyond this machine may open `host` (what no per-turn entry
+ * decided). A name may: the runtime refuses by itself a name that resolves to this
+ * machine or to a link-local address. An address may unless it is this machine's
+ * (loopback, unspecified, one of `localAddresses`) or link-local, multicast, broadcast.
+ */
+export function beyondMachineAllows(host: string, localAddresses: readonly string[]): boolean {
+  const address = bare(host).toLowerCase();
+  const family = isIP(address);
+  if (family === 0) return address !== 'localhost' && !address.endsWith('.localhost');
+  const kind = family === 4 ? 'ipv4' : 'ipv6';
+  // An IPv4 address written as IPv6 (::ffff:127.0.0.1) is that IPv4 address.
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address)?.[1];
+  if (mapped) return beyondMachineAllows(mapped, localAddresses);
+  if (NOT_BEYOND.check(address, kind)) return false;
+  return !localAddresses.some((local) => bare(local).toLowerCase() === address);
+}
 
 const unique = (paths: Iterable<string>) => [...new Set([...paths].map((entry) => path.resolve(entry)))];
 
@@ -77,9 +153,11 @@ export function sandboxPolicy(input: SandboxPolicyInput): SandboxPolicy {
   allowRead.push(...input.agentConfig);
   const allowWrite = answer ? [input.runTmp] : [input.roleFolder, input.runTmp];
   allowWrite.push(...input.agentConfig);
-  const hosts = [...input.modelEndpoints.map(endpointHost), ...(answer ? [] : input.programHosts)].filter(
-    (host): host is string => host !== null && allowable(host),
-  );
+  const reach = networkReach(input.trust);
+  const destinations = [...input.modelEndpoints, ...(answer ? [] : input.programHosts)]
+    .map(endpointDestination)
+    .filter((destination): destination is string => destination !== null);
+  if (reach === 'open') destinations.push(...LOOPBACK_DESTINATIONS);
   return {
     filesystem: {
       denyRead: unique(denyRead),
@@ -87,7 +165,8 @@ export function sandboxPolicy(input: SandboxPolicyInput): SandboxPolicy {
       allowWrite: unique(allowWrite),
       denyWrite: [],
     },
-    allowedDomains: [...new Set(hosts)],
+    reach,
+    allowedDomains: [...new Set(destinations)],
   };
 }
 

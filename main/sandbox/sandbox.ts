@@ -1,13 +1,19 @@
 // The OS sandbox around agents' process trees, made by @anthropic-ai/sandbox-runtime
 // (bubblewrap on Linux, Seatbelt on macOS). Whether it can start is found out once, when
 // the installation opens; each turn's command is then wrapped with the policy of
-// policy.ts. The runtime is one per process (its proxies live here), so installations
-// opened in one process share it.
+// policy.ts. The runtimes are one pair per process (their proxies start once and serve
+// every turn), so installations opened in one process share them: this module's own for
+// turns that reach only their model endpoints, and a copy in a worker thread
+// (open-network.ts) for turns that reach further.
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
-import type { SandboxPolicy } from './policy';
+import { OpenNetworkRuntime } from './open-network';
+import { beyondMachineAllows, type SandboxPolicy } from './policy';
 
 /**
  * `turnedOff`: whoever runs Parley chose no sandbox (PARLEY_SANDBOX=off): every run starts
@@ -46,16 +52,58 @@ function findOnPath(program: string): string | null {
   return null;
 }
 
-let shared: { users: number; ready: Promise<SandboxStatus>; bwrap: string | undefined } | null = null;
+interface Shared {
+  users: number;
+  ready: Promise<SandboxStatus>;
+  bwrap: string | undefined;
+  open: OpenNetworkRuntime | null;
+}
+let shared: Shared | null = null;
 
-function baseConfig(bwrapPath: string | undefined): SandboxRuntimeConfig {
-  // Every turn brings its own read and write lists and its own network allowance.
+/**
+ * The runtime's package, where its files are on disk. Packaged, it lies outside the app
+ * archive (electron-builder.yml): bubblewrap runs its seccomp helper by path, Java agents
+ * load its jar, and the worker imports it from there.
+ */
+function runtimeFiles(): { moduleUrl: string; applySeccomp?: string; javaAgentJar?: string } {
+  const entry = createRequire(import.meta.url)
+    .resolve('@anthropic-ai/sandbox-runtime')
+    .replace(/app\.asar(?=$|[\\/])/, 'app.asar.unpacked');
+  const root = path.dirname(path.dirname(entry));
+  const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
+  const applySeccomp = path.join(root, 'vendor', 'seccomp', arch, 'apply-seccomp');
+  const javaAgentJar = path.join(root, 'vendor', 'java-proxy-agent', 'srt-proxy-agent.jar');
   return {
-    network: { allowedDomains: [], deniedDomains: [], allowAllUnixSockets: true, allowLocalBinding: true },
-    filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
-    ...(bwrapPath ? { bwrapPath } : {}),
+    moduleUrl: pathToFileURL(entry).href,
+    ...(existsSync(applySeccomp) ? { applySeccomp } : {}),
+    ...(existsSync(javaAgentJar) ? { javaAgentJar } : {}),
   };
 }
+
+/** Turn-independent: every turn brings its own read and write lists and its own network allowance. */
+const turnNetwork = () => ({
+  allowedDomains: [],
+  deniedDomains: [],
+  allowAllUnixSockets: true,
+  allowLocalBinding: true,
+});
+
+function baseConfig(bwrapPath: string | undefined): SandboxRuntimeConfig {
+  const files = runtimeFiles();
+  return {
+    network: turnNetwork(),
+    filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
+    ...(bwrapPath ? { bwrapPath } : {}),
+    ...(files.applySeccomp ? { seccomp: { applyPath: files.applySeccomp } } : {}),
+    ...(files.javaAgentJar ? { javaAgentJarPath: files.javaAgentJar } : {}),
+  };
+}
+
+/** This machine's addresses now (interfaces come and go). */
+const localAddresses = () =>
+  Object.values(os.networkInterfaces())
+    .flat()
+    .flatMap((entry) => (entry ? [entry.address] : []));
 
 /** What can be told without starting anything: the platform, and the programs the sandbox needs. */
 function precheck(bwrapPath: string | undefined): SandboxStatus {
@@ -76,18 +124,25 @@ function precheck(bwrapPath: string | undefined): SandboxStatus {
   return { available: true };
 }
 
-async function startRuntime(bwrapPath: string | undefined): Promise<SandboxStatus> {
+async function startRuntimes(state: Shared, bwrapPath: string | undefined): Promise<SandboxStatus> {
   const found = precheck(bwrapPath);
   if (!found.available) return found;
-  try {
-    await SandboxManager.initialize(baseConfig(bwrapPath));
-  } catch (error) {
-    return { available: false, reason: `the sandbox did not start: ${(error as Error).message}` };
-  }
-  const check = SandboxManager.checkDependencies();
-  if (check.errors.length > 0) {
-    await SandboxManager.reset();
-    return { available: false, reason: check.errors.join('; ') };
+  const config = baseConfig(bwrapPath);
+  const open = new OpenNetworkRuntime(runtimeFiles().moduleUrl, (host) => beyondMachineAllows(host, localAddresses()));
+  state.open = open;
+  // Both sets of proxies start at once, once: no turn waits for them.
+  const [own, other] = await Promise.all([
+    SandboxManager.initialize(config).then(
+      () => SandboxManager.checkDependencies().errors,
+      (error: Error) => [`the sandbox did not start: ${error.message}`],
+    ),
+    open.initialize(config),
+  ]);
+  const errors = [...own, ...other];
+  if (errors.length > 0) {
+    await Promise.all([SandboxManager.reset(), open.close()]);
+    state.open = null;
+    return { available: false, reason: [...new Set(errors)].join('; ') };
   }
   return { available: true };
 }
@@ -110,7 +165,11 @@ export class AgentSandbox {
       const found = precheck(bwrap);
       return new AgentSandbox(found.available ? await shared.ready : found, false);
     }
-    shared ??= { users: 0, ready: startRuntime(bwrap), bwrap };
+    if (!shared) {
+      const state: Shared = { users: 0, ready: Promise.resolve({ available: true }), bwrap, open: null };
+      state.ready = startRuntimes(state, bwrap);
+      shared = state;
+    }
     shared.users += 1;
     const status = await shared.ready;
     return new AgentSandbox(status, true);
@@ -139,27 +198,44 @@ export class AgentSandbox {
     const envProgram = findOnPath('env') ?? '/usr/bin/env';
     const own = [`TMPDIR=${tmpDir}`, ...(env.PATH !== undefined ? [`PATH=${env.PATH}`] : [])];
     const inner = [envProgram, '-u', 'NO_PROXY', '-u', 'no_proxy', ...own, command, ...args].map(quote).join(' ');
+    const config = { filesystem: policy.filesystem, network: turnNetwork() };
+    // SHLVL: bash reads ~/.bashrc when its stdin is a socket (Node's pipes are) and it thinks it is the first shell.
+    const outerEnv = { ...env, PATH: process.env.PATH, SHLVL: '1' };
+    const open = shared?.open;
+    if (policy.reach !== 'endpoints') {
+      if (!open) throw new Error('the sandbox is not available');
+      const [program, ...rest] = await open.wrap(`exec ${inner}`, cwd, config, commandId, policy.allowedDomains);
+      let released = false;
+      return {
+        command: program!,
+        args: rest,
+        env: outerEnv,
+        release: () => {
+          if (released) return;
+          released = true;
+          open.release(commandId);
+        },
+      };
+    }
     SandboxManager.registerCommandNetworkLists(commandId, { allowedDomains: policy.allowedDomains });
     try {
-      const wrapped = await SandboxManager.wrapWithSandboxArgv(
-        `exec ${inner}`,
-        undefined,
-        {
-          filesystem: policy.filesystem,
-          network: { allowedDomains: [], deniedDomains: [], allowAllUnixSockets: true, allowLocalBinding: true },
-        },
-        undefined,
-        cwd,
-        { commandId },
-      );
+      const wrapped = await SandboxManager.wrapWithSandboxArgv(`exec ${inner}`, undefined, config, undefined, cwd, {
+        commandId,
+      });
       const [program, ...rest] = wrapped.argv;
+      let released = false;
       // The sandbox adds its own variables (the proxy's) inside bubblewrap; ours stay ours.
       return {
         command: program!,
         args: rest,
-        // SHLVL: bash reads ~/.bashrc when its stdin is a socket (Node's pipes are) and it thinks it is the first shell.
-        env: { ...env, PATH: process.env.PATH, SHLVL: '1' },
-        release: () => SandboxManager.unregisterCommandNetworkLists(commandId),
+        env: outerEnv,
+        release: () => {
+          if (released) return;
+          released = true;
+          SandboxManager.unregisterCommandNetworkLists(commandId);
+          // Its mount points (the files bubblewrap bound over denied ones) go once no command uses them.
+          SandboxManager.cleanupAfterCommand();
+        },
       };
     } catch (error) {
       SandboxManager.unregisterCommandNetworkLists(commandId);
@@ -172,8 +248,9 @@ export class AgentSandbox {
     this.closed = true;
     shared.users -= 1;
     if (shared.users > 0) return;
-    const status = await shared.ready;
+    const state = shared;
+    const status = await state.ready;
     shared = null;
-    if (status.available) await SandboxManager.reset();
+    if (status.available) await Promise.all([SandboxManager.reset(), state.open?.close()]);
   }
 }

@@ -292,6 +292,26 @@ const seeds: Record<number, (db: Db) => void> = {
     db.prepare("UPDATE messages SET posted_by_turn = 1 WHERE body = 'hello'").run();
     db.prepare("UPDATE task_log SET posted_by_turn = 1 WHERE body = 'soon'").run();
   },
+  27: (db) => {
+    // alice always allows carol/analyst's texts in conversation 1, and its use of "edit" everywhere;
+    // bob hears nothing of answers, nor of carol; alice paused carol.
+    db.prepare(
+      "INSERT INTO allow_rules (connection_id, peer_role, kind, root_kind, root_id, created_by, created_by_name) VALUES (1, 'analyst', 'incoming', 'conversation', 1, 1, 'alice')",
+    ).run();
+    db.prepare(
+      "INSERT INTO allow_rules (connection_id, peer_role, kind, tool, created_by, created_by_name) VALUES (1, 'analyst', 'permission', 'edit', 1, 'alice')",
+    ).run();
+    db.prepare("INSERT INTO notification_prefs (person_id, kind, notify) VALUES (2, 'answer', 0)").run();
+    db.prepare('INSERT INTO notification_prefs (person_id, connection_id, notify) VALUES (2, 1, 0)').run();
+    db.prepare("UPDATE connections SET paused_by = 'alice', paused_at = '2029-02-01' WHERE id = 1").run();
+  },
+  28: (db) => {
+    // A relay the owner chose, and one added by a person who has since gone.
+    db.prepare(
+      `INSERT INTO relays (id, key, address, added_by) VALUES (1, '${'cd'.repeat(32)}', 'relay.example:49737', 1)`,
+    ).run();
+    db.prepare(`INSERT INTO relays (id, key, added_by) VALUES (2, '${'ef'.repeat(32)}', 2)`).run();
+  },
 };
 
 /** Row ids the search index finds for an FTS5 query in one of its tables. */
@@ -689,6 +709,75 @@ const checks: Record<number, (db: Db) => void> = {
     expect(plan('SELECT id FROM texts WHERE sent_by_turn = 1')).toContain('texts_sent_by_turn');
     expect(plan('SELECT id FROM messages WHERE posted_by_turn = 1')).toContain('messages_posted_by_turn');
     expect(plan('SELECT id FROM task_log WHERE posted_by_turn = 1')).toContain('task_log_posted_by_turn');
+  },
+  27: (db) => {
+    // dave revoked before this version: the peer did, by its name. Who acted here before is not known.
+    expect(db.prepare('SELECT id, revoked_by_name FROM connections WHERE revoked_by_name IS NOT NULL').all()).toEqual([
+      { id: 2, revoked_by_name: 'dave' },
+    ]);
+    expect(db.prepare('SELECT paused_by, paused_at FROM connections WHERE id = 1').get()).toEqual({
+      paused_by: 'alice',
+      paused_at: '2029-02-01',
+    });
+    expect(db.prepare('SELECT kind, tool, root_kind, root_id FROM allow_rules ORDER BY id').all()).toEqual([
+      { kind: 'incoming', tool: null, root_kind: 'conversation', root_id: 1 },
+      { kind: 'permission', tool: 'edit', root_kind: null, root_id: null },
+    ]);
+    // The same choice twice is one rule, a root of no kind none, a tool only for a tool request.
+    expect(() =>
+      db
+        .prepare(
+          "INSERT INTO allow_rules (connection_id, peer_role, kind, tool, created_by_name) VALUES (1, 'analyst', 'permission', 'edit', 'alice')",
+        )
+        .run(),
+    ).toThrow(/UNIQUE/);
+    expect(() =>
+      db
+        .prepare(
+          "INSERT INTO allow_rules (connection_id, peer_role, kind, root_id, created_by_name) VALUES (1, 'analyst', 'outgoing', 5, 'alice')",
+        )
+        .run(),
+    ).toThrow(/CHECK/);
+    expect(() =>
+      db
+        .prepare(
+          "INSERT INTO allow_rules (connection_id, peer_role, kind, tool, created_by_name) VALUES (1, 'analyst', 'incoming', 'edit', 'alice')",
+        )
+        .run(),
+    ).toThrow(/CHECK/);
+    expect(
+      db.prepare('SELECT kind, connection_id, notify FROM notification_prefs WHERE person_id = 2 ORDER BY kind').all(),
+    ).toEqual([
+      { kind: null, connection_id: 1, notify: 0 },
+      { kind: 'answer', connection_id: null, notify: 0 },
+    ]);
+    expect(() =>
+      db.prepare("INSERT INTO notification_prefs (person_id, kind, notify) VALUES (2, 'answer', 1)").run(),
+    ).toThrow(/UNIQUE/);
+    expect(() =>
+      db
+        .prepare("INSERT INTO notification_prefs (person_id, kind, connection_id, notify) VALUES (2, 'answer', 1, 1)")
+        .run(),
+    ).toThrow(/CHECK/);
+    // A rule goes with the conversation it was made in.
+    const conversation = Number(
+      db.prepare('INSERT INTO conversations (person_id, role_id) VALUES (1, 1)').run().lastInsertRowid,
+    );
+    db.prepare(
+      "INSERT INTO allow_rules (connection_id, peer_role, kind, root_kind, root_id, created_by_name) VALUES (1, 'analyst', 'outgoing', 'conversation', ?, 'alice')",
+    ).run(conversation);
+    db.prepare('DELETE FROM conversations WHERE id = ?').run(conversation);
+    expect(db.prepare("SELECT count(*) FROM allow_rules WHERE kind = 'outgoing'").pluck().get()).toBe(0);
+  },
+  28: (db) => {
+    // The relays people chose are kept as they were added: each key once, lowercase hex of 32 bytes.
+    expect(db.prepare('SELECT id, key, address, added_by FROM relays ORDER BY id').all()).toEqual([
+      { id: 1, key: 'cd'.repeat(32), address: 'relay.example:49737', added_by: 1 },
+      { id: 2, key: 'ef'.repeat(32), address: null, added_by: 2 },
+    ]);
+    expect(() => db.prepare(`INSERT INTO relays (key) VALUES ('${'cd'.repeat(32)}')`).run()).toThrow(/UNIQUE/);
+    expect(() => db.prepare("INSERT INTO relays (key) VALUES ('short')").run()).toThrow(/CHECK/);
+    expect(() => db.prepare(`INSERT INTO relays (key) VALUES ('${'CD'.repeat(32)}')`).run()).toThrow(/CHECK/);
   },
 };
 

@@ -5,11 +5,15 @@
 //
 //   node dist/testing/wire-peer.js --data DIR --name NAME [--host 127.0.0.1] [--port N]
 //        [--start-turns] [--budget N] [--reconnect-min MS] [--reconnect-max MS] [--stop-grace MS]
+//        [--revision N]
 //
 // On start it prints {"event":"ready","name","address","fingerprint","pid","restarted"}.
 // The port it listens on is kept in DIR/wire-peer.json, so a restart on the same data
 // folder listens where the peer will redial. Agents never run unless --start-turns is
 // given: inputs are committed and wait (the receiving role's agent is disabled).
+// --revision N speaks at most revision N of protocol 2, dialling and listening, as a
+// peer of an older release would (revision 1: `turn` states, no acknowledgements, no
+// `relayed`, `withdraw`, `status` or `declined`).
 //
 // Requests are {"id"?: any, "cmd": string, ...params}; every request gets exactly one
 // reply {"id", "ok": true, ...result} or {"id", "ok": false, "error"}. Requests run
@@ -78,6 +82,8 @@ interface Args {
   stopGraceMs: number | undefined;
   /** Listen, but give invitations and peers no address: only the DHT key (the DHT carrier's bench). */
   noAddress: boolean;
+  /** The newest revision of protocol 2 to speak; null: the newest there is. */
+  revision: number | null;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -99,6 +105,7 @@ function parseArgs(argv: string[]): Args {
     reconnect: { minMs: Number(value('--reconnect-min') ?? 50), maxMs: Number(value('--reconnect-max') ?? 500) },
     stopGraceMs: value('--stop-grace') === undefined ? undefined : Number(value('--stop-grace')),
     noAddress: argv.includes('--no-address'),
+    revision: value('--revision') === undefined ? null : Number(value('--revision')),
   };
 }
 
@@ -518,6 +525,7 @@ async function main(): Promise<void> {
     textBudgetPerHour: args.budget,
     reconnect: args.reconnect,
     stopGraceMs: args.stopGraceMs,
+    protocolRevision: args.revision ?? undefined,
   });
   const port = Number(inst.peerAddress!.slice(inst.peerAddress!.lastIndexOf(':') + 1));
   writeFileSync(stateFile, JSON.stringify({ port }));

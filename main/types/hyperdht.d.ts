@@ -26,10 +26,30 @@ declare module 'hyperdht' {
     address(): { host: string | null; port: number; publicKey: Buffer } | null;
   }
 
+  /** What the dialler's handshake says; `relayThrough` names the blind relay it asks to be joined through. */
+  export interface HandshakePayload {
+    relayThrough?: { publicKey: Buffer; token: Buffer } | null;
+  }
+
   export interface ServerOptions {
     /** True rejects the connection (before any of its bytes reach us). */
-    firewall?: (remotePublicKey: Buffer, payload: unknown, address: HostPort) => boolean;
+    firewall?: (remotePublicKey: Buffer, payload: HandshakePayload, address: HostPort) => boolean;
     holepunch?: boolean | ((...args: unknown[]) => boolean);
+    shareLocalAddress?: boolean;
+  }
+
+  export interface ConnectOptions {
+    keyPair?: KeyPair;
+    /** A blind relay's key: join through it when holepunching does not (hyperdht still tries to upgrade). */
+    relayThrough?: Buffer | null;
+    holepunch?: (...args: unknown[]) => boolean;
+    localConnection?: boolean;
+    fastOpen?: boolean;
+  }
+
+  /** A raw UDX stream, which a blind relay hands each pair it joins. */
+  export interface RawStream {
+    destroy(): void;
   }
 
   export interface DhtOptions {
@@ -48,7 +68,8 @@ declare module 'hyperdht' {
     readonly defaultKeyPair: KeyPair;
     readonly destroyed: boolean;
     createServer(options?: ServerOptions, onConnection?: (stream: DhtStream) => void): DhtServer;
-    connect(remotePublicKey: Buffer, options?: { keyPair?: KeyPair }): DhtStream;
+    connect(remotePublicKey: Buffer, options?: ConnectOptions): DhtStream;
+    createRawStream(options?: Record<string, unknown>): RawStream;
     fullyBootstrapped(): Promise<void>;
     ready(): Promise<void>;
     address(): { host: string; port: number };
@@ -68,4 +89,19 @@ declare module '@hyperswarm/testnet' {
   }
 
   export default function createTestnet(size?: number, options?: { host?: string; port?: number }): Promise<Testnet>;
+}
+
+declare module 'blind-relay' {
+  import type { DhtStream, RawStream } from 'hyperdht';
+  import type { EventEmitter } from 'node:events';
+
+  export interface RelaySession extends EventEmitter {
+    destroy(): void;
+  }
+
+  export class Server {
+    constructor(options: { createStream(options: Record<string, unknown>): RawStream });
+    accept(stream: DhtStream, options: { id: Buffer }): RelaySession;
+    close(): Promise<void>;
+  }
 }

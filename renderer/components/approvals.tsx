@@ -5,6 +5,7 @@
 import { useId, useState } from 'react';
 import type { ApprovalView } from '../../shared/domain';
 import { useApprovals } from '../store/approvals';
+import { AlwaysAllowMenu } from './always-allow';
 import { ArrowInIcon, ArrowOutIcon, AlertIcon } from './icons';
 import { useAction } from './ui';
 
@@ -52,6 +53,7 @@ export function ApprovalActions({ approval }: { approval: ApprovalView }) {
       >
         Deny
       </button>
+      <AlwaysAllowMenu approval={approval} busy={busy} run={run} />
     </span>
   );
 }

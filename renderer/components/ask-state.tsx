@@ -7,7 +7,6 @@
 import { useEffect, useMemo } from 'react';
 import type { AskRef, Message } from '../../shared/domain';
 import { selectConnection, useConnections } from '../store/connections';
-import { selectConversationDetail, useConversations } from '../store/conversations';
 import { selectIsOwner, useSession } from '../store/session';
 import { selectThread, selectThreadDetail, useThreads, watchThread, type ThreadListKey } from '../store/threads';
 import { askState, canWithdraw, peerKey, placeAsks, type AskLink, type LoneAsks } from '../thread-facts';
@@ -25,14 +24,19 @@ export interface AskPlaces {
 
 const NONE: AskPlaces = { under: new Map(), alone: [] };
 
-/** Where a conversation's asks show: under the line of the turn that made each, or alone. */
-export function useAskLinks(conversationId: number, messages: readonly Message[] | undefined): AskPlaces {
-  const listKey: ThreadListKey = `conversation:${conversationId}`;
-  const stored = useConversations((s) => selectConversationDetail(conversationId)(s)?.asks);
+/**
+ * Where the asks of a conversation or a task show: under the line of the turn that made
+ * each (a message, a log entry), or alone. `stored` is what the root's detail brought.
+ */
+export function useAskLinks(
+  listKey: ThreadListKey,
+  stored: readonly AskRef[] | undefined,
+  lines: readonly Pick<Message, 'id' | 'postedByTurnId'>[] | undefined,
+): AskPlaces {
   const ids = useThreads((s) => s.lists[listKey]?.ids);
   const version = useThreads((s) => s.version);
 
-  // The conversation brings the asks made by the time it loaded; an agent conversation's
+  // The root's detail brings the asks made by the time it loaded; an agent conversation's
   // newest text brings one made since.
   const asks = useMemo(() => {
     const byText = new Map<number, AskRef>();
@@ -64,7 +68,7 @@ export function useAskLinks(conversationId: number, messages: readonly Message[]
     return () => unwatch.forEach((off) => off());
   }, [wantedKey]);
 
-  return useMemo(() => (messages && asks.length > 0 ? placeAsks(messages, asks) : NONE), [messages, asks]);
+  return useMemo(() => (lines && asks.length > 0 ? placeAsks(lines, asks) : NONE), [lines, asks]);
 }
 
 /** One ask's line: the peer role, its state in words, and the fix when there is one here. */

@@ -3,14 +3,15 @@
 // theirs to decide. Read whole on every `changed approval` event: the list is small (what
 // waits, not history).
 import { create } from 'zustand';
-import type { ApprovalView, ContextRef } from '../../shared/domain';
+import type { ApprovalView, ContextRef, RememberScope } from '../../shared/domain';
 import { call, messageOf } from './client';
 
 interface ApprovalsState {
   list: ApprovalView[] | null;
   error: string | null;
   load: () => Promise<void>;
-  decide: (id: number, approve: boolean) => Promise<void>;
+  /** `remember`: approve, and always allow the same from this peer role (here, or everywhere). */
+  decide: (id: number, approve: boolean, remember?: RememberScope) => Promise<void>;
 }
 
 export const useApprovals = create<ApprovalsState>()((set, get) => ({
@@ -23,9 +24,9 @@ export const useApprovals = create<ApprovalsState>()((set, get) => ({
       set({ error: messageOf(error) });
     }
   },
-  async decide(id, approve) {
+  async decide(id, approve, remember) {
     try {
-      await call('approvals.decide', { id, approve });
+      await call('approvals.decide', { id, approve, ...(remember ? { remember } : {}) });
     } finally {
       // Decided here or elsewhere meanwhile: either way what waits has changed.
       await get().load();

@@ -2,7 +2,7 @@
 // count of each conversation, task and agent conversation, and the browser's
 // notifications of what is new. Read again on every `attention` event.
 import { create } from 'zustand';
-import type { AttentionItem, AttentionList, AttentionObject } from '../../shared/attention';
+import type { AttentionItem, AttentionList, AttentionObject, NotificationPrefs } from '../../shared/attention';
 import type { ParamsOf } from '../../shared/api-contract';
 import { indexMarks, placeOf, unreadOf } from '../attention-facts';
 import { askForNotifications, BrowserNotifier, notificationState, type NotificationState } from '../notifications';
@@ -17,7 +17,11 @@ interface AttentionState {
   /** Unread count by `kind:id`. */
   marks: ReadonlyMap<string, number>;
   notifications: NotificationState;
+  /** Which kinds and connections notify (notifications.get); null until read. */
+  prefs: NotificationPrefs | null;
   load: () => Promise<void>;
+  /** Turns notifications of kinds or connections off or on (notifications.set). */
+  setPrefs: (change: ParamsOf<'notifications.set'>) => Promise<void>;
   /** The person has read it (the page shows it, in view). */
   markRead: (target: MarkTarget) => Promise<void>;
   /** Asks the browser for permission to notify; from a click. */
@@ -45,7 +49,7 @@ export async function openObject(object: AttentionObject): Promise<void> {
   }
 }
 
-const notifier = new BrowserNotifier(openItem);
+const notifier = new BrowserNotifier(openItem, () => useAttention.getState().prefs);
 const inFlight = new Set<string>();
 let loading: Promise<void> | null = null;
 let again = false;
@@ -55,6 +59,7 @@ export const useAttention = create<AttentionState>()((set, get) => ({
   error: null,
   marks: new Map(),
   notifications: notificationState(),
+  prefs: null,
 
   load() {
     // One read at a time; a change meanwhile reads once more after it.
@@ -66,8 +71,8 @@ export const useAttention = create<AttentionState>()((set, get) => ({
       do {
         again = false;
         try {
-          const list = await call('attention.list', {});
-          set({ list, marks: indexMarks(list.marks), error: null });
+          const [list, prefs] = await Promise.all([call('attention.list', {}), call('notifications.get', {})]);
+          set({ list, prefs, marks: indexMarks(list.marks), error: null });
           notifier.update(list.items);
         } catch (error) {
           set({ error: messageOf(error) });
@@ -92,6 +97,10 @@ export const useAttention = create<AttentionState>()((set, get) => ({
     } finally {
       inFlight.delete(key);
     }
+  },
+
+  async setPrefs(change) {
+    set({ prefs: await call('notifications.set', change) });
   },
 
   async enableNotifications() {

@@ -19,6 +19,7 @@ interface ConnectionsState {
   setQueueLimit: (id: number, limit: number) => Promise<void>;
   setPolicy: (id: number, policy: Partial<ConnectionPolicy>) => Promise<void>;
   setTrust: (id: number, level: TrustLevel) => Promise<void>;
+  setSandboxRequired: (id: number, required: boolean) => Promise<void>;
 }
 
 /** Active connections first, then paused, revoked last; by name within each. */
@@ -73,6 +74,10 @@ export const useConnections = create<ConnectionsState>()((set, get) => {
     },
     async setTrust(id, level) {
       put(await call('connections.setTrust', { id, level }));
+    },
+    async setSandboxRequired(id, required) {
+      const done = await call('connections.setSandbox', { id, required });
+      set({ list: get().list?.map((c) => (c.id === done.id ? { ...c, sandboxRequired: done.required } : c)) ?? null });
     },
   };
 });

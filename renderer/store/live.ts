@@ -10,6 +10,7 @@ import { useConversations } from './conversations';
 import { useInvitations } from './invitations';
 import { watchLink } from './link';
 import { useNetwork } from './network';
+import { useRelays } from './relays';
 import { usePeople } from './people';
 import { useRoles } from './roles';
 import { useSession } from './session';
@@ -34,6 +35,10 @@ function refresh(kind: ChangedKind, id: number): Promise<unknown> | void {
       return reloadInvitations();
     case 'network':
       return useNetwork.getState().load();
+    case 'relays':
+      // Only once Settings has shown them: listing asks each relay whether it answers.
+      if (useRelays.getState().list) return useRelays.getState().load();
+      return;
     case 'attention':
       return useAttention.getState().load();
     case 'role':
@@ -57,6 +62,7 @@ const wholeKinds = new Set<ChangedKind>([
   'connection',
   'invitation',
   'network',
+  'relays',
   'role',
   'person',
   'approval',

@@ -31,6 +31,7 @@ import { approvalsForRoot, selectApprovals, useApprovals } from '../store/approv
 import { messageOf } from '../store/client';
 import {
   selectConversation,
+  selectConversationDetail,
   selectConversationError,
   selectConversationGone,
   selectMessages,
@@ -161,7 +162,8 @@ function Chat({ id, roleName, run }: { id: number; roleName: string; run: RunSum
   const error = useConversations(selectConversationError(id));
   const loadDetail = useConversations((s) => s.loadDetail);
   const stop = useConversations((s) => s.stop);
-  const asks = useAskLinks(id, messages);
+  const storedAsks = useConversations((s) => selectConversationDetail(id)(s)?.asks);
+  const asks = useAskLinks(`conversation:${id}`, storedAsks, messages);
   const newSince = useNewSince(id, messages ? (messages.at(-1)?.id ?? 0) : undefined);
   const approvals = useApprovals(selectApprovals);
   // What waits for approval here and has no chat line to show it under: a peer's answer
@@ -317,7 +319,9 @@ function MessageList({
                     ? `${roleName} will start shortly`
                     : asking
                       ? `${roleName} is waiting for your approval`
-                      : `${roleName} is working…`}
+                      : run.retrying
+                        ? `${roleName} is working — ${run.retrying}`
+                        : `${roleName} is working…`}
                 </span>
               </div>
             )

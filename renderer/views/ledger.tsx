@@ -8,6 +8,7 @@ import { ArrowInIcon, ArrowOutIcon } from '../components/icons';
 import { Dialog, EmptyState, ErrorNote, Loading } from '../components/ui';
 import { fullTime, shortTime } from '../format';
 import { call, messageOf } from '../store/client';
+import './ledger.css';
 
 type Root = { kind: LedgerRootKind; id: number };
 
@@ -54,7 +55,7 @@ function Entry({ entry, ledger }: { entry: LedgerEntry; ledger: Ledger }) {
                 </time>
               </p>
               <p className="ledger-body">{text.body}</p>
-              <p className="ledger-outcome">{textOutcome(text, entry)}</p>
+              <p className="ledger-outcome">{textOutcome(text, entry, shortTime)}</p>
             </li>
           ))}
         </ol>

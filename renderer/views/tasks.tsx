@@ -1,5 +1,6 @@
-// Tasks as a tree with subtasks; the selected task's brief, log and comment box, with
-// the agent conversations its role held for it.
+// Tasks as a tree with subtasks; the selected task's brief, log (each ask's state under the
+// entry of the turn that made it) and comment box, with the agent conversations its role
+// held for it.
 import {
   useEffect,
   useId,
@@ -14,6 +15,7 @@ import {
 import type { Task, TaskLogEntry } from '../../shared/domain';
 import { BackIcon, PlusIcon, TasksIcon } from '../components/icons';
 import { WaitingForApproval } from '../components/approvals';
+import { AskLine, useAskLinks, type AskPlaces } from '../components/ask-state';
 import { WithThreads } from '../components/layout';
 import { Markdown } from '../components/markdown';
 import { useMarkSeen } from '../components/seen';
@@ -46,6 +48,7 @@ import { selectPerson, useSession } from '../store/session';
 import { selectTask, selectTaskDetail, selectTaskError, selectTasks, taskTree, useTasks } from '../store/tasks';
 import { useUi } from '../store/ui';
 import { LedgerButton } from '../components/ledger-button';
+import type { AskLink, LoneAsks } from '../thread-facts';
 
 export function TasksView({ id }: { id: number | null }) {
   const tasks = useTasks(selectTasks);
@@ -145,6 +148,7 @@ function TaskDetailView({ id, showBack }: { id: number; showBack: boolean }) {
   const navigate = useUi((s) => s.navigate);
   const [dialog, setDialog] = useState<'subtask' | 'delete' | null>(null);
   const [finishing, runFinish] = useAction();
+  const asks = useAskLinks(`task:${id}`, detail?.asks, detail?.log);
 
   useEffect(() => {
     void loadDetail(id);
@@ -235,7 +239,7 @@ function TaskDetailView({ id, showBack }: { id: number; showBack: boolean }) {
             log={detail?.log.length ?? 0}
             composer={(follow) => (
               <>
-                <TaskApprovals id={id} />
+                <TaskApprovals id={id} asks={asks} />
                 <CommentBox task={task} onSending={follow} />
               </>
             )}
@@ -273,11 +277,7 @@ function TaskDetailView({ id, showBack }: { id: number; showBack: boolean }) {
               ) : detail.log.length === 0 ? (
                 <p className="muted small">Nothing yet: {task.roleName} gets the brief in its first turn.</p>
               ) : (
-                <ol className="log">
-                  {detail.log.map((entry) => (
-                    <LogEntry key={entry.id} entry={entry} />
-                  ))}
-                </ol>
+                <TaskLog log={detail.log} asks={asks} roleName={task.roleName} />
               )}
             </section>
           </TaskPane>
@@ -322,6 +322,35 @@ function TaskDetailView({ id, showBack }: { id: number; showBack: boolean }) {
   );
 }
 
+/** The log in order, with each ask under the entry its turn posted, or alone where it was made. */
+function TaskLog({ log, asks, roleName }: { log: TaskLogEntry[]; asks: AskPlaces; roleName: string }) {
+  const lone = [...asks.alone].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.turnId - b.turnId));
+  const rows: ReactNode[] = [];
+  let next = 0;
+  const loneRow = (row: LoneAsks) => (
+    <li key={`asks-${row.turnId}`} className="log-entry log-asks">
+      <Avatar name={roleName} size="sm" square />
+      <div className="log-content">
+        <div className="message-meta">
+          <strong>{roleName}</strong>
+          <time dateTime={row.at} title={fullTime(row.at)}>
+            {shortTime(row.at)}
+          </time>
+        </div>
+        {row.links.map((link) => (
+          <AskLine key={link.textId} link={link} asked />
+        ))}
+      </div>
+    </li>
+  );
+  for (const entry of log) {
+    while (next < lone.length && lone[next]!.at < entry.createdAt) rows.push(loneRow(lone[next++]!));
+    rows.push(<LogEntry key={entry.id} entry={entry} asks={asks.under.get(entry.id)} />);
+  }
+  while (next < lone.length) rows.push(loneRow(lone[next++]!));
+  return <ol className="log">{rows}</ol>;
+}
+
 const logLabel: Record<TaskLogEntry['kind'], string> = {
   comment: 'commented',
   output: 'worked on it',
@@ -330,7 +359,7 @@ const logLabel: Record<TaskLogEntry['kind'], string> = {
   status: '',
 };
 
-function LogEntry({ entry }: { entry: TaskLogEntry }) {
+function LogEntry({ entry, asks }: { entry: TaskLogEntry; asks?: AskLink[] }) {
   const time = (
     <time dateTime={entry.createdAt} title={fullTime(entry.createdAt)}>
       {shortTime(entry.createdAt)}
@@ -356,6 +385,9 @@ function LogEntry({ entry }: { entry: TaskLogEntry }) {
           {time}
         </div>
         {entry.author.kind === 'person' ? <p className="message-text">{entry.body}</p> : <Markdown text={entry.body} />}
+        {asks?.map((link) => (
+          <AskLine key={link.textId} link={link} />
+        ))}
       </div>
     </li>
   );
@@ -400,10 +432,20 @@ function TaskPane({
   );
 }
 
-/** What waits for approval for this task: its agent's tool requests, its agent conversations' held texts. */
-function TaskApprovals({ id }: { id: number }) {
+/**
+ * What waits for approval for this task and has no log line to show it under: its agent's
+ * tool requests, a peer's answer held before the agent takes it, a send no line names.
+ */
+function TaskApprovals({ id, asks }: { id: number; asks: AskPlaces }) {
   const approvals = useApprovals(selectApprovals);
-  const here = useMemo(() => approvalsForRoot(approvals, { kind: 'task', id }), [approvals, id]);
+  const here = useMemo(() => {
+    const linked = new Set(
+      [...asks.under.values(), ...asks.alone.map((row) => row.links)].flat().map((link) => link.textId),
+    );
+    return approvalsForRoot(approvals, { kind: 'task', id }).filter(
+      (approval) => !(approval.text && linked.has(approval.text.id)),
+    );
+  }, [approvals, asks, id]);
   return <WaitingForApproval approvals={here} />;
 }
 

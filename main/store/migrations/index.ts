@@ -25,6 +25,8 @@ import { keepTurnSignals } from './0023-turn-signals';
 import { withdrawAndPeerPause } from './0024-withdraw-and-peer-pause';
 import { recordReach } from './0025-reach';
 import { recordRelations } from './0026-relations';
+import { rememberChoices } from './0027-remember';
+import { recordRelays } from './0028-relays';
 
 export interface Migration {
   version: number;
@@ -62,4 +64,6 @@ export const migrations: readonly Migration[] = [
   { version: 24, name: 'withdraw-and-peer-pause', up: withdrawAndPeerPause },
   { version: 25, name: 'reach', up: recordReach },
   { version: 26, name: 'relations', up: recordRelations },
+  { version: 27, name: 'remember', up: rememberChoices },
+  { version: 28, name: 'relays', up: recordRelays },
 ];

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../database';
-import { conversationAsks } from './asks';
+import { conversationAsks, rootAsks } from './asks';
 import { insertConnection } from './connections';
 import { insertConversation, insertMessage, listMessages } from './conversations';
 import { insertPerson } from './people';
@@ -54,7 +54,7 @@ describe('the turns behind texts and lines', () => {
     const followUp = insertText(db, here.id, 'out', 2, 'and since?', 'queued', second);
     insertText(db, here.id, 'out', 3, 'no turn sent this', 'queued');
     insertText(db, here.id, 'in', 1, 'an answer', 'received');
-    insertText(db, elsewhere.id, 'out', 1, 'for the task', 'sent', first);
+    const forTask = insertText(db, elsewhere.id, 'out', 1, 'for the task', 'sent', first);
     const line = insertMessage(db, conversation.id, { kind: 'role', id: role.id, name: 'assistant' }, 'sent it', first);
     insertMessage(db, conversation.id, { kind: 'person', id: 1, name: 'alice' }, 'thanks');
 
@@ -72,6 +72,10 @@ describe('the turns behind texts and lines', () => {
       ['and since?', second],
       ['no turn sent this', null],
       ['an answer', null],
+    ]);
+    // A task's asks the same way (here the task has the conversation's id: only the kind differs).
+    expect(rootAsks(db, 'task', conversation.id, null)).toEqual([
+      expect.objectContaining({ threadId: elsewhere.id, textId: forTask, sentByTurnId: first }),
     ]);
     // Asks before the first line shown are left out.
     expect(conversationAsks(db, conversation.id, '9999')).toEqual([]);

@@ -29,12 +29,19 @@ export interface ConnectionRow {
   trust: TrustLevel;
   /** Since when the peer has paused the connection (its `status` frame); null: it has not. */
   peer_paused_at: string | null;
+  /** Who paused it here and when; null while not paused (or not known). */
+  paused_by: string | null;
+  paused_at: string | null;
+  /** Who revoked it: a person here, or the peer's name; null when not known. */
+  revoked_by_name: string | null;
   /** The peer's DHT public key (hex): dialled by key when known. */
   dht_key: string | null;
   /** JSON array of the relay keys the peer named. */
   relays: string;
   /** Which path brought the last link we dialled: the next dial races it at once. */
   last_path: 'direct' | 'dht' | null;
+  /** 0: an owner allowed runs for this peer to start where the agents' sandbox cannot. */
+  sandbox_required: number;
 }
 
 /** The connections people see: every one but those removed. */
@@ -117,15 +124,34 @@ export function setAnnouncedAddress(db: Db, id: number, address: string): void {
   run(db, "UPDATE connections SET address = ?, address_from = 'peer' WHERE id = ?", address, id);
 }
 
-export function setConnectionStatus(db: Db, id: number, status: Exclude<ConnectionStatus, 'revoked'>): void {
-  run(db, "UPDATE connections SET status = ? WHERE id = ? AND status != 'revoked'", status, id);
-}
-
-export function setConnectionRevoked(db: Db, id: number, by: 'us' | 'peer'): void {
+/** Pausing keeps who paused (`by`) and when; unpausing forgets both. */
+export function setConnectionStatus(
+  db: Db,
+  id: number,
+  status: Exclude<ConnectionStatus, 'revoked'>,
+  by: string | null = null,
+): void {
   run(
     db,
-    "UPDATE connections SET status = 'revoked', revoked_by = ?, revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND status != 'revoked'",
+    `UPDATE connections SET status = ?,
+       paused_by = CASE WHEN ? = 'paused' THEN ? END,
+       paused_at = CASE WHEN ? = 'paused' THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END
+     WHERE id = ? AND status != 'revoked'`,
+    status,
+    status,
     by,
+    status,
+    id,
+  );
+}
+
+/** `who`: the person here who revoked it, or the peer's name. */
+export function setConnectionRevoked(db: Db, id: number, by: 'us' | 'peer', who: string | null = null): void {
+  run(
+    db,
+    "UPDATE connections SET status = 'revoked', revoked_by = ?, revoked_by_name = ?, revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND status != 'revoked'",
+    by,
+    who,
     id,
   );
 }

@@ -1,9 +1,9 @@
 // The record of a conversation's or a task's exchanges with other installations (DESIGN
 // §12.8), read in four statements whatever its size: the agent conversations rooted there
 // and, through local relays, in them (a recursive walk over the root index); their texts
-// oldest first; the approvals of those texts; and, for each text that came in, the last
-// turn that took it.
-import type { Ledger, LedgerEntry, LedgerRootKind, LedgerText } from '../../../shared/ledger';
+// oldest first; the approvals of those texts; and the turns that sent them or took them,
+// as stored (`texts.sent_by_turn`, `inputs.turn_id`), never inferred.
+import type { Ledger, LedgerEntry, LedgerRootKind, LedgerText, LedgerTurn } from '../../../shared/ledger';
 import type { TextState, TurnStatus } from '../../../shared/domain';
 import type { Db } from '../database';
 import { all } from '../sql';
@@ -23,6 +23,7 @@ interface TextRow {
   state: TextState;
   reason: string | null;
   failed_by: 'us' | 'peer' | null;
+  sent_by_turn: number | null;
   created_at: string;
 }
 
@@ -34,10 +35,14 @@ interface ApprovalRow {
 }
 
 interface TurnRow {
+  /** The text the turn sent (`sent`) or took (`taken`). */
   text_id: number;
+  link: 'sent' | 'taken';
   turn_id: number;
+  role: string;
   status: TurnStatus;
   reason: string | null;
+  started_at: string;
   ended_at: string | null;
 }
 
@@ -71,7 +76,7 @@ export function readLedger(
   const texts = all<TextRow>(
     db,
     `SELECT texts.id, texts.thread_id, texts.direction, texts.seq, texts.body, texts.state, texts.reason,
-            texts.failed_by, texts.created_at
+            texts.failed_by, texts.sent_by_turn, texts.created_at
      FROM json_each(?) AS wanted JOIN texts ON texts.thread_id = wanted.value
      ORDER BY texts.id LIMIT ?`,
     ids,
@@ -88,20 +93,44 @@ export function readLedger(
       textIds,
     ).map((row) => [row.text_id, row]),
   );
-  // The last turn that took each text that came in (a crash's re-run takes it again).
-  const turns = new Map(
-    all<TurnRow>(
-      db,
-      `SELECT inputs.text_id, turns.id AS turn_id, turns.status, turns.reason, turns.ended_at
-       FROM json_each(?) AS wanted JOIN inputs ON inputs.text_id = wanted.value JOIN turns ON turns.id = inputs.turn_id
-       ORDER BY inputs.id`,
-      textIds,
-    ).map((row) => [row.text_id, row]),
-  );
+  // The turn that sent each outgoing text and every turn that took an incoming one.
+  const sent: Array<[number, number]> = [];
+  for (const text of texts) if (text.sent_by_turn !== null) sent.push([text.id, text.sent_by_turn]);
+  const sentBy = new Map<number, LedgerTurn>();
+  const takenBy = new Map<number, LedgerTurn[]>();
+  for (const row of all<TurnRow>(
+    db,
+    `SELECT link.text_id, link.link, turns.id AS turn_id, roles.name AS role, turns.status, turns.reason,
+            turns.started_at, turns.ended_at
+     FROM (SELECT json_extract(pair.value, '$[0]') AS text_id, 'sent' AS link, json_extract(pair.value, '$[1]') AS turn_id
+             FROM json_each(?) AS pair
+           UNION ALL
+           SELECT inputs.text_id, 'taken', inputs.turn_id
+             FROM json_each(?) AS wanted JOIN inputs ON inputs.text_id = wanted.value
+             WHERE inputs.turn_id IS NOT NULL) AS link
+     JOIN turns ON turns.id = link.turn_id JOIN runs ON runs.id = turns.run_id JOIN roles ON roles.id = runs.role_id
+     ORDER BY turns.id`,
+    JSON.stringify(sent),
+    textIds,
+  )) {
+    const turn: LedgerTurn = {
+      id: row.turn_id,
+      role: row.role,
+      status: row.status,
+      reason: row.reason,
+      startedAt: row.started_at,
+      endedAt: row.ended_at,
+    };
+    if (row.link === 'sent') sentBy.set(row.text_id, turn);
+    else {
+      const list = takenBy.get(row.text_id) ?? [];
+      if (!list.some((other) => other.id === turn.id)) list.push(turn);
+      takenBy.set(row.text_id, list);
+    }
+  }
   const byThread = new Map<number, LedgerText[]>();
   for (const text of texts) {
     const approval = approvals.get(text.id);
-    const turn = turns.get(text.id);
     const list = byThread.get(text.thread_id) ?? [];
     list.push({
       id: text.id,
@@ -113,7 +142,8 @@ export function readLedger(
       failedBy: text.failed_by,
       at: text.created_at,
       approval: approval ? { state: approval.state, by: approval.decided_by_name, at: approval.decided_at } : null,
-      turn: turn ? { id: turn.turn_id, status: turn.status, reason: turn.reason, endedAt: turn.ended_at } : null,
+      sentBy: sentBy.get(text.id) ?? null,
+      takenBy: takenBy.get(text.id) ?? [],
     });
     byThread.set(text.thread_id, list);
   }

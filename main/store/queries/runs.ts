@@ -292,6 +292,26 @@ export function turnStatus(db: Db, turnId: number): TurnStatus | undefined {
   return get<{ status: TurnStatus }>(db, 'SELECT status FROM turns WHERE id = ?', turnId)?.status;
 }
 
+/** The newest turn of a run, if it had one. */
+export function lastTurnOfRun(db: Db, runId: number): { id: number; status: TurnStatus } | undefined {
+  return get<{ id: number; status: TurnStatus }>(
+    db,
+    'SELECT id, status FROM turns WHERE run_id = ? ORDER BY id DESC LIMIT 1',
+    runId,
+  );
+}
+
+/** Whether a turn may still send: running, and not being stopped (a stop takes its token at once). */
+export function turnMaySend(db: Db, turnId: number): boolean {
+  return (
+    get<{ ok: number }>(
+      db,
+      "SELECT 1 AS ok FROM turns WHERE id = ? AND status = 'running' AND token_hash IS NOT NULL",
+      turnId,
+    ) !== undefined
+  );
+}
+
 /** Adds a note to the end of a finished turn's output (its run log entry). */
 export function appendTurnOutput(db: Db, turnId: number, note: string): void {
   run(db, "UPDATE turns SET output = coalesce(output, '') || ? WHERE id = ?", note, turnId);
@@ -330,7 +350,12 @@ export function turnByTokenHash(db: Db, tokenHash: string): TokenTurn | undefine
   return owner && { turn, run: owner };
 }
 
-export function runSummary(db: Db, context: ContextRef, stopping: ReadonlySet<number> = new Set()): RunSummary {
+export function runSummary(
+  db: Db,
+  context: ContextRef,
+  stopping: ReadonlySet<number> = new Set(),
+  retrying: ReadonlyMap<number, string> = new Map(),
+): RunSummary {
   const row = findRun(db, context);
   if (!row) return { id: null, state: 'idle', pending: 0, session: null, lastTurn: null };
   const last = get<TurnRow>(db, 'SELECT * FROM turns WHERE run_id = ? ORDER BY id DESC LIMIT 1', row.id);
@@ -351,6 +376,7 @@ export function runSummary(db: Db, context: ContextRef, stopping: ReadonlySet<nu
     pending,
     session: row.session,
     lastTurn: last ? toTurnSummary(last) : null,
+    ...(last?.status === 'running' && retrying.has(last.id) ? { retrying: retrying.get(last.id)! } : {}),
   };
 }
 

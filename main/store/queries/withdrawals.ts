@@ -13,7 +13,9 @@ export interface WithdrawalRow {
 
 /**
  * Agent conversations we started under a root whose latest ask has no answer yet: an
- * outgoing text not failed, later than any withdrawal, with no incoming text after it.
+ * outgoing text not failed, later than any withdrawal, with no incoming text after it,
+ * and not ended there (the peer's turn on it stopped, failed or ended: no work to take
+ * back, and a stop there stays a stop).
  */
 export function openAsksUnder(db: Db, rootKind: ThreadRow['root_kind'], rootId: number): ThreadRow[] {
   return all<ThreadRow>(
@@ -24,6 +26,7 @@ export function openAsksUnder(db: Db, rootKind: ThreadRow['root_kind'], rootId: 
           SELECT 1 FROM texts o
            WHERE o.thread_id = t.id AND o.direction = 'out' AND o.state != 'failed'
              AND o.seq > coalesce(t.withdrawn_seq, 0)
+             AND NOT (coalesce(t.peer_turn IN ('stopped', 'failed', 'ended') AND t.peer_turn_seq >= o.seq, 0))
              AND NOT EXISTS (SELECT 1 FROM texts i WHERE i.thread_id = t.id AND i.direction = 'in' AND i.id > o.id))
       ORDER BY t.id`,
     rootKind,

@@ -1,0 +1,283 @@
+// What people choose to remember, in Chromium against real `parley serve` installations:
+// "Always allow…" beside Approve and Deny (a held ask in a conversation, a tool request in
+// "Waiting on you"), the rules listed and revocable on the connection's card, notification
+// preferences in Settings, and who paused or revoked a connection and on which day, in
+// the page's own language. Each new screen is scanned by axe-core, light and dark.
+import path from 'node:path';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { ConnectionSummary } from '../shared/domain';
+import {
+  assertReady,
+  axeInBothSchemes,
+  describeInBrowser,
+  launchChromium,
+  openConversationWith,
+  openSettings,
+  openUi,
+  pair,
+  root,
+  say,
+  scriptedRole,
+  startNode,
+  stopNodes,
+  until,
+  visible,
+  type Node,
+  type OpenedPage,
+} from './support/ui-harness';
+
+let alice: Node | undefined;
+let bob: Node | undefined;
+let carol: Node | undefined;
+let browser: Browser | undefined;
+const opened: OpenedPage[] = [];
+
+function nodes() {
+  if (!alice || !bob || !carol || !browser) throw new Error('setup failed');
+  return { alice, bob, carol, browser };
+}
+
+async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
+  const page = await openUi(nodes().browser, node, { ...options, forAxe: true });
+  opened.push(page);
+  return page;
+}
+
+async function scan(page: Page, name: string): Promise<void> {
+  expect(await axeInBothSchemes(page, `remember-${name}`), `axe on ${name}`).toEqual({});
+}
+
+async function connectionId(node: Node, peer: string): Promise<number> {
+  const connection = (await node.api.call('connections.list', {})).find((c) => c.name === peer);
+  if (!connection) throw new Error(`${node.name} has no connection ${peer}`);
+  return connection.id;
+}
+
+/** What alice's summary of carol says, once it says it. */
+const carolAt = (node: Node, read: (c: ConnectionSummary) => string | null | undefined) =>
+  node.api.waitFor(
+    async () => {
+      const carol = (await node.api.call('connections.list', {})).find((c) => c.name === 'carol');
+      return carol ? read(carol) : undefined;
+    },
+    20_000,
+    'the connection to carol to say it',
+  );
+
+const messages = (page: Page) => page.getByRole('region', { name: 'Messages' });
+const askLines = (page: Page): Locator =>
+  messages(page)
+    .locator('.message-role')
+    .filter({ hasText: /asked bob\/researcher/ });
+
+describeInBrowser('always allow, notification preferences, who acted', () => {
+  beforeAll(async () => {
+    assertReady();
+    [alice, bob, carol, browser] = await Promise.all([
+      startNode('alice'),
+      startNode('bob'),
+      startNode('carol'),
+      launchChromium(),
+    ]);
+    await scriptedRole(alice, 'assistant', 'Helps alice with anything');
+    await scriptedRole(bob, 'researcher', 'Finds and checks facts');
+    await scriptedRole(carol, 'writer', 'Writes');
+    await bob.api.call('roles.create', {
+      name: 'builder',
+      description: 'Runs tools, asking first',
+      agent: {
+        adapter: 'command',
+        command: [process.execPath, path.join(root, 'dist', 'testing', 'permission-asker.js')],
+      },
+    });
+    await pair(bob, ['researcher', 'builder'], alice, ['assistant']);
+    await pair(carol, ['writer'], alice, ['assistant']);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const { context } of opened) await context.close().catch(() => undefined);
+    await browser?.close();
+    await stopNodes([alice, bob, carol]);
+  });
+
+  it(
+    'a held ask is approved with “Always allow… in this conversation”; the next one goes out unasked; the rule is on bob’s card until stopped',
+    { timeout: 150_000 },
+    async () => {
+      const { alice } = nodes();
+      await alice.api.call('connections.setPolicy', { id: await connectionId(alice, 'bob'), outgoing: 'ask' });
+      const { page, problems } = await open(alice);
+      await openConversationWith(page, 'assistant');
+      await say(page, 'ask bob/researcher: what does the budget say?');
+      const first = askLines(page).nth(0);
+      await visible(first.getByText('asked bob/researcher (held for approval)'), 30_000);
+      const menuButton = first.getByRole('button', { name: 'Always allow…' });
+      await menuButton.click();
+      const menu = page.getByRole('menu', { name: 'Always allow' });
+      const here = menu.getByRole('menuitem', { name: 'Always allow texts to bob/researcher in this conversation' });
+      await visible(here);
+      await visible(menu.getByRole('menuitem', { name: 'Always allow texts to bob/researcher everywhere' }));
+      // The first choice has the focus; Escape closes the menu and gives it back to its button.
+      expect(await here.evaluate((el) => el === document.activeElement)).toBe(true);
+      await scan(page, 'menu');
+      await page.keyboard.press('Escape');
+      await until(async () => (await menu.count()) === 0, 'the menu to close');
+      expect(await menuButton.evaluate((el) => el === document.activeElement)).toBe(true);
+      await menuButton.click();
+      await here.click();
+      await visible(
+        messages(page).getByText('bob/researcher says: answer from researcher: what does the budget say?'),
+        30_000,
+      );
+
+      // The next ask in this conversation goes without a person.
+      await say(page, 'ask bob/researcher: and the forecast?');
+      await visible(messages(page).getByText('bob/researcher says: answer from researcher: and the forecast?'), 30_000);
+      expect(await alice.api.call('approvals.list', {})).toEqual([]);
+
+      await openSettings(page, 'Connections');
+      const card = page.getByRole('article', { name: 'Connection bob' });
+      const allowed = card.getByRole('region', { name: 'Always allowed for bob' });
+      await visible(allowed.getByText(/Texts your agents send to bob\/researcher in the conversation with assistant/));
+      await visible(allowed.getByText(`by ${alice.owner.name}`, { exact: false }));
+      await scan(page, 'settings-rule');
+      await allowed.getByRole('button', { name: /^Stop allowing Texts your agents send to bob\/researcher/ }).click();
+      await until(async () => (await allowed.count()) === 0, 'the rule to leave the card');
+      expect(await alice.api.call('allowRules.list', {})).toEqual([]);
+      await alice.api.call('connections.setPolicy', { id: await connectionId(alice, 'bob'), outgoing: 'send' });
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it(
+    'a tool request from a run working for alice is allowed everywhere from “Waiting on you”; the next one, from another of her tasks, is not asked',
+    { timeout: 150_000 },
+    async () => {
+      const { alice, bob } = nodes();
+      const assistant = (await alice.api.call('roles.list', {})).find((r) => r.name === 'assistant')!;
+      const first = await alice.api.call('tasks.create', { roleId: assistant.id, title: 'Deploy' });
+      await alice.api.call('tasks.comment', { id: first.id, text: 'ask bob/builder: deploy' });
+      const { page, problems } = await open(bob);
+      await page
+        .getByRole('navigation', { name: 'Parley' })
+        .getByRole('button', { name: /^Waiting on you\b/ })
+        .click();
+      const needs = page.getByRole('region', { name: 'Needs you' });
+      await visible(needs.getByRole('button', { name: /builder asks for permission/ }), 30_000);
+      const decision = needs.locator('.attention-decision');
+      await decision.getByRole('button', { name: 'Always allow…' }).click();
+      const everywhere = page
+        .getByRole('menu', { name: 'Always allow' })
+        .getByRole('menuitem', { name: 'Always allow execute for alice/assistant everywhere' });
+      await visible(everywhere);
+      await scan(page, 'waiting-on-you-menu');
+      await everywhere.click();
+      await until(
+        async () => (await needs.getByRole('button', { name: /builder asks for permission/ }).count()) === 0,
+        'the request to leave the list',
+      );
+      const answered = (taskId: number) =>
+        alice.api.waitFor(
+          async () =>
+            (await alice.api.call('tasks.get', { id: taskId })).log.some((entry) =>
+              entry.body.includes('approved by bob'),
+            ),
+          30_000,
+          'builder’s answer on alice’s task',
+        );
+      await answered(first.id);
+
+      const second = await alice.api.call('tasks.create', { roleId: assistant.id, title: 'Deploy again' });
+      await alice.api.call('tasks.comment', { id: second.id, text: 'ask bob/builder: deploy' });
+      await answered(second.id);
+      expect(await bob.api.call('approvals.list', {})).toEqual([]);
+
+      await openSettings(page, 'Connections');
+      const allowed = page
+        .getByRole('article', { name: 'Connection alice' })
+        .getByRole('region', { name: 'Always allowed for alice' });
+      await visible(allowed.getByText(/Use of execute for alice\/assistant, everywhere/));
+      await scan(page, 'settings-tool-rule');
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it(
+    'notification preferences: a kind and a connection turned off in Settings, kept for this person only',
+    { timeout: 90_000 },
+    async () => {
+      const { alice } = nodes();
+      const { page, problems } = await open(alice);
+      await openSettings(page, 'Connections');
+      await page.getByRole('button', { name: 'Notifications…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Notifications' });
+      const answers = dialog.getByRole('checkbox', { name: 'A role answered you' });
+      await visible(answers);
+      expect(await answers.isChecked()).toBe(true);
+      await answers.uncheck();
+      await dialog
+        .getByRole('group', { name: 'About these connections' })
+        .getByRole('checkbox', { name: 'carol' })
+        .uncheck();
+      await scan(page, 'notifications-dialog');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await until(async () => (await dialog.count()) === 0, 'the dialog to close');
+      const prefs = await alice.api.call('notifications.get', {});
+      expect(prefs.kinds.find((k) => k.kind === 'answer')).toEqual({ kind: 'answer', notify: false });
+      expect(prefs.kinds.filter((k) => !k.notify)).toHaveLength(1);
+      expect(prefs.connections.map((c) => [c.name, c.notify])).toEqual([
+        ['bob', true],
+        ['carol', false],
+      ]);
+      // Opened again, it shows what was saved.
+      await page.getByRole('button', { name: 'Notifications…' }).click();
+      expect(await dialog.getByRole('checkbox', { name: 'A role answered you' }).isChecked()).toBe(false);
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it(
+    'a paused and then revoked connection says who did it and on which day, in the page’s language on each side',
+    { timeout: 90_000 },
+    async () => {
+      const { alice, carol } = nodes();
+      const german = new Intl.DateTimeFormat('de-DE', { dateStyle: 'medium' });
+      const english = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium' });
+      const { page, problems } = await open(alice, { locale: 'de-DE' });
+      await openSettings(page, 'Connections');
+      const card = page.getByRole('article', { name: 'Connection carol' });
+      await card.getByRole('button', { name: 'Pause' }).click();
+      await page
+        .getByRole('dialog', { name: 'Pause the connection to carol?' })
+        .getByRole('button', { name: 'Pause' })
+        .click();
+      const pausedAt = (await carolAt(alice, (c) => c.pausedBy?.at)) as string;
+      await visible(card.getByText(`Paused by ${alice.owner.name} on ${german.format(new Date(pausedAt))}`));
+      await scan(page, 'paused-by');
+
+      await card.getByRole('button', { name: 'Revoke' }).click();
+      await page
+        .getByRole('dialog', { name: 'Revoke the connection to carol?' })
+        .getByRole('button', { name: 'Revoke' })
+        .click();
+      const revokedAt = (await carolAt(alice, (c) => c.revokedBy?.at)) as string;
+      await visible(card.getByText(`Revoked by ${alice.owner.name} on ${german.format(new Date(revokedAt))}`));
+
+      // carol's page, in English, says alice did it.
+      const other = await open(carol, { locale: 'en-US' });
+      await openSettings(other.page, 'Connections');
+      const hers = other.page.getByRole('article', { name: 'Connection alice' });
+      const heard = await carol.api.waitFor(
+        async () => (await carol.api.call('connections.list', {})).find((c) => c.name === 'alice' && c.revokedBy),
+        20_000,
+        'carol to hear of the revoke',
+      );
+      await visible(hers.getByText(`Revoked by alice on ${english.format(new Date(heard.revokedBy!.at!))}`));
+      await scan(other.page, 'revoked-by');
+      expect(problems).toEqual([]);
+      expect(other.problems).toEqual([]);
+    },
+  );
+});
