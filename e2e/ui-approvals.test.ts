@@ -121,6 +121,10 @@ describeInBrowser('approvals where people work', () => {
       const line = askLine(page, 0);
       await visible(line.getByText('asked bob/researcher (held for approval)'), 30_000);
       await visible(line.getByText('Held for your approval before it goes to bob'));
+      // What it would send is there to read beside the choice.
+      expect(await (await visible(line.getByRole('figure', { name: 'Text #1 to send' }))).innerText()).toBe(
+        'what does the budget say?',
+      );
       // The card in the agent conversations says so as well, with the same choice.
       const thread = threadCard(threadsRegion(page), 'bob', 'researcher');
       await visible(thread.getByText('Held', { exact: true }));
@@ -182,6 +186,9 @@ describeInBrowser('approvals where people work', () => {
       const line = activity.locator('.log-entry').filter({ hasText: 'asked bob/researcher (held for approval)' });
       await visible(line.locator('.ask-state').getByText('Held for your approval before it goes to bob'), 30_000);
       await visible(line.locator('.ask-state').getByText('bob/researcher', { exact: true }));
+      expect(await (await visible(line.getByRole('figure', { name: 'Text #1 to send' }))).innerText()).toBe(
+        'is the budget final?',
+      );
       await visible(threadCard(threadsRegion(page), 'bob', 'researcher').getByText('Held', { exact: true }));
       // It has a line to sit under, so nothing waits above the comment box.
       expect(await page.getByRole('region', { name: 'Waiting for approval' }).count()).toBe(0);

@@ -253,7 +253,7 @@ describeInBrowser('always allow, notification preferences, who acted', () => {
         .getByRole('dialog', { name: 'Pause the connection to carol?' })
         .getByRole('button', { name: 'Pause' })
         .click();
-      const pausedAt = (await carolAt(alice, (c) => c.pausedBy?.at)) as string;
+      const pausedAt = await carolAt(alice, (c) => c.pausedBy?.at);
       await visible(card.getByText(`Paused by ${alice.owner.name} on ${german.format(new Date(pausedAt))}`));
       await scan(page, 'paused-by');
 
@@ -262,7 +262,7 @@ describeInBrowser('always allow, notification preferences, who acted', () => {
         .getByRole('dialog', { name: 'Revoke the connection to carol?' })
         .getByRole('button', { name: 'Revoke' })
         .click();
-      const revokedAt = (await carolAt(alice, (c) => c.revokedBy?.at)) as string;
+      const revokedAt = await carolAt(alice, (c) => c.revokedBy?.at);
       await visible(card.getByText(`Revoked by ${alice.owner.name} on ${german.format(new Date(revokedAt))}`));
 
       // carol's page, in English, says alice did it.

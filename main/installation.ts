@@ -18,6 +18,7 @@ import { Attention } from './attention/attention';
 import { approvalsSource } from './attention/approvals-source';
 import { ConnectionEngine } from './engine/engine';
 import { dhtBootstrapFromEnv, type DhtBootstrap } from './net/dht-bootstrap';
+import type { PortNetwork } from './engine/port-network';
 import { createIdentity, hasIdentityFiles, identityFiles, loadIdentity, type Identity } from './engine/identity';
 import { EventHub } from './events';
 import { log } from './log';
@@ -83,6 +84,8 @@ export interface InstallationOptions {
    * works); when omitted, PARLEY_DHT_HOLEPUNCH=off says false.
    */
   dhtHolepunch?: boolean;
+  /** Links to peers over these ports instead of TLS on TCP, and no DHT (tests link installations in memory). */
+  peerPorts?: PortNetwork;
   /** The agents' OS sandbox (main/sandbox): where bubblewrap is, or 'off'. */
   sandbox?: SandboxOptions;
   /** Where roles that name no folder work, each in its own: by default `<data folder>-roles`. */
@@ -227,7 +230,7 @@ function peerConfig(options: InstallationOptions): PeerConfig {
 
 export async function openInstallation(options: InstallationOptions): Promise<Installation> {
   const dataDir = path.resolve(options.dataDir);
-  const dht = dhtOf(options);
+  const dht: DhtBootstrap = options.peerPorts ? { kind: 'off' } : dhtOf(options);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const dbFile = path.join(dataDir, 'parley.db');
   if (!existsSync(dbFile) && hasIdentityFiles(dataDir))
@@ -313,6 +316,7 @@ export async function openInstallation(options: InstallationOptions): Promise<In
         relay: options.relay ?? false,
         holepunch: options.dhtHolepunch ?? process.env.PARLEY_DHT_HOLEPUNCH !== 'off',
       },
+      ports: options.peerPorts,
     });
     runs.setThreadHooks({
       describe: (run) => engine.describeThread(run),

@@ -187,6 +187,31 @@ describe('claude-code adapter', () => {
   }
   const option = (run: FakeInvocation, name: string) => run.argv[run.argv.indexOf(name) + 1];
 
+  it('says on the conversation’s run while Claude Code retries its model, until the turn ends at the model timeout', async () => {
+    t = await openTestInstallation({ stopGraceMs: 500 });
+    const c = conversations(t);
+    const { conversation } = await c.open(agent({ modelTimeoutSec: 5 }).settings);
+    await c.start(conversation.id, 'overloaded forever');
+    // What the app reads of the conversation (conversations.get), as the conversation view shows it.
+    const retrying = await t.waitFor(
+      async () => (await c.detail(conversation.id)).conversation.run.retrying,
+      'the run to say it retries',
+      30_000,
+    );
+    expect(retrying).toBe('retrying: the model server is overloaded (529) (2nd try)');
+    const ended = await t.waitFor(
+      async () => {
+        const detail = await c.detail(conversation.id);
+        return detail.turns.at(-1)?.status === 'running' ? undefined : detail;
+      },
+      'the turn to end at the model timeout',
+      30_000,
+    );
+    expect(ended.turns.at(-1)?.status).toBe('failed');
+    expect(lastMessage(ended)).toMatch(/Claude Code could not reach its model: the model server is overloaded \(529\)/);
+    expect(ended.conversation.run.retrying).toBeUndefined();
+  }, 60_000);
+
   it('answers with the result, keeps the session it chose, and passes its flags, prompt and MCP config', async () => {
     t = await openTestInstallation();
     const c = conversations(t);

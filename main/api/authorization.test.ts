@@ -1558,7 +1558,7 @@ const rows: AnyRow[] = [
       const ids = result.map((rule) => rule.id).sort((a, b) => a - b);
       expect(ids).toEqual(caller.id === people.member.id ? [f.everywhere, f.inMine] : [f.everywhere]);
       expect(result.find((rule) => rule.id === f.everywhere)).toMatchObject({
-        peer: expect.stringMatching(/\/researcher$/),
+        peer: expect.stringMatching(/\/researcher$/) as string,
         kind: 'incoming',
         root: null,
         createdBy: people.owner.name,

@@ -117,6 +117,30 @@ describe('always allow a held text (DESIGN §12.10)', () => {
     await waiting(alice, (a) => a.text?.preview === 'five?', 'the send held again');
   });
 
+  it('what already waits and the new rule covers goes through with it; what it does not cover keeps waiting', async () => {
+    const { alice, assistant, aliceToBob } = await aliceAndBob();
+    await alice.owner('connections.setPolicy', { id: aliceToBob, outgoing: 'ask' });
+    const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
+    await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: first?' });
+    const first = await waiting(alice, (a) => a.text?.preview === 'first?', 'the first held send');
+    await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: second?' });
+    await waiting(alice, (a) => a.text?.preview === 'second?', 'the second held send');
+    const task = await taskAsking(alice, assistant.id, 'elsewhere', 'ask bob/researcher: third?');
+    await waiting(alice, (a) => a.text?.preview === 'third?', 'the held send of a task');
+
+    await alice.owner('approvals.decide', { id: first.id, approve: true, remember: 'root' });
+    await said(alice, conversation.id, (b) => b.includes('answer from researcher: second?'), 'the second answer');
+    // The task's send is in another root: it still waits for a person.
+    expect((await alice.owner('approvals.list', {})).map((a) => [a.text?.preview, a.root])).toEqual([
+      ['third?', { kind: 'task', id: task.id }],
+    ]);
+    expect(settled(alice, 'outgoing')).toEqual([
+      { state: 'approved', who: 'alice', reason: null },
+      { state: 'approved', who: 'alice', reason: null },
+      { state: 'pending', who: null, reason: null },
+    ]);
+  });
+
   it('incoming: the peer’s later texts in that agent conversation reach the agent without asking', async () => {
     const { alice, bob, assistant, bobToAlice } = await aliceAndBob();
     await bob.owner('connections.setPolicy', { id: bobToAlice, incoming: 'ask' });

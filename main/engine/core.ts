@@ -15,6 +15,7 @@ import { EngineError } from './errors';
 import { GroupCommit, type Tx } from './group-commit';
 import type { Identity } from './identity';
 import type { PeerLink } from './peer-link';
+import type { PortNetwork } from './port-network';
 import type { Backoff } from './redial';
 import { ThreadCache } from './sender-key';
 import { CloseCode, type AckFrame } from './wire';
@@ -38,6 +39,8 @@ export interface EngineOptions {
   afterCommit?: () => void;
   /** The DHT carrier's own switches: serve as a blind relay; never holepunch (tests). */
   carrier?: { relay: boolean; holepunch: boolean };
+  /** Links over these ports instead of TLS on TCP, and no DHT (tests: installations linked in memory). */
+  ports?: PortNetwork;
 }
 
 /** A text on the wire: its seq, and its row so its ack can update it by id. */

@@ -1,8 +1,6 @@
 // Links to peers: listening, dialling with backoff, the handshake on every new link,
 // and one open link per connection. Both sides dial whenever they are not connected;
 // when two links meet, both keep the one dialled by the smaller installation ID.
-import type { TLSSocket } from 'node:tls';
-import type WebSocket from 'ws';
 import type { ConnectionSummary } from '../../shared/domain';
 import { log } from '../log';
 import type { DhtBootstrap } from '../net/dht-bootstrap';
@@ -22,7 +20,7 @@ import {
 } from '../store/queries/connections';
 import { checkPeerAddress } from './announced';
 import type { EngineCore, OpenLink } from './core';
-import { wsFramePort } from './frame-port';
+import { wsFramePort, type FramePort } from './frame-port';
 import { handshake, HandshakeError, type Admission } from './handshake';
 import { PeerLink } from './peer-link';
 import { attemptsAfterOpen, keepNewLink, redialDelay, type Backoff } from './redial';
@@ -31,12 +29,15 @@ import { DhtCarrier } from './dht-carrier';
 import {
   carrierOf,
   dialPeer,
+  FingerprintMismatch,
   listenForPeers,
   peerAuthenticated,
+  type Carrier,
   type PeerCertificate,
   type PeerListener,
 } from './transport';
-import { CloseCode, PROTOCOL_VERSION, type Frame, type HelloFrame, type ReachFrame } from './wire';
+import type { PortListener } from './port-network';
+import { CloseCode, PROTOCOL_REVISION, PROTOCOL_VERSION, type Frame, type HelloFrame, type ReachFrame } from './wire';
 
 export interface LinkEvents {
   /** A link opened for a connection (after the handshake, and after any duplicate was settled). */
@@ -137,13 +138,22 @@ export class LinkManager {
    */
   async listen(host: string, port: number): Promise<string> {
     if (this.listener) throw new Error('already listening for peers');
-    this.listener = await listenForPeers(
-      this.core.options.identity,
-      host,
-      port,
-      (ws, peer, socket) => this.accepted(ws, peer, socket),
-      this.core.options.revision,
-    );
+    const { identity, revision, ports } = this.core.options;
+    this.listener = ports
+      ? portListener(
+          await ports.listen(identity, host, port, (p, peer) => this.accepted(p, peer), revision ?? PROTOCOL_REVISION),
+        )
+      : await listenForPeers(
+          identity,
+          host,
+          port,
+          (ws, peer, socket) =>
+            this.accepted(wsFramePort(ws, socket), peer, {
+              carrier: carrierOf(socket),
+              authenticated: () => peerAuthenticated(ws),
+            }),
+          revision,
+        );
     const { port: bound } = this.listener.address;
     this.ourAddress = `${host.includes(':') ? `[${host}]` : host}:${bound}`;
     this.boundAddress = this.ourAddress;
@@ -156,6 +166,7 @@ export class LinkManager {
    */
   async listenDht(bootstrap: Exclude<DhtBootstrap, { kind: 'off' }>): Promise<string> {
     if (!this.listener) throw new Error('the DHT carrier needs the peer listener');
+    if (this.core.options.ports) throw new Error('links over a port network have no DHT');
     if (this.carrier) throw new Error('already on the DHT');
     this.carrier = await DhtCarrier.start({
       identity: this.core.options.identity,
@@ -368,8 +379,8 @@ export class LinkManager {
     hello: HelloFrame,
     admit: (theirs: HelloFrame, peer: PeerCertificate) => Admission,
   ): Promise<OpenLink | null> {
-    const { ws, peer, socket, path, relay } = await this.reach(target, fingerprint);
-    const link = this.track(new PeerLink(wsFramePort(ws, socket), peer, this.core.fingerprint));
+    const { port, peer, path, relay } = await this.reach(target, fingerprint);
+    const link = this.track(new PeerLink(port, peer, this.core.fingerprint));
     const { connectionId } = await handshake(link, {
       side: 'dialler',
       hello,
@@ -399,21 +410,20 @@ export class LinkManager {
     }
   }
 
-  private async reach(target: ReachTarget, fingerprint: string) {
+  private async reach(
+    target: ReachTarget,
+    fingerprint: string,
+  ): Promise<{ port: FramePort; peer: PeerCertificate; path: LinkPath; relay: string | null }> {
     const identity = this.core.options.identity;
     const cancel = new AbortController();
     const attempts: DialAttempt[] = [];
-    const tries: Promise<Awaited<ReturnType<typeof dialPeer>> & { path: LinkPath; relay: string | null }>[] = [];
+    const tries: Promise<{ port: FramePort; peer: PeerCertificate; path: LinkPath; relay: string | null }>[] = [];
     /** The address failed: the DHT need not wait out the address's head start. */
     const addressGaveUp = new AbortController();
     if (target.address) {
       const address = target.address;
       tries.push(
-        dialPeer(identity, address, fingerprint, {
-          signal: cancel.signal,
-          timeoutMs: DIAL_TIMEOUT_MS,
-          revision: this.core.options.revision,
-        }).then(
+        this.dialAddress(address, fingerprint, cancel.signal).then(
           (dialled) => ({ ...dialled, path: 'direct' as const, relay: null }),
           (error: Error) => {
             attempts.push({ path: 'address', target: address, error });
@@ -443,7 +453,7 @@ export class LinkManager {
                   signal: cancel.signal,
                   timeoutMs: relay ? Math.max(deadline - Date.now(), RELAY_DIAL_MS) : deadline - Date.now(),
                 });
-                return { ...dialled, path: path(), relay };
+                return { port: wsFramePort(dialled.ws, dialled.socket), peer: dialled.peer, path: path(), relay };
               } catch (error) {
                 if (relay) attempts.push({ path: 'relay', target: relay, error: error as Error });
                 else attempts.push({ path: 'dht', target: key, error: error as Error });
@@ -482,24 +492,54 @@ export class LinkManager {
     }
   }
 
+  /** Dials an address over TLS, or over the port network when there is one; the certificate is pinned either way. */
+  private async dialAddress(
+    address: string,
+    fingerprint: string,
+    signal: AbortSignal,
+  ): Promise<{ port: FramePort; peer: PeerCertificate }> {
+    const { identity, revision, ports } = this.core.options;
+    if (!ports) {
+      const { ws, socket, peer } = await dialPeer(identity, address, fingerprint, {
+        signal,
+        timeoutMs: DIAL_TIMEOUT_MS,
+        revision,
+      });
+      return { port: wsFramePort(ws, socket), peer };
+    }
+    const dialled = await ports.dial(identity, address, revision ?? PROTOCOL_REVISION, signal);
+    if (dialled.peer.fingerprint !== fingerprint) {
+      dialled.port.terminate();
+      throw new FingerprintMismatch(fingerprint, dialled.peer.fingerprint);
+    }
+    return dialled;
+  }
+
   private track(link: PeerLink): PeerLink {
     this.handshakes.add(link);
     link.onClose(() => this.handshakes.delete(link));
     return link;
   }
 
-  private accepted(ws: WebSocket, peer: PeerCertificate, socket: TLSSocket): void {
+  /**
+   * A dialler's port reached our listener. `carrier` is what it came over besides TCP;
+   * `authenticated` gives back the place it held as a stranger once its hello is accepted.
+   */
+  private accepted(
+    port: FramePort,
+    peer: PeerCertificate,
+    { carrier, authenticated }: { carrier?: Carrier; authenticated?: () => void } = {},
+  ): void {
     if (this.closed) {
-      ws.close(CloseCode.shuttingDown, 'shutting down');
+      port.close(CloseCode.shuttingDown, 'shutting down');
       return;
     }
     const known = connectionByFingerprint(this.core.db, peer.fingerprint);
     if (known?.status === 'revoked') {
-      ws.close(CloseCode.revoked, 'this connection was revoked');
+      port.close(CloseCode.revoked, 'this connection was revoked');
       return;
     }
-    const link = this.track(new PeerLink(wsFramePort(ws, socket), peer, peer.fingerprint));
-    const carrier = carrierOf(socket);
+    const link = this.track(new PeerLink(port, peer, peer.fingerprint));
     let announced: string | null = null;
     handshake(link, {
       side: 'listener',
@@ -521,7 +561,7 @@ export class LinkManager {
       .then(({ connectionId }) => {
         this.handshakes.delete(link);
         // A known peer now: its connection no longer counts against the caps on strangers.
-        peerAuthenticated(ws);
+        authenticated?.();
         const note = announced === null ? null : this.takeAnnouncedAddress(connectionId, announced);
         // Noise proved the peer holds this key, TLS that it holds the pinned certificate: its DHT key from now on.
         if (carrier && getConnectionRow(this.core.db, connectionId)?.dht_key !== carrier.remoteKey)
@@ -675,6 +715,16 @@ export function parseRelays(json: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** A port network's listener as the engine holds a listener: it carries no DHT streams. */
+function portListener(listener: PortListener): PeerListener {
+  return {
+    address: listener.address,
+    carry: (stream) => stream.destroy(),
+    hasRoom: () => false,
+    close: () => listener.close(),
+  };
 }
 
 function reachable(connection: ConnectionRow): boolean {

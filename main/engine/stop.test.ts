@@ -1,7 +1,8 @@
 // Stop at its edges (ADR 0035 "Stop", DESIGN §11.4 "Stop drops only what the agent was
 // given"): a text that arrives while the agent works, a crash during the stop's grace,
-// a rejection after the stop. Real installations; where the test must reject late or
-// hold back an ack, the peer is driven by hand with a real, paired identity.
+// a rejection after the stop. Real installations, linked in memory and over mutual TLS;
+// where the test must reject late or hold back an ack, the peer is driven by hand with a
+// real, paired identity over TLS.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import { processAlive } from '../runs/process-tree';
 import { runnableRuns } from '../store/queries/runs';
 import { agentPidsIn, edgeAgent, killAgentsIn } from '../testing/edge-agent';
 import type { TestInstallation } from '../testing/installation';
+import { memoryNetwork } from '../testing/memory-network';
 import { noticesTakenBy } from '../testing/notices';
 import { openPeer, pair } from '../testing/network';
 import { newThreadId, RawPeer, standInIdentity } from '../testing/raw-peer';
@@ -36,8 +38,8 @@ function tempDir(prefix: string): string {
   return dir;
 }
 
-async function peer(name: string) {
-  const t = await openPeer(name);
+async function peer(name: string, options: Parameters<typeof openPeer>[1] = {}) {
+  const t = await openPeer(name, options);
   open.push(t);
   return t;
 }
@@ -45,47 +47,59 @@ async function peer(name: string) {
 const texts = async (t: TestInstallation, id: number, direction: 'in' | 'out'): Promise<TextView[]> =>
   (await t.owner('threads.get', { id })).texts.filter((text) => text.direction === direction);
 
+const links = memoryNetwork();
+/** How two installations link: in memory, or over mutual TLS on loopback. */
+const linkings = [
+  { name: 'links in memory', options: () => links.options() },
+  { name: 'mutual TLS', options: () => ({}) },
+];
+
 describe('stop (DESIGN §11.4)', () => {
-  it('“Text that arrived during that turn … waits; it goes to the next turn, which starts only when new text … arrives”', async () => {
-    const alice = await peer('alice');
-    const bob = await peer('bob');
-    const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
-    await bob.owner('roles.create', { name: 'researcher', agent: { adapter: 'scripted' } });
-    await pair(bob, alice, { inviter: ['researcher'], acceptor: ['assistant'] });
-    const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
-    // bob's agent works on text 1.
-    await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: sleep 30' });
-    const thread = await bob.waitFor(async () => {
-      const [t] = await bob.owner('threads.list', { peerStarted: true });
-      return t?.run.state === 'running' && t.run.session ? t : undefined;
-    }, 'bob’s agent to work on text 1');
-    // alice sends text 2 in the same agent conversation; it waits at bob, received.
-    await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: second' });
-    await bob.waitFor(async () => (await texts(bob, thread.id, 'in')).length === 2, 'text 2 at bob');
+  it.each(linkings)(
+    '“Text that arrived during that turn … waits; it goes to the next turn, which starts only when new text … arrives”, over $name',
+    async (linking) => {
+      const alice = await peer('alice', linking.options());
+      const bob = await peer('bob', linking.options());
+      const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+      await bob.owner('roles.create', { name: 'researcher', agent: { adapter: 'scripted' } });
+      await pair(bob, alice, { inviter: ['researcher'], acceptor: ['assistant'] });
+      const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
+      // bob's agent works on text 1.
+      await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: sleep 30' });
+      const thread = await bob.waitFor(async () => {
+        const [t] = await bob.owner('threads.list', { peerStarted: true });
+        return t?.run.state === 'running' && t.run.session ? t : undefined;
+      }, 'bob’s agent to work on text 1');
+      // alice sends text 2 in the same agent conversation; it waits at bob, received.
+      await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: second' });
+      await bob.waitFor(async () => (await texts(bob, thread.id, 'in')).length === 2, 'text 2 at bob');
 
-    await bob.owner('threads.stop', { id: thread.id });
-    // Only what the stopped turn was given counts as handled.
-    expect((await texts(bob, thread.id, 'in')).map((t) => [t.body, t.state])).toEqual([
-      ['sleep 30', 'handled'],
-      ['second', 'received'],
-    ]);
-    // Nothing restarts the agent for the text that waits.
-    expect(runnableRuns(bob.installation.db, 100)).toEqual([]);
-    expect((await bob.owner('threads.get', { id: thread.id })).turns.map((t) => t.status)).toEqual(['stopped']);
+      await bob.owner('threads.stop', { id: thread.id });
+      // Only what the stopped turn was given counts as handled.
+      expect((await texts(bob, thread.id, 'in')).map((t) => [t.body, t.state])).toEqual([
+        ['sleep 30', 'handled'],
+        ['second', 'received'],
+      ]);
+      // Nothing restarts the agent for the text that waits.
+      expect(runnableRuns(bob.installation.db, 100)).toEqual([]);
+      expect((await bob.owner('threads.get', { id: thread.id })).turns.map((t) => t.status)).toEqual(['stopped']);
 
-    // New text starts the next turn, and text 2 goes to it with the notice of the stop.
-    await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: third' });
-    const log = await bob.waitFor(async () => {
-      const detail = await bob.owner('threads.get', { id: thread.id });
-      return detail.turns.at(-1)?.status === 'done' ? detail.runLog : undefined;
-    }, 'the next turn at bob');
-    expect(log.at(-1)?.output).toBe('replied: answer from researcher: second\nreplied: answer from researcher: third');
-    const last = (await bob.owner('threads.get', { id: thread.id })).turns.at(-1)!;
-    expect(noticesTakenBy(bob.installation.db, last.id)).toEqual([
-      expect.stringMatching(/^You were stopped by bob before your previous turn finished/),
-    ]);
-    expect((await texts(bob, thread.id, 'in')).map((t) => t.state)).toEqual(['handled', 'handled', 'handled']);
-  });
+      // New text starts the next turn, and text 2 goes to it with the notice of the stop.
+      await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: third' });
+      const log = await bob.waitFor(async () => {
+        const detail = await bob.owner('threads.get', { id: thread.id });
+        return detail.turns.at(-1)?.status === 'done' ? detail.runLog : undefined;
+      }, 'the next turn at bob');
+      expect(log.at(-1)?.output).toBe(
+        'replied: answer from researcher: second\nreplied: answer from researcher: third',
+      );
+      const last = (await bob.owner('threads.get', { id: thread.id })).turns.at(-1)!;
+      expect(noticesTakenBy(bob.installation.db, last.id)).toEqual([
+        expect.stringMatching(/^You were stopped by bob before your previous turn finished/),
+      ]);
+      expect((await texts(bob, thread.id, 'in')).map((t) => t.state)).toEqual(['handled', 'handled', 'handled']);
+    },
+  );
 
   it('“A stop is committed before the first signal, so a crash during the grace never re-runs the stopped request”', async () => {
     const dataDir = tempDir('parley-stop-crash-');

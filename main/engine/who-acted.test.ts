@@ -33,7 +33,7 @@ describe('who paused or revoked a connection, and when', () => {
     const before = Date.now();
 
     const paused = await alice.owner('connections.pause', { id: ids.acceptorConnectionId });
-    expect(paused.pausedBy).toEqual({ name: me!.name, at: expect.stringMatching(iso) });
+    expect(paused.pausedBy).toEqual({ name: me.name, at: expect.stringMatching(iso) as string });
     expect(Date.parse(paused.pausedBy!.at!)).toBeGreaterThanOrEqual(before - 1000);
     expect(paused.revokedBy).toBeNull();
     // bob hears of the pause as the peer's (peerPausedAt), and pauses nothing himself.
@@ -43,8 +43,8 @@ describe('who paused or revoked a connection, and when', () => {
     expect((await alice.owner('connections.unpause', { id: ids.acceptorConnectionId })).pausedBy).toBeNull();
 
     const revoked = await alice.owner('connections.revoke', { id: ids.acceptorConnectionId });
-    expect(revoked.revokedBy).toEqual({ name: me!.name, side: 'us', at: expect.stringMatching(iso) });
+    expect(revoked.revokedBy).toEqual({ name: me.name, side: 'us', at: expect.stringMatching(iso) as string });
     const bobSees = await summary(bob, ids.inviterConnectionId, (c) => c.status === 'revoked', 'bob to hear of it');
-    expect(bobSees.revokedBy).toEqual({ name: 'alice', side: 'peer', at: expect.stringMatching(iso) });
+    expect(bobSees.revokedBy).toEqual({ name: 'alice', side: 'peer', at: expect.stringMatching(iso) as string });
   });
 });

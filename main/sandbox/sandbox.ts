@@ -93,6 +93,11 @@ function baseConfig(bwrapPath: string | undefined): SandboxRuntimeConfig {
   return {
     network: turnNetwork(),
     filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
+    // Before every command the runtime lists Parley's own working folder (a desktop app's is
+    // often / or the home) for files to keep unwritable, down to this depth: four levels of
+    // / take seconds. Agents write only in their role's folder, the turn's temporary folder
+    // and their program's state, never there, so one level (its own default finds) is enough.
+    mandatoryDenySearchDepth: 1,
     ...(bwrapPath ? { bwrapPath } : {}),
     ...(files.applySeccomp ? { seccomp: { applyPath: files.applySeccomp } } : {}),
     ...(files.javaAgentJar ? { javaAgentJarPath: files.javaAgentJar } : {}),

@@ -11,7 +11,7 @@ import { selectIsOwner, useSession } from '../store/session';
 import { selectThread, selectThreadDetail, useThreads, watchThread, type ThreadListKey } from '../store/threads';
 import { askState, canWithdraw, peerKey, placeAsks, type AskLink, type LoneAsks } from '../thread-facts';
 import { approvalOfText, selectApprovals, useApprovals } from '../store/approvals';
-import { ApprovalActions } from './approvals';
+import { ApprovalActions, ApprovalContent } from './approvals';
 import { ArrowOutIcon } from './icons';
 import { useAction } from './ui';
 
@@ -93,7 +93,7 @@ export function AskLine({
   const approval = text.state === 'held' ? approvalOfText(approvals, text.id) : undefined;
   const state = askState(text, detail.texts, thread, connection, isOwner, approval?.canDecide ?? false);
   return (
-    <p className={`ask-state ask-${state.tone}`}>
+    <div className={`ask-state ask-${state.tone}`}>
       {state.tone === 'accent' ? <span className="dot" aria-hidden="true" /> : <ArrowOutIcon size={13} />}
       <span className="ask-peer">{asked ? `asked ${peerKey(thread)}` : peerKey(thread)}</span>
       <span className="ask-words">{state.words}</span>
@@ -118,6 +118,12 @@ export function AskLine({
           Withdraw
         </button>
       )}
-    </p>
+      {/* What the person lets out, read before deciding (the chat line does not say it). */}
+      {state.fix === 'approve' && approval && (
+        <div className="ask-held-text">
+          <ApprovalContent approval={approval} />
+        </div>
+      )}
+    </div>
   );
 }
