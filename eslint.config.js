@@ -75,6 +75,11 @@ const mainLayers = [
     why: 'the search index and what waits on people are read from the store, the rules and the events',
   },
   {
+    name: 'posting/',
+    parts: ['posting'],
+    why: 'a line posted to a conversation or a task is written to the store and told to its readers (the events), whoever posts it',
+  },
+  {
     name: 'agents/',
     parts: ['agents'],
     why: 'agent adapters and their types know the store and the role API client, not who runs them',

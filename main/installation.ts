@@ -92,6 +92,8 @@ export interface InstallationOptions {
   rolesDir?: string;
   /** Whom a turn works for (RunManagerOptions.trustOf); by default every turn is the person's own. */
   trustOf?: RunManagerOptions['trustOf'];
+  /** Every role API answer is checked against the contract's result schema before it goes out (tests). */
+  checkRoleApiResults?: boolean;
 }
 
 export interface Installation {
@@ -324,7 +326,14 @@ export async function openInstallation(options: InstallationOptions): Promise<In
       peers: () => engine.peers(),
       turnState: (run, turnId, state) => engine.turnState(run.context_id, turnId, state),
     });
-    const roleApi = new RoleApiServer({ db, runs, events, socketPath: roleApiSocket, peers: engine });
+    const roleApi = new RoleApiServer({
+      db,
+      runs,
+      events,
+      socketPath: roleApiSocket,
+      peers: engine,
+      checkResults: options.checkRoleApiResults,
+    });
     await roleApi.listen();
     const network = new PeerNetwork({ db, engine, identity, events, config: peerConfig(options), dht });
     try {

@@ -1,6 +1,7 @@
 // What an agent adapter sees of a turn, and what it hands back: one process per
 // turn, whose output the adapter knows how to read.
-import type { ContextKind, Role, TurnTrust } from '../../shared/domain';
+import type { Role, TurnTrust } from '../../shared/domain';
+import type { AgentContext, HistoryEntry, PeerDirectoryEntry, ReportResult, SendResult } from '../role-api/protocol';
 import type { RunRow, TurnRow } from '../store/queries/runs';
 import type { ModelSignal } from './model-watch';
 import { fenced, type Fence } from './peer-words';
@@ -15,47 +16,8 @@ export interface AgentInput {
   at: string;
 }
 
-/** What the run works on and for whom; also what `parley context` returns. */
-export interface AgentContext {
-  kind: ContextKind;
-  id: number;
-  role: { id: number; name: string };
-  /** One sentence for the agent: where it is and where its output goes. */
-  summary: string;
-  person?: { id: number; name: string };
-  task?: { id: number; title: string; body: string; status: string; parentId: number | null };
-  /** The topic this run answers for (ADR 0035). */
-  root: { kind: ContextKind; id: number; summary: string };
-  /** How the agent's final output and `parley report` reach the root. */
-  reporting: string;
-  /** Whether the peer started this agent conversation (threads only). */
-  peerStarted?: boolean;
-  peer?: string;
-  /**
-   * The trust this run works under (DESIGN §12.3): `own` for this installation's people,
-   * else the level of the peer it works for; `note` says why it is less than that level.
-   */
-  trust?: { level: TurnTrust; peer?: string; note?: string };
-  /** The peer took back what it asked here (a withdrawal); its later texts continue the agent conversation. */
-  withdrawn?: { by: string; at: string };
-}
-
-/** One connection as an agent sees it: whom it can ask there (DESIGN §11.8). */
-export interface PeerDirectoryEntry {
-  /** The connection's name: the PEER of PEER/ROLE. */
-  peer: string;
-  /** online: a send goes now; offline: it waits until the peer is back; paused: sends are refused. */
-  state: 'online' | 'offline' | 'paused';
-  /** Present when the peer paused it (it told us, at `pausedAt`) and it is not paused here too. */
-  pausedBy?: 'peer';
-  pausedAt?: string;
-  /** Present when the link goes over the DHT: holepunched, or through a relay (which sees only ciphertext). */
-  path?: 'holepunched' | 'relayed';
-  /** With `relayed`: the relay's DHT key (hex). */
-  relay?: string;
-  /** The roles this peer lets this installation's roles address, with what they do. */
-  roles: { address: string; description: string }[];
-}
+// What the run works on, and whom it can ask: the role API's contract defines both.
+export type { AgentContext, PeerDirectoryEntry } from '../role-api/protocol';
 
 /** Who calls the role API: a working turn (a run token), or a role (a token an owner made for scripts). */
 export type Caller = { kind: 'run'; role: Role; run: RunRow; turn: TurnRow } | { kind: 'role'; role: Role };
@@ -66,11 +28,11 @@ export type Caller = { kind: 'run'; role: Role; run: RunRow; turn: TurnRow } | {
  * engine need not import the role API server.
  */
 export interface PeerGateway {
-  send(caller: Extract<Caller, { kind: 'run' }>, to: string, text: string): Promise<unknown>;
-  reply(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown>;
-  reportOnThread(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown>;
+  send(caller: Extract<Caller, { kind: 'run' }>, to: string, text: string): Promise<SendResult>;
+  reply(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<SendResult>;
+  reportOnThread(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<ReportResult>;
   /** Every text between `role` and that peer role, in the agent conversations (by row id) `include` lets through. */
-  history(role: Role, withPeerRole: string, include: (threadRowId: number) => boolean): Promise<unknown>;
+  history(role: Role, withPeerRole: string, include: (threadRowId: number) => boolean): Promise<HistoryEntry[]>;
   /** Whom roles can ask (DESIGN §11.8). */
   peers(): PeerDirectoryEntry[];
 }

@@ -24,6 +24,7 @@ import { keepStoredSecrets, publicRole } from '../agents/secrets';
 import { getConnectionRow, listConnectionRows } from '../store/queries/connections';
 import { listThreads, pageThreads } from '../store/queries/thread-lists';
 import { log } from '../log';
+import { personAuthor, postLine } from '../posting/post-line';
 import type { RunManager } from '../runs/run-manager';
 import { DISK_FULL_MESSAGE, isDiskFull } from '../store/storage-errors';
 import { transaction, type Db } from '../store/database';
@@ -31,7 +32,6 @@ import {
   deleteConversation,
   findConversation,
   insertConversation,
-  insertMessage,
   listConversationRows,
   listMessages,
   toConversation,
@@ -64,7 +64,6 @@ import {
   finishTask,
   getTaskRow,
   insertTask,
-  insertTaskLog,
   listSubtaskRows,
   listTaskLog,
   listTaskRows,
@@ -143,6 +142,20 @@ const taskView = (services: ApiServices, row: TaskRow): Task =>
     row,
     runSummary(services.db, { kind: 'task', id: row.id }, services.runs.stoppingTurns(), services.runs.retryingTurns()),
   );
+
+/** A person's words where a role reads them: the line, and the input that wakes its agent, in one step. */
+function personSays<K extends 'conversation' | 'task'>(
+  services: ApiServices,
+  person: Person,
+  place: { kind: K; id: number },
+  roleId: number,
+  text: string,
+  input: 'message' | 'comment',
+) {
+  return postLine(services, place, { author: personAuthor(person), text, entry: 'comment' }, () =>
+    services.runs.addInput(place, roleId, input, text, person.name),
+  );
+}
 
 function requireRoleExists(db: Db, id: number) {
   const role = getRole(db, id);
@@ -292,13 +305,8 @@ const handlers: HandlerTable = {
   },
   'conversations.send': ({ services, person }, { id, text }) => {
     const row = authorizedConversation(services.db, person, id, 'send');
-    const message = transaction(services.db, () => {
-      const message = insertMessage(services.db, id, { kind: 'person', id: person.id, name: person.name }, text);
-      services.runs.addInput({ kind: 'conversation', id }, row.role_id, 'message', text, person.name);
-      return message;
-    });
-    services.events.emit({ type: 'changed', kind: 'conversation', id }, eventAudience.conversation(row));
-    return message;
+    // Authorized a moment ago in this same step: it is there.
+    return personSays(services, person, { kind: 'conversation', id }, row.role_id, text, 'message')!.message;
   },
   'conversations.stop': ({ services, person }, { id }) => {
     authorizedConversation(services.db, person, id, 'stop');
@@ -342,34 +350,18 @@ const handlers: HandlerTable = {
   },
   'tasks.comment': ({ services, person }, { id, text }) => {
     const row = authorizedTask(services.db, person, id, 'comment');
-    const entry = transaction(services.db, () => {
-      const entry = insertTaskLog(
-        services.db,
-        id,
-        'comment',
-        { kind: 'person', id: person.id, name: person.name },
-        text,
-      );
-      services.runs.addInput({ kind: 'task', id }, row.role_id, 'comment', text, person.name);
-      return entry;
-    });
-    services.events.emit({ type: 'changed', kind: 'task', id }, eventAudience.task(row));
-    return entry;
+    // Authorized a moment ago in this same step: it is there.
+    return personSays(services, person, { kind: 'task', id }, row.role_id, text, 'comment')!.entry;
   },
   'tasks.finish': ({ services, person }, { id }) => {
     const row = authorizedTask(services.db, person, id, 'finish');
     if (row.status === 'finished') return taskView(services, row);
-    transaction(services.db, () => {
-      finishTask(services.db, id);
-      insertTaskLog(
-        services.db,
-        id,
-        'status',
-        { kind: 'person', id: person.id, name: person.name },
-        'finished the task',
-      );
-    });
-    services.events.emit({ type: 'changed', kind: 'task', id }, eventAudience.task(row));
+    postLine(
+      services,
+      { kind: 'task', id },
+      { author: personAuthor(person), text: 'finished the task', entry: 'status' },
+      () => finishTask(services.db, id),
+    );
     return taskView(services, getTaskRow(services.db, id)!);
   },
   'tasks.stop': ({ services, person }, { id }) => {

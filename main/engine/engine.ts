@@ -35,7 +35,8 @@ import { LinkManager } from './links';
 import { Pairing } from './pairing';
 import { Receiver } from './receiver';
 import { Holds, type HeldDecision } from './holds';
-import { Sender, type SendResult } from './sender';
+import type { HistoryEntry, ReportResult, SendResult } from '../role-api/protocol';
+import { Sender } from './sender';
 import { openRelayAsks, relayAnswerLost } from './relay-end';
 import { TurnSignals } from './turn-signals';
 import { Views } from './views';
@@ -43,7 +44,7 @@ import { Withdrawals } from './withdrawals';
 import type { TurnState } from './wire';
 
 export type { EngineOptions } from './core';
-export type { SendResult } from './sender';
+export type { SendResult } from '../role-api/protocol';
 export type { HeldDecision } from './holds';
 
 type RunCaller = Extract<Caller, { kind: 'run' }>;
@@ -196,7 +197,7 @@ export class ConnectionEngine implements PeerGateway {
 
   // ---------------------------------------------------------------- the role API
 
-  send(caller: RunCaller, to: string, text: string): Promise<unknown> {
+  send(caller: RunCaller, to: string, text: string): Promise<SendResult> {
     return this.sender.sendAs(caller.run, caller.role, to, text, caller.turn.id);
   }
 
@@ -212,7 +213,7 @@ export class ConnectionEngine implements PeerGateway {
     return this.sender.sendAs(run, role, to, text, turnId);
   }
 
-  reply(caller: RunCaller, text: string): Promise<unknown> {
+  reply(caller: RunCaller, text: string): Promise<SendResult> {
     return this.sender.reply(caller.run, caller.turn.id, text);
   }
 
@@ -232,7 +233,7 @@ export class ConnectionEngine implements PeerGateway {
   }
 
   /** `parley report` from a run in an agent conversation: to its root. */
-  reportOnThread(caller: RunCaller, text: string): Promise<unknown> {
+  reportOnThread(caller: RunCaller, text: string): Promise<ReportResult> {
     return this.sender.reportOnThread(caller.run, caller.turn.id, caller.role, text);
   }
 
@@ -241,7 +242,7 @@ export class ConnectionEngine implements PeerGateway {
     role: { id: number; name: string },
     withPeerRole: string,
     include: (threadRowId: number) => boolean = () => true,
-  ): Promise<unknown> {
+  ): Promise<HistoryEntry[]> {
     return this.views.history(role, withPeerRole, include);
   }
 

@@ -6,15 +6,15 @@
 import { randomBytes } from 'node:crypto';
 import type { ContextKind } from '../../shared/domain';
 import { PEER_ROLE_PATTERN } from '../../shared/role-name';
-import { eventAudience } from '../access/rules';
 import { ruleAllowing } from '../access/allow-rule-lookup';
+import { eventAudience } from '../access/rules';
 import type { TurnOutcome } from '../agents/types';
-import { roleApiRequests } from '../role-api/protocol';
-import { transaction } from '../store/database';
+import { roleApiRequests, type ReportResult, type SendResult } from '../role-api/protocol';
+import { linePlace, PARLEY_AUTHOR, postLine, postReport, type Posting } from '../posting/post-line';
 import { connectionByName, getConnectionRow, peerRoles, type ConnectionRow } from '../store/queries/connections';
-import { getConversationRow, insertMessage } from '../store/queries/conversations';
+import { getConversationRow } from '../store/queries/conversations';
 import { turnMaySend, type RunRow } from '../store/queries/runs';
-import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
+import { getTaskRow } from '../store/queries/tasks';
 import {
   getThread,
   insertText,
@@ -38,18 +38,6 @@ type After = (action: () => void) => void;
 interface SendingTurn {
   run: RunRow;
   turnId: number | null;
-}
-
-export interface SendResult {
-  /** The wire thread ID. */
-  thread: string;
-  /** The agent conversation's row id here. */
-  threadRowId: number;
-  seq: number;
-  to: string;
-  /** On a connection that asks first: the text waits for a person (told once decided). */
-  held?: true;
-  note?: string;
 }
 
 /** What an agent is told at once when its send waits for a person. */
@@ -80,6 +68,8 @@ export function takeOffWire(open: OpenLink, threadRowId: number, seq: number, tx
 
 export class Sender {
   private readonly budget: number;
+  /** Where lines for people go: a root's conversation or task log. */
+  private readonly posting: Posting;
 
   constructor(
     private readonly core: EngineCore,
@@ -89,6 +79,7 @@ export class Sender {
     private readonly holds: Holds,
   ) {
     this.budget = core.options.textBudgetPerHour ?? 50;
+    this.posting = { db: core.db, events: core.options.events };
   }
 
   /** The root of what a run works on (ADR 0035): never chosen by the agent. */
@@ -195,7 +186,7 @@ export class Sender {
    * started (a relay), the turn's final output goes on there, as a report would.
    */
   async answerArrived(run: RunRow, turnId: number, outcome: TurnOutcome, alongside?: () => void): Promise<void> {
-    const { db, options } = this.core;
+    const { db } = this.core;
     const thread = getThread(db, run.context_id);
     if (!thread || thread.started_by !== 'local' || thread.root_gone) return;
     const connection = getConnectionRow(db, thread.connection_id)!;
@@ -203,27 +194,9 @@ export class Sender {
     const note = outcome.ok
       ? `${peer} answered (see the agent conversation)`
       : `${peer} answered, but ${thread.local_role} failed on it: ${outcome.error} (see the agent conversation)`;
-    const author = { kind: 'system' as const, id: null, name: 'Parley' };
-    if (thread.root_kind === 'conversation') {
-      const conversation = getConversationRow(db, thread.root_id);
-      if (!conversation) return;
-      transaction(db, () => {
-        alongside?.();
-        insertMessage(db, conversation.id, author, note);
-      });
-      options.events.emit(
-        { type: 'changed', kind: 'conversation', id: conversation.id },
-        eventAudience.conversation(conversation),
-      );
-    } else if (thread.root_kind === 'task') {
-      const task = getTaskRow(db, thread.root_id);
-      if (!task) return;
-      transaction(db, () => {
-        alongside?.();
-        insertTaskLog(db, task.id, 'notice', author, note);
-      });
-      options.events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
-    } else if (outcome.ok && outcome.output.trim()) {
+    const place = linePlace({ kind: thread.root_kind, id: thread.root_id });
+    if (place) postLine(this.posting, place, { author: PARLEY_AUTHOR, text: note, entry: 'notice' }, alongside);
+    else if (outcome.ok && outcome.output.trim()) {
       const parsed = roleApiRequests.report.shape.text.safeParse(outcome.output);
       if (!parsed.success) throw new EngineError('invalid', parsed.error.issues[0]!.message);
       await this.replyIn({ run, turnId }, thread.root_id, parsed.data, alongside);
@@ -255,28 +228,16 @@ export class Sender {
     turnId: number,
     role: { id: number; name: string },
     text: string,
-  ): Promise<unknown> {
-    const { db, options } = this.core;
+  ): Promise<ReportResult> {
+    const { db } = this.core;
     const root = this.rootOf(run);
-    const author = { kind: 'role' as const, id: role.id, name: role.name };
     if (root.thread?.root_gone)
       throw new EngineError('closed', 'the topic this agent conversation answered for was deleted');
-    if (root.kind === 'conversation') {
-      const conversation = getConversationRow(db, root.id);
-      if (!conversation) throw new EngineError('closed', 'the conversation this answers for was deleted');
-      const message = transaction(db, () => insertMessage(db, conversation.id, author, text, turnId));
-      options.events.emit(
-        { type: 'changed', kind: 'conversation', id: conversation.id },
-        eventAudience.conversation(conversation),
-      );
-      return { reported: 'conversation', id: conversation.id, messageId: message.id };
-    }
-    if (root.kind === 'task') {
-      const task = getTaskRow(db, root.id);
-      if (!task) throw new EngineError('closed', 'the task this answers for was deleted');
-      const entry = transaction(db, () => insertTaskLog(db, task.id, 'report', author, text, turnId));
-      options.events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
-      return { reported: 'task', id: task.id, logId: entry.id };
+    const place = linePlace(root);
+    if (place) {
+      const reported = postReport(this.posting, place, role, text, turnId);
+      if (!reported) throw new EngineError('closed', `the ${place.kind} this answers for was deleted`);
+      return reported;
     }
     // The root is an agent conversation a peer started: report there, to that peer.
     return this.core.batch.run((after, tx) => {
@@ -285,7 +246,7 @@ export class Sender {
         throw new EngineError('closed', 'the agent conversation this answers for is closed');
       const connection = this.usableConnection(getConnectionRow(db, state.row.connection_id)!.name);
       this.checkLimits(connection, state.row.id);
-      return { reported: 'thread', ...this.enqueue(connection, state, text, { run, turnId }, after, tx) };
+      return { reported: 'thread' as const, ...this.enqueue(connection, state, text, { run, turnId }, after, tx) };
     });
   }
 

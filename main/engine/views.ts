@@ -4,6 +4,7 @@
 import { lastInSeq } from '../store/queries/withdrawals';
 import type { ConnectionSummary, RunSummary, TextView, ThreadSummary, TurnSummary } from '../../shared/domain';
 import type { AgentContext, PeerDirectoryEntry } from '../agents/types';
+import type { HistoryEntry } from '../role-api/protocol';
 import type { Role } from '../../shared/domain';
 import {
   connectionByName,
@@ -167,7 +168,7 @@ export class Views {
     withPeerRole: string,
     /** Which agent conversations (by row id) the caller may list. */
     include: (threadRowId: number) => boolean,
-  ): unknown[] {
+  ): HistoryEntry[] {
     const match = PEER_ROLE.exec(withPeerRole);
     if (!match) throw new EngineError('invalid', `"${withPeerRole}" must look like PEER/ROLE`);
     const [, peerName, peerRole] = match as unknown as [string, string, string];

@@ -4,31 +4,34 @@
 import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { type z } from 'zod';
 import { describeIssues } from '../../shared/api-contract';
 import { historyScope } from '../access/lookup';
-import { eventAudience } from '../access/rules';
 import type { Caller, PeerGateway } from '../agents/types';
 import type { EventHub } from '../events';
 import { answerClientError, httpTimeouts } from '../net/http-guards';
 import { log } from '../log';
 import type { RunManager } from '../runs/run-manager';
-import { transaction, type Db } from '../store/database';
-import { getConversationRow, insertMessage } from '../store/queries/conversations';
+import { linePlace, postReport } from '../posting/post-line';
+import type { Db } from '../store/database';
 import { getRole, roleByTokenHash } from '../store/queries/roles';
 import { turnByTokenHash } from '../store/queries/runs';
-import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
 import { DISK_FULL_MESSAGE, isDiskFull } from '../store/storage-errors';
 import { hashToken } from '../tokens';
 import {
+  isRoleApiCommand,
   NO_TOPIC_MESSAGE,
+  parseRoleApiParams,
   RoleApiError,
-  roleApiRequests,
+  roleApiResults,
+  type ReportResult,
   type RoleApiCommand,
   type RoleApiErrorCode,
+  type RoleApiHandlers,
   type RoleApiResponse,
+  type RoleApiResult,
 } from '../role-api/protocol';
 import { fromEngine } from './engine-errors';
+import { turnActionOf, type TurnSent } from './turn-action';
 
 export interface RoleApiOptions {
   db: Db;
@@ -36,9 +39,16 @@ export interface RoleApiOptions {
   events: EventHub;
   socketPath: string;
   peers?: PeerGateway;
+  /**
+   * Checks every answer against the contract's result schema before it goes out (tests
+   * turn it on): a result that drifted from the contract fails there, as `internal`.
+   */
+  checkResults?: boolean;
 }
 
 const MAX_BODY = 512 * 1024;
+
+type RunCaller = Extract<Caller, { kind: 'run' }>;
 
 export class RoleApiServer {
   private server: http.Server | null = null;
@@ -116,7 +126,7 @@ export class RoleApiServer {
 
   private async dispatch(req: http.IncomingMessage): Promise<unknown> {
     const command = (req.url ?? '').replace(/^\/v1\//, '');
-    if (req.method !== 'POST' || !Object.hasOwn(roleApiRequests, command))
+    if (req.method !== 'POST' || !isRoleApiCommand(command))
       throw new RoleApiError('invalid', `unknown role API call ${req.method} ${req.url}`);
     const caller = this.authenticate(req.headers.authorization);
     const raw = await readBody(req);
@@ -126,10 +136,20 @@ export class RoleApiServer {
     } catch {
       throw new RoleApiError('invalid', 'the request body is not JSON');
     }
-    const schema = roleApiRequests[command as RoleApiCommand];
-    const parsed = schema.safeParse(json);
+    return this.call(command, caller, json);
+  }
+
+  /** The command's params as its schema parses them, handed to its handler. */
+  private async call<C extends RoleApiCommand>(command: C, caller: Caller, json: unknown): Promise<RoleApiResult<C>> {
+    const parsed = parseRoleApiParams(command, json);
     if (!parsed.success) throw new RoleApiError('invalid', describeIssues(parsed.error));
-    return this.run(command as RoleApiCommand, caller, parsed.data);
+    const result = await this.handlers[command](caller, parsed.data);
+    if (this.options.checkResults) {
+      const checked = roleApiResults[command].safeParse(result);
+      if (!checked.success)
+        throw new Error(`the ${command} result does not match the role API contract: ${describeIssues(checked.error)}`);
+    }
+    return result;
   }
 
   private authenticate(header: string | undefined): Caller {
@@ -146,77 +166,65 @@ export class RoleApiServer {
     throw new RoleApiError('unauthenticated', 'this token is not valid (a run token works only while its turn runs)');
   }
 
-  private async run(command: RoleApiCommand, caller: Caller, params: unknown): Promise<unknown> {
-    switch (command) {
-      case 'context':
-        return this.context(caller);
-      case 'peers':
-        return this.peers?.peers() ?? [];
-      case 'report': {
-        const run = requireRun(caller);
-        return this.noted(run, await this.report(run, (params as z.infer<typeof roleApiRequests.report>).text));
-      }
-      case 'history': {
-        const { with: peerRole } = params as z.infer<typeof roleApiRequests.history>;
-        if (!this.peers)
-          throw new RoleApiError(
-            'not_found',
-            `no connection named "${peerRole.split('/')[0]}"; this installation is not connected to any peer yet`,
-          );
-        // From a run, only what the people of its root may read (DESIGN §11.3); a role token reads all its role's.
-        const scope = historyScope(
-          this.options.db,
-          caller.kind === 'role'
-            ? caller
-            : { kind: 'run', context: { kind: caller.run.context_kind, id: caller.run.context_id } },
+  /** What each command does, as the contract types it. */
+  private readonly handlers: RoleApiHandlers<Caller> = {
+    context: (caller) => this.context(caller),
+    peers: () => this.peers?.peers() ?? [],
+    report: async (caller, { text }) => {
+      const run = requireRun(caller);
+      return this.noted(run, { command: 'report', result: await this.report(run, text) });
+    },
+    history: (caller, { with: peerRole }) => {
+      if (!this.peers)
+        throw new RoleApiError(
+          'not_found',
+          `no connection named "${peerRole.split('/')[0]}"; this installation is not connected to any peer yet`,
         );
-        return this.peers.history(caller.role, peerRole, scope);
-      }
-      case 'send': {
-        const { to, text } = params as z.infer<typeof roleApiRequests.send>;
-        const run = requireRun(caller);
-        if (!this.peers) throw noEngine();
-        return this.noted(run, await this.peers.send(run, to, text));
-      }
-      case 'reply': {
-        const { text } = params as z.infer<typeof roleApiRequests.reply>;
-        const run = requireRun(caller);
-        if (run.run.context_kind !== 'thread')
-          throw new RoleApiError(
-            'invalid',
-            '`parley reply` works only in an agent conversation; in a conversation or on a task use `parley report`, or `parley send --to PEER/ROLE`',
-          );
-        if (!this.peers) throw noEngine();
-        return this.noted(run, await this.peers.reply(run, text));
-      }
-      case 'permission': {
-        const { title, toolKind, input } = params as z.infer<typeof roleApiRequests.permission>;
-        const run = requireRun(caller);
-        // Answered when a person decides, or the request is cancelled (stop, the turn's end, a timeout).
-        return this.options.runs.permissions.ask(run.run, run.turn.id, {
-          title,
-          detail: { ...(toolKind ? { toolKind } : {}), ...(input ? { input } : {}) },
-        });
-      }
-    }
-  }
+      // From a run, only what the people of its root may read (DESIGN §11.3); a role token reads all its role's.
+      const scope = historyScope(
+        this.options.db,
+        caller.kind === 'role'
+          ? caller
+          : { kind: 'run', context: { kind: caller.run.context_kind, id: caller.run.context_id } },
+      );
+      return this.peers.history(caller.role, peerRole, scope);
+    },
+    send: async (caller, { to, text }) => {
+      const run = requireRun(caller);
+      if (!this.peers) throw noEngine();
+      return this.noted(run, { command: 'send', result: await this.peers.send(run, to, text) });
+    },
+    reply: async (caller, { text }) => {
+      const run = requireRun(caller);
+      if (run.run.context_kind !== 'thread')
+        throw new RoleApiError(
+          'invalid',
+          '`parley reply` works only in an agent conversation; in a conversation or on a task use `parley report`, or `parley send --to PEER/ROLE`',
+        );
+      if (!this.peers) throw noEngine();
+      return this.noted(run, { command: 'reply', result: await this.peers.reply(run, text) });
+    },
+    permission: (caller, { title, toolKind, input }) => {
+      const run = requireRun(caller);
+      // Answered when a person decides, or the request is cancelled (stop, the turn's end, a timeout).
+      return this.options.runs.permissions.ask(run.run, run.turn.id, {
+        title,
+        detail: { ...(toolKind ? { toolKind } : {}), ...(input ? { input } : {}) },
+      });
+    },
+  };
 
   /**
    * Tells the run manager what a turn in an agent conversation sent, for the reply
-   * guard: a text on its own agent conversation is a reply, anything to its root a
-   * report, a send to another agent conversation a relay.
+   * guard (see `turnActionOf`).
    */
-  private noted(caller: Extract<Caller, { kind: 'run' }>, result: unknown): unknown {
-    if (caller.run.context_kind !== 'thread') return result;
-    const { threadRowId, reported } = (result ?? {}) as { threadRowId?: unknown; reported?: unknown };
-    const turnId = caller.turn.id;
-    if (threadRowId === caller.run.context_id) this.options.runs.noteTurnAction(turnId, 'replied');
-    else if (reported !== undefined) this.options.runs.noteTurnAction(turnId, 'reported');
-    else if (threadRowId !== undefined) this.options.runs.noteTurnAction(turnId, 'relayed');
-    return result;
+  private noted<S extends TurnSent>(caller: RunCaller, sent: S): S['result'] {
+    if (caller.run.context_kind === 'thread')
+      this.options.runs.noteTurnAction(caller.turn.id, turnActionOf(caller.run.context_id, sent));
+    return sent.result;
   }
 
-  private context(caller: Caller): unknown {
+  private context(caller: Caller): RoleApiResult<'context'> {
     const role = { id: caller.role.id, name: caller.role.name };
     const peers = this.peers?.peers() ?? [];
     if (caller.kind === 'role') return { token: 'role', role, run: null, context: null, peers };
@@ -229,33 +237,19 @@ export class RoleApiServer {
     };
   }
 
-  private async report(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<unknown> {
-    const { db, events } = this.options;
-    const author = { kind: 'role' as const, id: caller.role.id, name: caller.role.name };
-    const { run } = caller;
-    if (run.context_kind === 'conversation') {
-      const conversation = getConversationRow(db, run.context_id);
-      if (!conversation) throw new RoleApiError('closed', 'the conversation this run reports to was deleted');
-      const message = transaction(db, () => insertMessage(db, conversation.id, author, text, caller.turn.id));
-      events.emit(
-        { type: 'changed', kind: 'conversation', id: conversation.id },
-        eventAudience.conversation(conversation),
-      );
-      return { reported: 'conversation', id: conversation.id, messageId: message.id };
-    }
-    if (run.context_kind === 'task') {
-      const task = getTaskRow(db, run.context_id);
-      if (!task) throw new RoleApiError('closed', 'the task this run reports to was deleted');
-      const entry = transaction(db, () => insertTaskLog(db, task.id, 'report', author, text, caller.turn.id));
-      events.emit({ type: 'changed', kind: 'task', id: task.id }, eventAudience.task(task));
-      return { reported: 'task', id: task.id, logId: entry.id };
+  private async report(caller: RunCaller, text: string): Promise<ReportResult> {
+    const place = linePlace({ kind: caller.run.context_kind, id: caller.run.context_id });
+    if (place) {
+      const reported = postReport(this.options, place, caller.role, text, caller.turn.id);
+      if (!reported) throw new RoleApiError('closed', `the ${place.kind} this run reports to was deleted`);
+      return reported;
     }
     if (!this.peers) throw noEngine();
     return this.peers.reportOnThread(caller, text);
   }
 }
 
-function requireRun(caller: Caller): Extract<Caller, { kind: 'run' }> {
+function requireRun(caller: Caller): RunCaller {
   if (caller.kind !== 'run') throw new RoleApiError('no_topic', NO_TOPIC_MESSAGE);
   return caller;
 }

@@ -5,7 +5,7 @@
 // answering. No schema library either.
 import net from 'node:net';
 import { RoleApiError, type RoleApiResponse } from './errors';
-import type { RoleApiCommand } from './protocol';
+import type { RoleApiCommand, RoleApiParams, RoleApiResult } from './protocol';
 
 export interface RoleApiTarget {
   socketPath: string;
@@ -17,7 +17,15 @@ export class ConnectError extends Error {}
 /** A token as the server reads it (`Bearer (\S+)`): visible ASCII, so it cannot break the request's head. */
 const TOKEN = /^[\x21-\x7e]+$/;
 
-export function callRoleApi<T = unknown>(target: RoleApiTarget, command: RoleApiCommand, body: object): Promise<T> {
+/** One command, typed by the contract (protocol.ts); the answer is not validated here, where no zod is loaded. */
+export function callRoleApi<C extends RoleApiCommand>(
+  target: RoleApiTarget,
+  command: C,
+  body: RoleApiParams<C>,
+): Promise<RoleApiResult<C>>;
+/** A command whose params are built from what an agent gave (a model's tool call): the server validates them. */
+export function callRoleApi<T = unknown>(target: RoleApiTarget, command: RoleApiCommand, body: object): Promise<T>;
+export function callRoleApi<T>(target: RoleApiTarget, command: RoleApiCommand, body: object): Promise<T> {
   if (!TOKEN.test(target.token))
     return Promise.reject(
       new RoleApiError('unauthenticated', 'this token is not valid: PARLEY_TOKEN has spaces or control characters'),

@@ -132,6 +132,21 @@ describe('parley mcp', () => {
     });
   });
 
+  it('answers Claude Code’s permission prompts with a person’s word', async () => {
+    const c = await client({ ...runEnv, PARLEY_MCP_PERMISSION_TOOL: '1' });
+    const asked = async (title: string, approve: boolean) => {
+      const answer = c.callTool({ name: 'permission', arguments: { tool_name: title, input: { path: 'notes.txt' } } });
+      const waiting = await alice.waitFor(async () => {
+        const approvals = await alice.owner('approvals.list', {});
+        return approvals.find((approval) => approval.state === 'pending' && approval.title === title);
+      }, `the ${title} request`);
+      await alice.owner('approvals.decide', { id: waiting.id, approve });
+      return JSON.parse(textOf(await answer)) as unknown;
+    };
+    expect(await asked('Write', true)).toEqual({ behavior: 'allow', updatedInput: { path: 'notes.txt' } });
+    expect(await asked('Bash', false)).toEqual({ behavior: 'deny', message: 'alice denied it' });
+  });
+
   it('lets a role token read, and refuses its every send with the no-topic message, like the CLI', async () => {
     const { token } = await alice.owner('roles.token', { id: roleId });
     const env = { PARLEY_TOKEN: token, PARLEY_API: alice.installation.roleApiSocket };

@@ -49,12 +49,15 @@ async function askPerson(target: RoleApiTarget | null, toolName: string, input: 
   if (!target) return deny(NOT_SET);
   const shown = input === undefined ? undefined : JSON.stringify(input);
   try {
-    const answer = await callRoleApi<
-      { outcome: 'approved' | 'denied'; by: string } | { outcome: 'cancelled'; reason: string }
-    >(target, 'permission', { title: toolName.slice(0, 500), ...(shown ? { input: shown.slice(0, 20_000) } : {}) });
+    const answer = await callRoleApi(target, 'permission', {
+      title: toolName.slice(0, 500),
+      ...(shown ? { input: shown.slice(0, 20_000) } : {}),
+    });
     if (answer.outcome === 'approved')
       return { content: [{ type: 'text', text: JSON.stringify({ behavior: 'allow', updatedInput: input ?? {} }) }] };
-    return deny('reason' in answer ? `nobody answered: ${answer.reason}` : `${answer.by} denied it`);
+    // A denial with a reason is Parley's own, given without asking anyone.
+    if (answer.outcome === 'cancelled' || answer.reason !== undefined) return deny(`nobody answered: ${answer.reason}`);
+    return deny(`${answer.by} denied it`);
   } catch (error) {
     return deny(`Parley could not ask a person: ${(error as Error).message}`);
   }

@@ -18,12 +18,9 @@ import {
   type ApprovalRow,
 } from '../store/queries/approvals';
 import type { RunRow } from '../store/queries/runs';
+import type { PermissionOutcome } from '../role-api/protocol';
 
-export type PermissionOutcome =
-  | { outcome: 'approved'; by: string }
-  /** `reason`: Parley denied it without asking anyone, and why. */
-  | { outcome: 'denied'; by: string; reason?: string }
-  | { outcome: 'cancelled'; reason: string };
+export type { PermissionOutcome } from '../role-api/protocol';
 
 export interface PermissionRequest {
   /** The tool as the agent named it. */

@@ -8,34 +8,21 @@
 // turn, and a notice tells the agent. Then the process tree ends and the session is
 // kept. Nothing but new work — a text, a person's message — starts the agent again;
 // notices for a stopped run wait with the rest.
-import { turnTrustOf } from './turn-trust';
-import type { ChildProcess } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { ContextRef } from '../../shared/domain';
 import { contextAudience } from '../access/lookup';
 import { eventAudience } from '../access/rules';
-import type {
-  AgentAdapter,
-  AgentContext,
-  AgentInput,
-  AgentLaunch,
-  PeerDirectoryEntry,
-  ProcessResult,
-  StreamUpdate,
-  TurnOutcome,
-} from '../agents/types';
-import { deadline, observe, startWatch, type ModelSignal, type ModelWatch } from '../agents/model-watch';
+import type { AgentAdapter, AgentContext, AgentInput, AgentLaunch, TurnOutcome } from '../agents/types';
+import { startWatch } from '../agents/model-watch';
 import type { EventHub } from '../events';
 import { log } from '../log';
 import type { Db } from '../store/database';
 import { transaction } from '../store/database';
-import { getConversationRow, insertMessage } from '../store/queries/conversations';
-import { getPerson, listPeople } from '../store/queries/people';
+import { getConversationRow } from '../store/queries/conversations';
+import { listPeople } from '../store/queries/people';
 import { getRole } from '../store/queries/roles';
 import {
-  appendTurnOutput,
-  endTurn,
   turnStatus,
   getRun,
   insertInput,
@@ -44,28 +31,35 @@ import {
   runnableRuns,
   runningTurns,
   setRunSession,
-  setTurnProcess,
   takeInputs,
   findRun,
   ensureRun,
-  requeueInterrupted,
   markTurnStopping,
   finishStoppedTurn,
   holdWaitingWork,
   lastTurnStopped,
-  heldAfterCrash,
-  dropInterrupted,
   type InputKind,
   type RunRow,
-  type TurnRow,
 } from '../store/queries/runs';
-import { getTaskRow, insertTaskLog } from '../store/queries/tasks';
 import { isStorageFailure } from '../store/storage-errors';
 import { hashToken, newToken } from '../tokens';
+import type { ActiveTurn, TurnAction } from './active-turn';
+import { AgentProcesses } from './agent-process';
+import { descriptorsExhausted, notStartedResult, startFailure } from './agent-start';
+import { DurableWrites } from './durable-writes';
 import { PermissionRequests } from './permission-requests';
-import { endStaleGroup, endTree, processStartTime, ProcessTree, spawnInGroup } from './process-tree';
+import { recoverInterrupted } from './recover-interrupted';
+import { describeRun } from './run-context';
+import { postNotice } from './run-lines';
+import type { ThreadHooks } from './thread-hooks';
+import { endWithFollowUp, turnOutcome, writeEnd } from './turn-end';
+import { nextPhase, stopIsCommitted, stopReason, WORKING } from './turn-phase';
 import type { AdapterName, TurnTrust } from '../../shared/domain';
 import { sandboxedLaunch, type SandboxedStart, type TurnSandboxOptions } from '../sandbox/turn-sandbox';
+
+export type { TurnAction } from './active-turn';
+export type { ThreadHooks } from './thread-hooks';
+export { agentEnvironment, startFailure } from './agent-start';
 
 export interface RunManagerOptions {
   db: Db;
@@ -96,89 +90,6 @@ export interface RunManagerOptions {
   roleFolder?: (roleId: number) => string;
 }
 
-/** What the connection engine does for runs in agent conversations. */
-export interface ThreadHooks {
-  describe(run: RunRow): AgentContext;
-  changed(threadRowId: number): void;
-  /**
-   * The reply guard: a turn in an agent conversation the peer started ended without
-   * replying, so its final output goes back as the reply, with the checks of `parley
-   * reply`. `alongside` (the turn's end) is written in the same commit as the text.
-   * Rejects with the reason when it cannot be sent, having written nothing.
-   */
-  replyWithOutput(run: RunRow, turnId: number, text: string, alongside: () => void): Promise<unknown>;
-  /**
-   * An answer came back and the turn it woke passed nothing on: the root shows that it
-   * arrived, written in one commit with `alongside` (the turn's end).
-   */
-  answerArrived(run: RunRow, turnId: number, outcome: TurnOutcome, alongside: () => void): Promise<void>;
-  /** Whom roles can ask: the connections and the peer roles each lets them address. */
-  peers(): PeerDirectoryEntry[];
-  /**
-   * A turn was given texts from the peer (`working`), or such a turn is over without
-   * having answered (`stopped`, `failed`, `ended`): the peer that asked is told.
-   */
-  turnState(run: RunRow, turnId: number, state: 'working' | 'stopped' | 'failed' | 'ended' | 'relayed'): void;
-}
-
-/**
- * What a turn sent, as the role API saw it: an answer on its own agent conversation, a
- * report to its root, or a send to another agent conversation (a relay, whose answer
- * comes back to a run that answers for this one).
- */
-export type TurnAction = 'replied' | 'reported' | 'relayed';
-
-interface ActiveTurn {
-  turnId: number;
-  run: RunRow;
-  /** The agent's process tree, once it started. */
-  tree: ProcessTree | null;
-  /** In the environment of every process of the turn: how its tree is found once processes left it. */
-  marker: string;
-  /** Set once a stop was asked for; says who or what stopped it. */
-  stoppedBy: string | null;
-  /** After a stop's commit: answers the agent's requests that the stop cancelled. */
-  answerPermissions: () => void;
-  /** Set when the adapter read from the agent's output that the turn cannot succeed: why. */
-  failure: string | null;
-  /** Resolves when the leader has exited. */
-  /** The stop is committed (the agent is signalled only after that). */
-  stopCommitted: boolean;
-  exited: Promise<void>;
-  /** Ending the tree, once begun (by a stop, a failure, or leftovers after the leader's exit). */
-  ending: Promise<void> | null;
-  /** On Stop, the leader alone gets the first signal (AgentLaunch.stopsItsChildren). */
-  leaderFirst: boolean;
-  /** What the run works on, as its agent was told (null when that could not be said). */
-  context: AgentContext | null;
-  /** How many texts from the peer the turn was given. */
-  texts: number;
-  /**
-   * It was given a notice it answers for (an ask its run relayed ended unanswered): its
-   * asker hears its state and gets its output as the reply, as for the peer's text.
-   */
-  answers: boolean;
-  replied: boolean;
-  reported: boolean;
-  relayed: boolean;
-  /** Resolves when the turn's end has been committed. */
-  settled: Promise<void>;
-  timer: NodeJS.Timeout | null;
-  session: string | null;
-  live: string[];
-  liveTimer: NodeJS.Timeout | null;
-  /** How long the agent has waited on its model (AgentLaunch.modelTimeout), and the timer that ends the wait. */
-  modelWatch: ModelWatch;
-  modelTimer: NodeJS.Timeout | null;
-  /** While the agent retries its model: its line saying so; null once the model answers. */
-  retrying: string | null;
-}
-
-const LIVE_LINES = 200;
-const LIVE_EVENT_MS = 500;
-/** A write the disk refused (it is full) is tried again this often until it goes through. */
-const STORAGE_RETRY_MS = 2_000;
-
 export class RunManager {
   private readonly db: Db;
   private readonly active = new Map<number, ActiveTurn>();
@@ -192,7 +103,9 @@ export class RunManager {
   /** Turns' private files (MCP configs, system prompts): `DATA/turns`. */
   private readonly privateDir: string;
   /** Writes waiting for the disk to take them (a turn's end, a turn's start). */
-  private readonly retries = new Set<NodeJS.Timeout>();
+  private readonly durable: DurableWrites;
+  /** The agents' processes: spawned, read, ended. */
+  private readonly processes: AgentProcesses;
   /** Agents' requests to use a tool, waiting for a person; they last as long as their turn. */
   readonly permissions: PermissionRequests;
 
@@ -203,6 +116,17 @@ export class RunManager {
     this.timeoutSec = options.defaultTurnTimeoutSec ?? 30 * 60;
     this.graceMs = options.stopGraceMs ?? 2_000;
     this.maxOutput = options.maxOutputBytes ?? 1024 * 1024;
+    this.durable = new DurableWrites(
+      () => this.closed,
+      () => this.schedule(),
+    );
+    this.processes = new AgentProcesses({
+      db: options.db,
+      maxOutput: this.maxOutput,
+      graceMs: this.graceMs,
+      isActive: (turnId) => this.active.has(turnId),
+      changed: (run) => this.changed(run),
+    });
     mkdirSync(options.workDir, { recursive: true, mode: 0o700 });
     this.privateDir = options.turnsDir ?? path.join(path.dirname(path.resolve(options.workDir)), 'turns');
     mkdirSync(this.privateDir, { recursive: true, mode: 0o700 });
@@ -215,7 +139,10 @@ export class RunManager {
   /** Recovers from an earlier crash, then starts whatever work is waiting. */
   async start(): Promise<void> {
     this.permissions.recover();
-    for (const turn of runningTurns(this.db)) await this.recoverInterrupted(turn);
+    for (const turn of runningTurns(this.db))
+      await recoverInterrupted(this.db, turn, this.graceMs, (run, turnId) =>
+        this.threadHooks?.turnState(run, turnId, 'ended'),
+      );
     this.schedule();
   }
 
@@ -256,7 +183,9 @@ export class RunManager {
 
   /** Turn ids of turns whose stop is in progress, for run summaries. */
   stoppingTurns(): ReadonlySet<number> {
-    return new Set([...this.active.values()].filter((turn) => turn.stoppedBy !== null).map((turn) => turn.turnId));
+    return new Set(
+      [...this.active.values()].filter((turn) => stopReason(turn.phase) !== null).map((turn) => turn.turnId),
+    );
   }
 
   /** Turn ids of running turns whose agent retries its model, with the line saying so, for run summaries. */
@@ -302,7 +231,7 @@ export class RunManager {
       const active = this.activeTurnOf(run.id);
       if (active) {
         if (turns.includes(active)) continue;
-        if (!active.stopCommitted) this.commitStop(active, reason);
+        if (!stopIsCommitted(active.phase)) this.commitStop(active, reason);
         turns.push(active);
       } else if (holdWaitingWork(this.db, run) > 0) {
         held = true;
@@ -314,7 +243,8 @@ export class RunManager {
           'parley',
           false,
         );
-        this.postNotice(
+        postNotice(
+          this.db,
           run,
           `Stopped by ${stoppedBy} before the agent started; what waited goes to it with the next message.`,
         );
@@ -322,7 +252,7 @@ export class RunManager {
       }
     }
     return async () => {
-      for (const turn of turns) turn.stopCommitted = true;
+      for (const turn of turns) turn.phase = nextPhase(turn.phase, { type: 'stop-committed', reason });
       await Promise.all(turns.map((turn) => this.signalStop(turn, reason)));
       return held || turns.length > 0;
     };
@@ -339,14 +269,13 @@ export class RunManager {
    */
   async close(graceMs = this.graceMs): Promise<void> {
     this.closed = true;
-    for (const timer of this.retries) clearTimeout(timer);
-    this.retries.clear();
+    this.durable.close();
     this.permissions.close();
     const turns = [...this.active.values()];
     await Promise.all(
       turns.map(async (turn) => {
         if (turn.timer) clearTimeout(turn.timer);
-        await this.endTree(turn, graceMs);
+        await this.processes.endTree(turn, graceMs);
       }),
     );
   }
@@ -380,44 +309,9 @@ export class RunManager {
         }
         // Its inputs wait, committed; the turn starts once the disk takes writes again.
         log.warn('could not start a turn: the disk refused the write; trying again', { runId, error: String(error) });
-        this.later(() => this.schedule());
+        this.durable.later(() => this.schedule());
         return;
       }
-    }
-  }
-
-  /** Runs `action` after STORAGE_RETRY_MS, unless the manager closes first. */
-  private later(action: () => void): void {
-    if (this.closed) return;
-    const timer = setTimeout(() => {
-      this.retries.delete(timer);
-      if (!this.closed) action();
-    }, STORAGE_RETRY_MS);
-    this.retries.add(timer);
-  }
-
-  /**
-   * Commits what a turn left (its end, its stop). The process is gone, so this must not
-   * be lost to a full disk: it is tried again until the disk takes it. Meanwhile the turn
-   * stays running in the database, so its run starts nothing new; should Parley stop
-   * first, the next start finds it interrupted and runs it once more.
-   */
-  private async durably(what: string, commit: () => void | Promise<void>, attempt = 0): Promise<void> {
-    if (this.closed) return;
-    try {
-      await commit();
-      if (attempt > 0) {
-        log.info(`saved ${what} once the disk took it`);
-        this.schedule();
-      }
-    } catch (error) {
-      if (!isStorageFailure(error)) {
-        log.error(`could not save ${what}`, { error: String((error as Error).stack ?? error) });
-        return;
-      }
-      if (attempt === 0)
-        log.warn(`could not save ${what}: the disk refused the write; trying again`, { error: String(error) });
-      this.later(() => void this.durably(what, commit, attempt + 1));
     }
   }
 
@@ -474,7 +368,7 @@ export class RunManager {
       });
     } catch (error) {
       rmSync(runTmp, { recursive: true, force: true });
-      void this.durably(`the end of turn ${turnId}`, () =>
+      void this.durable.durably(`the end of turn ${turnId}`, () =>
         this.commitEnd(run, turnId, { ok: false, error: (error as Error).message }, null),
       );
       if (inputs.some((input) => input.kind === 'text' || input.answers === 1))
@@ -486,19 +380,15 @@ export class RunManager {
       run,
       tree: null,
       marker: `PARLEY_TOKEN=${token}`,
-      stoppedBy: null,
+      phase: WORKING,
       answerPermissions: () => {},
-      failure: null,
-      stopCommitted: false,
       exited: Promise.resolve(),
       ending: null,
       leaderFirst: launch.stopsItsChildren === true,
       context,
       texts: inputs.filter((input) => input.kind === 'text').length,
       answers: inputs.some((input) => input.answers === 1),
-      replied: false,
-      reported: false,
-      relayed: false,
+      sent: new Set(),
       settled: Promise.resolve(),
       timer: null,
       session: run.session,
@@ -539,7 +429,7 @@ export class RunManager {
     active.settled = wrapping
       .then((start) => {
         if (start.kind === 'refused') return notStartedResult(start.reason);
-        return this.runProcess(active, launch, start).finally(start.release);
+        return this.processes.run(active, launch, start).finally(start.release);
       })
       .then(async (result) => {
         rmSync(runTmp, { recursive: true, force: true });
@@ -550,20 +440,25 @@ export class RunManager {
         const what = `the end of turn ${turnId}`;
         // Its process is gone: nothing it asked for waits any more.
         this.endPermissions(turnId);
-        if (active.stoppedBy !== null) {
-          await this.durably(what, () => this.commitStopped(active));
+        if (stopReason(active.phase) !== null) {
+          await this.durable.durably(what, () => this.commitStopped(active));
           return;
         }
-        const outcome = this.outcome(active, launch, result);
-        await this.durably(what, async () => {
+        const outcome = turnOutcome(active, launch, result);
+        await this.durable.durably(what, async () => {
           if (turnStatus(this.db, turnId) !== 'running') return;
-          if (!(await this.endWithFollowUp(active, outcome))) this.commitEnd(run, turnId, outcome, active.session);
+          if (!(await endWithFollowUp(this.db, this.threadHooks, active, outcome, (changed) => this.changed(changed))))
+            this.commitEnd(run, turnId, outcome, active.session);
         });
         // No answer went back: the asker hears how it ended, or that the turn relayed the
         // question and waits on those asks (their answer comes down the chain, or a notice
         // that they ended unanswered starts a turn here that answers).
-        if ((active.texts > 0 || active.answers) && !active.replied && !active.reported)
-          this.threadHooks?.turnState(run, turnId, active.relayed ? 'relayed' : outcome.ok ? 'ended' : 'failed');
+        if ((active.texts > 0 || active.answers) && !active.sent.has('replied') && !active.sent.has('reported'))
+          this.threadHooks?.turnState(
+            run,
+            turnId,
+            active.sent.has('relayed') ? 'relayed' : outcome.ok ? 'ended' : 'failed',
+          );
       })
       .catch((error: unknown) => log.error('could not record the end of a turn', { turnId, error: String(error) }))
       .finally(() => this.schedule());
@@ -578,193 +473,11 @@ export class RunManager {
     if (attempt > 0) log.info('re-running an interrupted turn', { turnId, runId });
   }
 
-  /**
-   * Spawns the agent and collects its output. The turn is over when the leader has
-   * exited and nothing of its tree is left: whatever it left running is ended then,
-   * and the output pipes are not waited on past that (a command it started may hold
-   * them). A start that fails resolves with the reason in stderr.
-   */
-  private runProcess(
-    active: ActiveTurn,
-    launch: AgentLaunch,
-    start: { command: string; args: string[]; env: NodeJS.ProcessEnv },
-  ): Promise<ProcessResult> {
-    return new Promise((resolve) => {
-      const notStarted = (error: unknown) => resolve(notStartedResult(startFailure(launch.command, error)));
-      let child: ChildProcess;
-      try {
-        child = spawnInGroup(start.command, start.args, { cwd: launch.cwd, env: start.env });
-      } catch (error) {
-        // Arguments the program cannot be started with (a NUL byte, say).
-        notStarted(error);
-        return;
-      }
-      const { pid, stdin, stdout: out, stderr: err } = child;
-      if (pid === undefined || !stdin || !out || !err) {
-        // Not started (no such program, out of file descriptors): 'error' says why.
-        child.once('error', (error) => {
-          for (const stream of [stdin, out, err]) stream?.destroy();
-          notStarted(error);
-        });
-        return;
-      }
-      child.on('error', (error) => log.warn('agent process error', { turnId: active.turnId, error: String(error) }));
-      let stdout = '';
-      let stderr = '';
-      let truncated = false;
-      let lineBuffer = '';
-      const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-        child.once('exit', (code, signal) => done({ code, signal })),
-      );
-      active.exited = exit.then(() => undefined);
-      stdin.on('error', () => {
-        // The agent may exit without reading its input; that is its business.
-      });
-      // Input first: the agent can start while we record its pid.
-      stdin.end(launch.stdin);
-      const wrapped = start.command !== launch.command;
-      active.tree = new ProcessTree(pid, active.marker, wrapped ? [launch.command, ...launch.args] : null);
-      try {
-        setTurnProcess(this.db, active.turnId, pid, processStartTime(pid));
-      } catch (error) {
-        // Only crash recovery reads it (to end a stale process tree); the turn goes on.
-        log.warn('could not record the agent process', { turnId: active.turnId, error: String(error) });
-      }
-      // A stop asked for before the process existed takes effect now.
-      if (active.stoppedBy !== null) void this.endTree(active);
-      out.setEncoding('utf8');
-      err.setEncoding('utf8');
-      out.on('data', (chunk: string) => {
-        // Anything past the cap, even a chunk that starts exactly at it, marks the output as cut.
-        if (stdout.length + chunk.length > this.maxOutput) {
-          stdout += chunk.slice(0, Math.max(0, this.maxOutput - stdout.length));
-          truncated = true;
-        } else stdout += chunk;
-        lineBuffer += chunk;
-        let newline: number;
-        while ((newline = lineBuffer.indexOf('\n')) >= 0) {
-          const line = lineBuffer.slice(0, newline);
-          lineBuffer = lineBuffer.slice(newline + 1);
-          this.onLine(active, launch, line);
-        }
-      });
-      err.on('data', (chunk: string) => {
-        stderr = (stderr + chunk).slice(-64 * 1024);
-      });
-      const drained = Promise.all([closed(out), closed(err)]);
-      void exit.then(async ({ code, signal }) => {
-        // Whatever the agent left running ends with its turn.
-        if (active.tree!.alive(true)) await this.endTree(active);
-        else await active.ending;
-        // Nothing of the tree is left, so what it wrote is in the pipes: read it, but do
-        // not wait on a pipe someone outside the tree still holds open.
-        await Promise.race([drained, delay(active.stoppedBy === null ? PIPE_DRAIN_MS : STOPPED_PIPE_DRAIN_MS)]);
-        out.destroy();
-        err.destroy();
-        if (lineBuffer) this.onLine(active, launch, lineBuffer);
-        lineBuffer = '';
-        resolve({ code, signal, stdout, stderr, truncated });
-      });
-    });
-  }
-
-  /** What a turn that was not stopped came to. */
-  private outcome(active: ActiveTurn, launch: AgentLaunch, result: ProcessResult): TurnOutcome {
-    if (result.notStarted !== undefined) return { ok: false, error: result.notStarted };
-    if (active.failure !== null) return { ok: false, error: active.failure };
-    try {
-      return launch.finish(result);
-    } catch (error) {
-      return { ok: false, error: `Parley could not read the agent’s output: ${(error as Error).message}` };
-    }
-  }
-
-  /** Ends the turn's process tree (once, however many ask). */
-  private endTree(active: ActiveTurn, graceMs = this.graceMs): Promise<void> {
-    if (!active.tree) return Promise.resolve();
-    active.ending ??= endTree(active.tree, graceMs, active.exited, { leaderFirst: active.leaderFirst });
-    return active.ending;
-  }
-
-  private onLine(active: ActiveTurn, launch: AgentLaunch, line: string): void {
-    let update: StreamUpdate | void;
-    try {
-      update = launch.onLine?.(line);
-    } catch (error) {
-      log.warn('an adapter could not read a line of its agent', { turnId: active.turnId, error: String(error) });
-      return;
-    }
-    if (!update) return;
-    if (update.fail !== undefined && active.failure === null && active.stoppedBy === null) {
-      // The agent cannot succeed (a refused key, say): end it now rather than let it retry.
-      active.failure = update.fail;
-      void this.endTree(active);
-    }
-    if (update.model !== undefined) {
-      this.watchModel(active, launch, update.model);
-      const retrying =
-        update.model === 'retrying'
-          ? (update.live ?? active.retrying)
-          : update.model === 'answered'
-            ? null
-            : active.retrying;
-      if (retrying !== active.retrying) {
-        active.retrying = retrying;
-        // A live line follows (or the model answered): people watching hear of it with that.
-        if (update.live === undefined) this.changed(active.run);
-      }
-    }
-    if (update.session !== undefined && update.session !== active.session) {
-      active.session = update.session;
-      try {
-        setRunSession(this.db, active.run.id, update.session);
-      } catch (error) {
-        // Kept in memory and saved with the turn's end.
-        log.warn('could not record the agent session yet', { runId: active.run.id, error: String(error) });
-      }
-    }
-    if (update.live !== undefined) {
-      active.live.push(update.live);
-      if (active.live.length > LIVE_LINES) active.live.shift();
-      // People watching see live output at most twice a second, not once per line.
-      if (!active.liveTimer) {
-        active.liveTimer = setTimeout(() => {
-          active.liveTimer = null;
-          if (this.active.has(active.turnId)) this.changed(active.run);
-        }, LIVE_EVENT_MS);
-        active.liveTimer.unref();
-      }
-    }
-  }
-
-  /** An agent that cannot reach its model fails its turn at the role's model timeout, not minutes later. */
-  private watchModel(active: ActiveTurn, launch: AgentLaunch, signal: ModelSignal): void {
-    const limit = launch.modelTimeout;
-    if (!limit) return;
-    const before = deadline(active.modelWatch, limit.limitSec * 1000);
-    active.modelWatch = observe(active.modelWatch, signal, Date.now());
-    const at = deadline(active.modelWatch, limit.limitSec * 1000);
-    if (at === before) return;
-    if (active.modelTimer) clearTimeout(active.modelTimer);
-    active.modelTimer = null;
-    if (at === null) return;
-    active.modelTimer = setTimeout(
-      () => {
-        active.modelTimer = null;
-        if (active.failure !== null || active.stoppedBy !== null) return;
-        active.failure = limit.fail();
-        void this.endTree(active);
-      },
-      Math.max(0, at - Date.now()),
-    );
-    active.modelTimer.unref();
-  }
-
   /** Commits the stop, then signals the agent and waits until its end is committed. */
   private async stopTurn(active: ActiveTurn, reason: string): Promise<void> {
-    if (!active.stopCommitted) {
+    if (!stopIsCommitted(active.phase)) {
       transaction(this.db, () => this.commitStop(active, reason));
-      active.stopCommitted = true;
+      active.phase = nextPhase(active.phase, { type: 'stop-committed', reason });
     }
     await this.signalStop(active, reason);
   }
@@ -774,11 +487,11 @@ export class RunManager {
     // Committed with the stop: the agent hears its requests are cancelled before its signal.
     active.answerPermissions();
     active.answerPermissions = () => {};
-    if (active.stoppedBy === null) {
-      active.stoppedBy = reason;
+    if (stopReason(active.phase) === null) {
+      active.phase = nextPhase(active.phase, { type: 'signalled', reason });
       this.changed(active.run);
       if (active.texts > 0 || active.answers) this.threadHooks?.turnState(active.run, active.turnId, 'stopped');
-      await this.endTree(active);
+      await this.processes.endTree(active);
     }
     await active.settled;
   }
@@ -800,54 +513,7 @@ export class RunManager {
   noteTurnAction(turnId: number, action: TurnAction): void {
     const active = this.active.get(turnId);
     if (!active) return;
-    if (action === 'replied') active.replied = true;
-    else if (action === 'reported') active.reported = true;
-    else active.relayed = true;
-  }
-
-  /**
-   * The end of a turn in an agent conversation that was given texts from the peer
-   * (DESIGN §11.7), committed in one transaction with what follows from it. In one the
-   * peer started, a turn that did not reply has its final output sent as the reply
-   * (unless it relayed the question: the answer comes back down the chain, and the
-   * relay is not revealed); one that cannot be sent (the budget, a paused connection,
-   * too long) leaves a note in the run log instead. In one rooted elsewhere (an answer came back) nothing is
-   * ever sent back by itself; if the turn passed nothing on, the root shows that the
-   * answer arrived. False when there is nothing to follow (the caller commits the end).
-   */
-  private async endWithFollowUp(active: ActiveTurn, outcome: TurnOutcome): Promise<boolean> {
-    const hooks = this.threadHooks;
-    const context = active.context;
-    const { run, turnId } = active;
-    if (run.context_kind !== 'thread' || !hooks || !context || (active.texts === 0 && !active.answers)) return false;
-    if (!getRun(this.db, run.id)) return false;
-    let follow: ((alongside: () => void) => Promise<unknown>) | null = null;
-    if (context.peerStarted) {
-      if (!active.replied && !active.relayed && outcome.ok && outcome.output.trim())
-        follow = (alongside) => hooks.replyWithOutput(run, turnId, outcome.output, alongside);
-    } else if (!active.reported) follow = (alongside) => hooks.answerArrived(run, turnId, outcome, alongside);
-    if (!follow) return false;
-    // Written inside the engine's commit, and again there if that commit is rerun: only while the turn is open.
-    const writeEnd = () => {
-      if (turnStatus(this.db, turnId) === 'running') this.writeEnd(run, turnId, outcome, active.session);
-    };
-    try {
-      await follow(writeEnd);
-      // The reply guard's text is the answer.
-      if (context.peerStarted) active.replied = true;
-    } catch (error) {
-      const reason = (error as Error).message ?? String(error);
-      if (context.peerStarted)
-        transaction(this.db, () => {
-          writeEnd();
-          appendTurnOutput(this.db, turnId, `\n\n[Parley did not send this as the reply: ${reason}]`);
-        });
-      else log.warn('could not show that an answer arrived', { turnId, error: reason });
-    }
-    // Nothing was written with it (the root was gone, or it failed): the end on its own.
-    if (turnStatus(this.db, turnId) === 'running') transaction(this.db, writeEnd);
-    this.changed(run);
-    return true;
+    active.sent.add(action);
   }
 
   /**
@@ -869,7 +535,7 @@ export class RunManager {
       'parley',
       false,
     );
-    this.postNotice(run, `${reason}.`);
+    postNotice(this.db, run, `${reason}.`);
   }
 
   /** Ends agents whose context was deleted under them (a turn that started while a delete waited). */
@@ -890,120 +556,13 @@ export class RunManager {
 
   private commitEnd(run: RunRow, turnId: number, result: TurnOutcome, session: string | null): void {
     if (!getRun(this.db, run.id)) return;
-    transaction(this.db, () => this.writeEnd(run, turnId, result, session));
+    transaction(this.db, () => writeEnd(this.db, run, turnId, result, session));
     this.changed(run);
   }
 
-  /** Inside a transaction: the turn's end, its session, and its output or failure where people see them. */
-  private writeEnd(run: RunRow, turnId: number, result: TurnOutcome, session: string | null): void {
-    if (result.ok) {
-      const next = result.session !== undefined ? result.session : session;
-      setRunSession(this.db, run.id, next);
-      endTurn(this.db, turnId, 'done', result.output, null);
-      if (result.output.trim()) this.deliver(run, turnId, result.output);
-    } else {
-      if (session !== null) setRunSession(this.db, run.id, session);
-      endTurn(this.db, turnId, 'failed', null, result.error);
-      this.postNotice(run, `The agent failed: ${result.error}`);
-    }
-  }
-
-  /** A turn's final output goes to its context (agent conversations: the run log only). */
-  private deliver(run: RunRow, turnId: number, output: string): void {
-    const role = getRole(this.db, run.role_id);
-    const author = { kind: 'role' as const, id: run.role_id, name: role?.name ?? 'role' };
-    if (run.context_kind === 'conversation') insertMessage(this.db, run.context_id, author, output, turnId);
-    else if (run.context_kind === 'task') insertTaskLog(this.db, run.context_id, 'output', author, output, turnId);
-  }
-
-  /** Something people should see happened to the agent: a stop, a failure. */
-  private postNotice(run: RunRow, text: string): void {
-    const author = { kind: 'system' as const, id: null, name: 'Parley' };
-    if (run.context_kind === 'conversation') {
-      if (getConversationRow(this.db, run.context_id)) insertMessage(this.db, run.context_id, author, text);
-    } else if (run.context_kind === 'task') {
-      if (getTaskRow(this.db, run.context_id)) insertTaskLog(this.db, run.context_id, 'notice', author, text);
-    }
-  }
-
-  private async recoverInterrupted(turn: TurnRow): Promise<void> {
-    if (turn.pid !== null) await endStaleGroup(turn.pid, turn.proc_start, this.graceMs);
-    const run = getRun(this.db, turn.run_id);
-    let dropped = false;
-    transaction(this.db, () => {
-      if (!run) return;
-      // Stopped before the crash: the stop was committed, only its end was not.
-      if (turn.reason !== null) {
-        finishStoppedTurn(this.db, turn.id);
-        return;
-      }
-      const held = heldAfterCrash(this.db, run);
-      if (held) {
-        dropInterrupted(this.db, turn.id, `Parley stopped while this turn was working; not run again: ${held}`);
-        dropped = true;
-        return;
-      }
-      if (turn.attempt === 0) {
-        // Re-run once: its inputs wait again, still pointing at the interrupted turn.
-        requeueInterrupted(this.db, turn.id, 'Parley stopped while this turn was working; it runs again once');
-        insertInput(
-          this.db,
-          run.id,
-          'notice',
-          'Parley was restarted while your previous turn was working. You are given the same request again; check what you already did before repeating it.',
-          'parley',
-          false,
-        );
-      } else {
-        endTurn(this.db, turn.id, 'interrupted', null, 'Parley stopped while this turn was working again; not re-run');
-        this.postNotice(run, 'Parley stopped twice while the agent worked on this request; it was dropped.');
-        dropped = true;
-      }
-    });
-    // Whoever asked heard `working`; nothing will answer it now.
-    if (dropped && run?.context_kind === 'thread') this.threadHooks?.turnState(run, turn.id, 'ended');
-  }
-
   /** What a run works on, as told to its agent and returned by `parley context`. */
-  /** Where a run is and for whom, with the trust its turn starts under now (./turn-trust). */
   describeContext(run: RunRow): AgentContext {
-    return { ...this.placeOf(run), trust: turnTrustOf(this.db, { kind: run.context_kind, id: run.context_id }) };
-  }
-
-  private placeOf(run: RunRow): AgentContext {
-    const role = getRole(this.db, run.role_id)!;
-    const roleRef = { id: role.id, name: role.name };
-    if (run.context_kind === 'conversation') {
-      const conversation = getConversationRow(this.db, run.context_id);
-      if (!conversation) throw new Error('the conversation no longer exists');
-      const person = getPerson(this.db, conversation.person_id)!;
-      const summary = `your conversation with ${person.name}`;
-      return {
-        kind: 'conversation',
-        id: conversation.id,
-        role: roleRef,
-        summary: `You are ${role.name}, in ${summary}.`,
-        person: { id: person.id, name: person.name },
-        root: { kind: 'conversation', id: conversation.id, summary },
-        reporting: `Your final output is your message to ${person.name}. \`report\` posts a message to ${person.name} right away.`,
-      };
-    }
-    if (run.context_kind === 'task') {
-      const task = getTaskRow(this.db, run.context_id);
-      if (!task) throw new Error('the task no longer exists');
-      const summary = `task #${task.id} "${task.title}"`;
-      return {
-        kind: 'task',
-        id: task.id,
-        role: roleRef,
-        summary: `You are ${role.name}, working on ${summary}.`,
-        task: { id: task.id, title: task.title, body: task.body, status: task.status, parentId: task.parent_id },
-        root: { kind: 'task', id: task.id, summary },
-        reporting: 'Your final output goes to the task log. `report` adds an entry to the task log right away.',
-      };
-    }
-    if (!this.threadHooks) throw new Error('agent conversations need the connection engine');
-    return this.threadHooks.describe(run);
+    return describeRun(this.db, run, this.threadHooks ? (thread) => this.threadHooks!.describe(thread) : null);
   }
 
   /** Inside a transaction: `changed` once it has committed. */
@@ -1030,68 +589,8 @@ export class RunManager {
   }
 }
 
-/** How long the output pipes are read after the tree is gone, before they are closed. */
-const PIPE_DRAIN_MS = 2_000;
-/** After a stop the output is not used: people are waiting for the stop to answer. */
-const STOPPED_PIPE_DRAIN_MS = 50;
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-
-/** Resolves when the stream has closed (its writers are gone, or it was destroyed). */
-function closed(stream: NodeJS.ReadableStream & { closed?: boolean }): Promise<void> {
-  return new Promise((resolve) => {
-    if (stream.closed) resolve();
-    else stream.once('close', () => resolve());
-  });
-}
-
-/** The sandbox's own start-up says little when no descriptor is left ("bash not found"): this says why. */
-function descriptorsExhausted(command: string): string | null {
-  try {
-    closeSync(openSync('/dev/null', 'r'));
-    return null;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EMFILE' || (error as NodeJS.ErrnoException).code === 'ENFILE'
-      ? startFailure(command, error)
-      : null;
-  }
-}
-
-function notStartedResult(reason: string): ProcessResult {
-  return { code: null, signal: null, stdout: '', stderr: reason, truncated: false, notStarted: reason };
-}
-
-/** Why an agent could not be started, in words for people. */
-export function startFailure(command: string, error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  const message = (error as Error).message ?? String(error);
-  switch (code) {
-    case 'ENOENT':
-      return `could not start \`${command}\`: no such program (is it installed and on PATH?)`;
-    case 'EACCES':
-      return `could not start \`${command}\`: permission denied (is it executable?)`;
-    case 'EMFILE':
-    case 'ENFILE':
-      return `could not start \`${command}\`: too many open files (${code}); Parley has run out of file descriptors — fewer agents at once (maxConcurrentTurns) or a higher open-files limit (ulimit -n) helps`;
-    case 'EAGAIN':
-      return `could not start \`${command}\`: the system refused to start another process (EAGAIN); try again when fewer processes run`;
-    case 'ERR_INVALID_ARG_VALUE':
-    case 'ERR_INVALID_ARG_TYPE':
-      return `could not start \`${command}\`: ${message.replace(/^The argument '([^']+)'/, 'its $1')} (check the command and environment in the role’s settings)`;
-    default:
-      return `could not start \`${command}\`: ${message}`;
-  }
-}
-
 function formatDuration(seconds: number): string {
   if (seconds % 3600 === 0) return `${seconds / 3600} h`;
   if (seconds % 60 === 0) return `${seconds / 60} min`;
   return `${seconds} s`;
-}
-
-export function agentEnvironment(binDir: string, socketPath: string): Record<string, string> {
-  return {
-    PARLEY_API: socketPath,
-    PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`,
-  };
 }

@@ -25,7 +25,14 @@ export async function openTestInstallation(options: Partial<InstallationOptions>
   log.setQuiet(true);
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
   // Tests make their own roles: no first-run `assistant` unless a test asks for it.
-  const installation = await openInstallation({ name: 'alice', defaultRole: false, ...options, dataDir });
+  // Every role API answer in a test is held to the contract's result schema.
+  const installation = await openInstallation({
+    name: 'alice',
+    defaultRole: false,
+    checkRoleApiResults: true,
+    ...options,
+    dataDir,
+  });
   const as =
     (person: Person) =>
     <M extends MethodName>(method: M, params: ParamsOf<M>) =>

@@ -1,0 +1,50 @@
+// Starting an agent: the environment every agent gets, and why a start failed, in
+// words for people.
+import { closeSync, openSync } from 'node:fs';
+import path from 'node:path';
+import type { ProcessResult } from '../agents/types';
+
+/** The sandbox's own start-up says little when no descriptor is left ("bash not found"): this says why. */
+export function descriptorsExhausted(command: string): string | null {
+  try {
+    closeSync(openSync('/dev/null', 'r'));
+    return null;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EMFILE' || (error as NodeJS.ErrnoException).code === 'ENFILE'
+      ? startFailure(command, error)
+      : null;
+  }
+}
+
+export function notStartedResult(reason: string): ProcessResult {
+  return { code: null, signal: null, stdout: '', stderr: reason, truncated: false, notStarted: reason };
+}
+
+/** Why an agent could not be started, in words for people. */
+export function startFailure(command: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const message = (error as Error).message ?? String(error);
+  switch (code) {
+    case 'ENOENT':
+      return `could not start \`${command}\`: no such program (is it installed and on PATH?)`;
+    case 'EACCES':
+      return `could not start \`${command}\`: permission denied (is it executable?)`;
+    case 'EMFILE':
+    case 'ENFILE':
+      return `could not start \`${command}\`: too many open files (${code}); Parley has run out of file descriptors — fewer agents at once (maxConcurrentTurns) or a higher open-files limit (ulimit -n) helps`;
+    case 'EAGAIN':
+      return `could not start \`${command}\`: the system refused to start another process (EAGAIN); try again when fewer processes run`;
+    case 'ERR_INVALID_ARG_VALUE':
+    case 'ERR_INVALID_ARG_TYPE':
+      return `could not start \`${command}\`: ${message.replace(/^The argument '([^']+)'/, 'its $1')} (check the command and environment in the role’s settings)`;
+    default:
+      return `could not start \`${command}\`: ${message}`;
+  }
+}
+
+export function agentEnvironment(binDir: string, socketPath: string): Record<string, string> {
+  return {
+    PARLEY_API: socketPath,
+    PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`,
+  };
+}
