@@ -10,7 +10,7 @@
 //   production code never imports the test kits (testKits);
 //   electron  is imported only in main/app/ and preload/preload.ts; only
 //             main/app/ipc.ts touches ipcMain and only preload/preload.ts ipcRenderer
-//             (the stand-in electron module in main/testing/electron/ defines ipcMain
+//             (the stand-in electron module in test-support/electron/ defines ipcMain
 //             and imports no electron).
 // e2e/lint-boundaries.test.ts proves these rules fire; e2e/folder-cycles.test.ts adds that
 // no two folders of main/ import each other round about, and that every one is in a layer.
@@ -25,7 +25,7 @@ const tsFiles = ['**/*.{ts,tsx,mts,cts}'];
 const jsFiles = ['**/*.{js,mjs,cjs}'];
 
 // Folders of this repository that application code may be fenced off from.
-const everyFolder = ['main', 'preload', 'renderer', 'shared', 'e2e', 'bench', 'scripts', 'bin'];
+const everyFolder = ['main', 'preload', 'renderer', 'shared', 'test-support', 'e2e', 'bench', 'scripts', 'bin'];
 const allBut = (...allowed) => everyFolder.filter((folder) => !allowed.includes(folder)).map((f) => `./${f}`);
 
 const boundaryZones = [
@@ -36,7 +36,7 @@ const boundaryZones = [
   },
   {
     target: './renderer',
-    from: allBut('renderer', 'shared'),
+    from: allBut('renderer', 'shared', 'test-support'),
     message: 'renderer/ may import only shared/ and npm packages; reach main through the app API client.',
   },
   {
@@ -96,8 +96,8 @@ const mainLayers = [
     why: 'the engine implements the role API port (agents/types.ts) and is composed by installation.ts',
   },
   {
-    name: 'role-api-server/ and network/',
-    parts: ['role-api-server', 'network'],
+    name: 'role-api-server/ and peer-listener/',
+    parts: ['role-api-server', 'peer-listener'],
     why: 'they stand on the engine and are composed by installation.ts',
   },
   { name: 'api/', parts: ['api'], why: 'the app API is given the installation (ApiSocketHost), never imports it' },
@@ -114,14 +114,9 @@ const layerZones = mainLayers.slice(0, -1).map((layer, index) => ({
   message: `Layers inside main/: ${layer.name} may not import a layer above it, since ${layer.why}.`,
 }));
 
-// Test-only kits: tests and other kits use them, production code never does (packaging
-// leaves them out).
-const testKits = [
-  './main/testing',
-  './main/agents/cli-test-kit.ts',
-  './main/agents/e2e-story.ts',
-  './renderer/test-summaries.ts',
-];
+// Test-only kits live in test-support/: tests, benchmarks and scripts use them,
+// production code never does (packaging leaves them out).
+const testKits = ['./test-support'];
 const testKitZones = [
   {
     target: ['./main', './renderer', './preload', './shared'],
@@ -130,10 +125,7 @@ const testKitZones = [
   },
 ];
 const productionFiles = ['{main,renderer,preload,shared}/**/*.{ts,tsx}'];
-const notProduction = [
-  '**/*.test.{ts,tsx}',
-  ...testKits.map((kit) => (kit.endsWith('.ts') ? kit.slice(2) : `${kit.slice(2)}/**`)),
-];
+const notProduction = ['**/*.test.{ts,tsx}'];
 
 const electronMessage = 'Only main/app/ and preload/preload.ts talk to Electron; go through the app API.';
 const ipcMainMessage = 'Only main/app/ipc.ts may use ipcMain.';
@@ -269,7 +261,7 @@ export default defineConfig(
   {
     // The stand-in `electron` module the desktop main process is tested on: it is the
     // module, so it defines ipcMain, but it never imports the real electron.
-    files: ['main/testing/electron/**/*.ts'],
+    files: ['test-support/electron/**/*.ts'],
     rules: electronRules({ electron: 'banned', bannedNames: ['ipcRenderer'] }),
   },
   {

@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['{main,shared,preload,renderer,e2e}/**/*.test.{ts,tsx}'],
+    include: ['{main,test-support,shared,preload,renderer,e2e}/**/*.test.{ts,tsx}'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Tests spawn real agents and servers; two cores do not gain from more workers.

@@ -18,8 +18,8 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import type { ResultOf } from '../shared/api-contract';
-import type { ApiClient } from '../main/testing/api-client';
-import { removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
+import type { ApiClient } from '../test-support/api-client';
+import { removeDataDir, startServe, type ServeProcess } from '../test-support/serve-process';
 import { interleave, median, ms, round, type Emit, type Progress } from './stats';
 
 interface Side {

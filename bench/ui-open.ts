@@ -18,7 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { securityHeaders } from '../main/http/static-files';
-import { removeDataDir, startServe } from '../main/testing/serve-process';
+import { removeDataDir, startServe } from '../test-support/serve-process';
 
 export interface UiOpenResult {
   name: 'ui-open';

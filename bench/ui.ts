@@ -2,7 +2,7 @@
 //
 //  - 10,000 and 100,000 agent conversations under one root (a person's conversation),
 //    written straight into the installation's SQLite file before the server starts
-//    (main/testing/seed-threads.ts); the page reads them a page at a time (threads.page);
+//    (test-support/seed-threads.ts); the page reads them a page at a time (threads.page);
 //  - first paint of that conversation's view: from the click in the sidebar to the
 //    view painted, and to its first thread rows painted (cold: the list comes from the
 //    server; warm: the list is already in the page's store, so it is render cost only);
@@ -22,9 +22,9 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Browser } from 'playwright-core';
-import { ApiClient } from '../main/testing/api-client';
-import { seedThreads } from '../main/testing/seed-threads';
-import { removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
+import { ApiClient } from '../test-support/api-client';
+import { seedThreads } from '../test-support/seed-threads';
+import { removeDataDir, startServe, type ServeProcess } from '../test-support/serve-process';
 import { launchChromium } from '../e2e/support/ui-harness';
 import { benchUiOpen } from './ui-open';
 
@@ -67,7 +67,7 @@ export interface UiBenchResult {
   met: boolean;
 }
 
-/** The renderer's first page of a thread list (renderer/store/threads.ts). */
+/** The renderer's first page of a thread list (renderer/state/threads.ts). */
 const FIRST_PAGE = 60;
 const LONG_FRAME_MS = 50;
 

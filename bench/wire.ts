@@ -1,5 +1,5 @@
 // The wire benchmark: two installations in separate processes (the wire peer
-// driver, main/testing/wire-peer.ts), texts sent through the engine's real send path
+// driver, test-support/wire-peer.ts), texts sent through the engine's real send path
 // (`ConnectionEngine.sendAs`, what `parley send` runs) from N agent conversations at
 // once, each committed by the receiving engine before its ack — against raw `ws`
 // stop-and-wait between two processes on the same machine, in the same run.
@@ -36,7 +36,7 @@ import os from 'node:os';
 import path from 'node:path';
 import WebSocket, { WebSocketServer } from 'ws';
 import { loadOrCreateIdentity } from '../main/engine/identity';
-import { startWirePeer, type WirePeer } from '../main/testing/wire-peer';
+import { startWirePeer, type WirePeer } from '../test-support/wire-peer';
 import { runProcessPair } from './process-pair';
 import { measureA2a } from './wire-a2a';
 import { measureStoreBaseline } from './wire-store';

@@ -5,8 +5,8 @@
 import createTestnet, { type Testnet } from '@hyperswarm/testnet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeInvite, encodeInvite } from '../main/engine/invitation';
-import { startDesktop, type DesktopProcess } from '../main/testing/desktop-process';
-import { removeDataDir } from '../main/testing/serve-process';
+import { startDesktop, type DesktopProcess } from '../test-support/desktop-process';
+import { removeDataDir } from '../test-support/serve-process';
 
 let testnet: Testnet;
 let env: NodeJS.ProcessEnv;

@@ -1,5 +1,5 @@
 // The built desktop main process (dist/electron/main.js), run under plain Node with the
-// stand-in `electron` module (main/testing/electron/), driven as its window's page
+// stand-in `electron` module (test-support/electron/), driven as its window's page
 // drives it — through its real IPC handler — next to a headless `parley serve`. Each
 // is a real process with its own data folder; they pair over mutual TLS on loopback.
 import Database from 'better-sqlite3';
@@ -7,10 +7,10 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionSummary } from '../shared/domain';
-import type { ControlPush } from '../main/testing/electron/control-protocol';
-import type { ApiClient } from '../main/testing/api-client';
-import { launchAgain, startDesktop, type DesktopProcess } from '../main/testing/desktop-process';
-import { removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
+import type { ControlPush } from '../test-support/electron/control-protocol';
+import type { ApiClient } from '../test-support/api-client';
+import { launchAgain, startDesktop, type DesktopProcess } from '../test-support/desktop-process';
+import { removeDataDir, startServe, type ServeProcess } from '../test-support/serve-process';
 
 let alice: DesktopProcess | undefined;
 let bob: ServeProcess | undefined;

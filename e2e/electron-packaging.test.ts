@@ -200,7 +200,7 @@ describe('electron-builder.yml', () => {
     });
   }
 
-  it('ships no code from main/testing, the tests, the benchmarks or the scripts inside the bundles it packs', () => {
+  it('ships no code from test-support, the tests, the benchmarks or the scripts inside the bundles it packs', () => {
     const leaks: string[] = [];
     for (const file of packagedFiles('linux').filter((f) => f.endsWith('.js') || f.endsWith('.cjs'))) {
       if (!existsSync(path.join(root, `${file}.map`))) continue;

@@ -2,8 +2,8 @@
 // dist/electron/main.js under the stand-in `electron` module), each its own process and
 // data folder, pair through their windows' IPC and talk both ways over mutual TLS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDesktop, type DesktopProcess } from '../main/testing/desktop-process';
-import { removeDataDir } from '../main/testing/serve-process';
+import { startDesktop, type DesktopProcess } from '../test-support/desktop-process';
+import { removeDataDir } from '../test-support/serve-process';
 
 let carol: DesktopProcess | undefined;
 let dave: DesktopProcess | undefined;

@@ -101,8 +101,13 @@ describe('layers inside main/', () => {
     { file: 'main/sandbox/x.ts', above: '../runs/run-manager', below: '../agents/types', layer: 'sandbox/' },
     { file: 'main/runs/x.ts', above: '../engine/engine', below: '../sandbox/policy', layer: 'runs/' },
     { file: 'main/engine/x.ts', above: '../role-api-server/server', below: '../runs/run-manager', layer: 'engine/' },
-    { file: 'main/engine/y.ts', above: '../network/peer-network', below: '../role-api/protocol', layer: 'engine/' },
-    { file: 'main/network/x.ts', above: '../api/handlers', below: '../engine/engine', layer: 'role-api-server/' },
+    {
+      file: 'main/engine/y.ts',
+      above: '../peer-listener/peer-network',
+      below: '../role-api/protocol',
+      layer: 'engine/',
+    },
+    { file: 'main/peer-listener/x.ts', above: '../api/handlers', below: '../engine/engine', layer: 'role-api-server/' },
     {
       file: 'main/role-api-server/x.ts',
       above: '../api/session',
@@ -141,25 +146,29 @@ describe('layers inside main/', () => {
 
 describe('test kits', () => {
   it.each([
-    ['main/api/x.ts', '../testing/installation'],
-    ['main/agents/x.ts', './e2e-story'],
-    ['main/agents/y.ts', './cli-test-kit'],
-    ['main/x.ts', './testing/electron/index'],
-    ['renderer/x.ts', './test-summaries'],
+    ['main/api/x.ts', '../../test-support/installation'],
+    ['main/agents/x.ts', '../../test-support/e2e-story'],
+    ['main/agents/y.ts', '../../test-support/cli-test-kit'],
+    ['main/x.ts', '../test-support/electron/index'],
+    ['renderer/x.ts', '../test-support/renderer/test-summaries'],
+    ['shared/x.ts', '../test-support/until'],
   ])('production code (%s) may not import %s', async (file, kit) => {
     const errors = await boundaryErrors(file, `import * as kit from '${kit}';\nexport const x = kit;\n`);
     expect(errors.join('\n')).toMatch(/no-restricted-paths: .*Test kits are for tests/);
   });
 
   it('tests and other kits may', async () => {
-    const code = "import * as kit from '../testing/installation';\nexport const x = kit;\n";
+    const code = "import * as kit from '../../test-support/installation';\nexport const x = kit;\n";
     expect(await boundaryErrors('main/api/x.test.ts', code)).toEqual([]);
-    expect(await boundaryErrors('main/agents/e2e-story.ts', code)).toEqual([]);
+    expect(await boundaryErrors('e2e/x.test.ts', "import * as kit from '../test-support/installation';\n")).toEqual([]);
     expect(
-      await boundaryErrors('main/testing/x.ts', "import * as kit from './installation';\nexport const x = kit;\n"),
+      await boundaryErrors('test-support/x.ts', "import * as kit from './installation';\nexport const x = kit;\n"),
     ).toEqual([]);
     expect(
-      await boundaryErrors('renderer/x.test.ts', "import * as kit from './test-summaries';\nexport const x = kit;\n"),
+      await boundaryErrors(
+        'renderer/x.test.ts',
+        "import * as kit from '../test-support/renderer/test-summaries';\nexport const x = kit;\n",
+      ),
     ).toEqual([]);
   });
 });
@@ -197,16 +206,16 @@ describe('Electron and IPC fences', () => {
 
   it('lets the stand-in electron module define ipcMain, but not import the real electron', async () => {
     const standIn = await boundaryErrors(
-      'main/testing/electron/ipc-main.ts',
+      'test-support/electron/ipc-main.ts',
       'class IpcMain {}\nexport const ipcMain = new IpcMain();\n',
     );
     expect(standIn).toEqual([]);
     const real = await boundaryErrors(
-      'main/testing/electron/app.ts',
+      'test-support/electron/app.ts',
       "import { app } from 'electron';\nexport const x = app;\n",
     );
     expect(real.join('\n')).toMatch(/talk to Electron/);
-    const elsewhere = await boundaryErrors('main/testing/other.ts', 'export const ipcMain = {};\n');
+    const elsewhere = await boundaryErrors('test-support/other.ts', 'export const ipcMain = {};\n');
     expect(elsewhere.join('\n')).toMatch(/Only main\/app\/ipc\.ts may use ipcMain/);
   });
 

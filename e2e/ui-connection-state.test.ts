@@ -7,7 +7,7 @@
 // state of an ask is scanned by axe in light and dark.
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { ApiClient } from '../main/testing/api-client';
+import type { ApiClient } from '../test-support/api-client';
 import {
   assertReady,
   axeInBothSchemes,

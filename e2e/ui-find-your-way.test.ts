@@ -5,7 +5,7 @@
 // `parley serve`, axe-scanned light and dark.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startServe } from '../main/testing/serve-process';
+import { startServe } from '../test-support/serve-process';
 import {
   assertReady,
   axeInBothSchemes,

@@ -4,7 +4,7 @@
 // out — and the owner hides it when done.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startServe } from '../main/testing/serve-process';
+import { startServe } from '../test-support/serve-process';
 import { axeInBothSchemes } from './support/axe-scan';
 import {
   assertReady,

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { seededServe } from '../bench/ui';
-import { removeDataDir, type ServeProcess } from '../main/testing/serve-process';
+import { removeDataDir, type ServeProcess } from '../test-support/serve-process';
 import { assertReady, launchChromium, noBrowser } from './support/ui-harness';
 
 const skip = noBrowser('a long list of agent conversations');

@@ -3,7 +3,7 @@
 import createTestnet, { type Testnet } from '@hyperswarm/testnet';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startServe } from '../main/testing/serve-process';
+import { startServe } from '../test-support/serve-process';
 import {
   assertReady,
   describeInBrowser,

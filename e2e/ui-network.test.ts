@@ -4,8 +4,8 @@
 // changes the address, and once by `parley serve`, whose flags decide and are only shown.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startDesktop, type DesktopProcess } from '../main/testing/desktop-process';
-import { removeDataDir } from '../main/testing/serve-process';
+import { startDesktop, type DesktopProcess } from '../test-support/desktop-process';
+import { removeDataDir } from '../test-support/serve-process';
 import { openDesktopPage, type DesktopPage } from './support/desktop-page';
 import {
   assertReady,

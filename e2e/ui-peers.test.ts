@@ -5,7 +5,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ApiError } from '../shared/api-contract';
-import { agentPids } from '../main/testing/processes';
+import { agentPids } from '../test-support/processes';
 import {
   assertReady,
   launchChromium,

@@ -5,7 +5,7 @@ import createTestnet, { type Testnet } from '@hyperswarm/testnet';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { decodeInvite, encodeInvite, type Invite } from '../main/engine/invitation';
-import { removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
+import { removeDataDir, startServe, type ServeProcess } from '../test-support/serve-process';
 import {
   assertReady,
   describeInBrowser,

@@ -4,9 +4,9 @@
 // stay allowed where text may span lines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../shared/api-contract';
-import type { ApiClient } from './testing/api-client';
-import { openTestInstallation } from './testing/installation';
-import { removeDataDir, startServe, type ServeProcess } from './testing/serve-process';
+import type { ApiClient } from '../test-support/api-client';
+import { openTestInstallation } from '../test-support/installation';
+import { removeDataDir, startServe, type ServeProcess } from '../test-support/serve-process';
 
 describe('control characters in what people type', () => {
   let server: ServeProcess;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createIdentity } from './engine/identity';
-import { makeDataDir, removeDataDir, runServeToExit, startServe } from './testing/serve-process';
+import { makeDataDir, removeDataDir, runServeToExit, startServe } from '../test-support/serve-process';
 
 /** A data folder of an installation that ran, with a role and a message, and stopped cleanly. */
 async function usedDataDir(): Promise<{ dir: string; fingerprint: string }> {

@@ -8,9 +8,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DHT_BOOTSTRAP_ENV } from './net/dht-bootstrap';
 import { projectRoot } from './paths';
-import { startDesktop } from './testing/desktop-process';
-import { makeDataDir, removeDataDir, startServe } from './testing/serve-process';
-import { startWirePeer } from './testing/wire-peer';
+import { startDesktop } from '../test-support/desktop-process';
+import { makeDataDir, removeDataDir, startServe } from '../test-support/serve-process';
+import { startWirePeer } from '../test-support/wire-peer';
 
 const REFUSED = 'not-a-bootstrap-list';
 let before: string | undefined;

@@ -1,8 +1,8 @@
 // Which DHT an installation joins, and that nothing the project runs joins the public one.
 import { describe, expect, it } from 'vitest';
 import { dhtBootstrapFromEnv } from './net/dht-bootstrap';
-import { openTestInstallation } from './testing/installation';
-import { makeDataDir, removeDataDir, runServeToExit, startServe } from './testing/serve-process';
+import { openTestInstallation } from '../test-support/installation';
+import { makeDataDir, removeDataDir, runServeToExit, startServe } from '../test-support/serve-process';
 
 describe('the DHT switches', () => {
   it('keeps every installation the suite starts off the public DHT', async () => {

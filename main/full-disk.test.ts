@@ -9,9 +9,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../shared/api-contract';
-import { agentPids } from './testing/processes';
-import { askAcross, node, pairNodes, type ServeNode } from './testing/serve-network';
-import { removeDataDir, startServe } from './testing/serve-process';
+import { agentPids } from '../test-support/processes';
+import { askAcross, node, pairNodes, type ServeNode } from '../test-support/serve-network';
+import { removeDataDir, startServe } from '../test-support/serve-process';
 
 /** Mounts a tmpfs of `size` at a new folder; the reason when that is not allowed here. */
 function mountTmpfs(size: string): { dir: string } | { reason: string } {

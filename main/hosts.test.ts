@@ -6,9 +6,9 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../shared/api-contract';
 import { decodeInvite, encodeInvite } from './engine/invitation';
-import { connectTcp } from './testing/raw-http';
-import { node, type ServeNode } from './testing/serve-network';
-import { makeDataDir, removeDataDir, runServeToExit, startServe } from './testing/serve-process';
+import { connectTcp } from '../test-support/raw-http';
+import { node, type ServeNode } from '../test-support/serve-network';
+import { makeDataDir, removeDataDir, runServeToExit, startServe } from '../test-support/serve-process';
 
 const portOf = (address: string) => Number(address.split(':').at(-1));
 

@@ -22,7 +22,7 @@ import type { PortNetwork } from './engine/port-network';
 import { createIdentity, hasIdentityFiles, identityFiles, loadIdentity, type Identity } from './engine/identity';
 import { EventHub } from './events';
 import { log } from './log';
-import { PeerNetwork, type PeerConfig } from './network/peer-network';
+import { PeerNetwork, type PeerConfig } from './peer-listener/peer-network';
 import { distPaths, projectRoot } from './paths';
 import { RoleApiServer } from './role-api-server/server';
 import { agentEnvironment, RunManager, type RunManagerOptions } from './runs/run-manager';

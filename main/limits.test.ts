@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { loadOrCreateIdentity } from './engine/identity';
 import { MAX_UNAUTHENTICATED } from './net/limits';
-import { closed, connectTcp, RawWebSocket } from './testing/raw-http';
-import { askAcross, node, pairNodes, type ServeNode } from './testing/serve-network';
-import { removeDataDir, startServe } from './testing/serve-process';
+import { closed, connectTcp, RawWebSocket } from '../test-support/raw-http';
+import { askAcross, node, pairNodes, type ServeNode } from '../test-support/serve-network';
+import { removeDataDir, startServe } from '../test-support/serve-process';
 
 const openFiles = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { nameProblem, oneLineProblem } from '../shared/domain';
 import { dhtBootstrapFromEnv, dhtBootstrapText, type DhtBootstrap } from './net/dht-bootstrap';
 import { DNS_NAME, isUnspecifiedHost } from './net/hosts';
-import { splitAddress } from './network/peer-settings';
+import { splitAddress } from './peer-listener/peer-settings';
 
 const port = z
   .string()

@@ -7,9 +7,9 @@ import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { distPaths } from './paths';
-import type { ApiClient } from './testing/api-client';
-import { connectTcp, rawExchange, RawWebSocket, statusOf, wsFrame } from './testing/raw-http';
-import { removeDataDir, startServe, type ServeProcess } from './testing/serve-process';
+import type { ApiClient } from '../test-support/api-client';
+import { connectTcp, rawExchange, RawWebSocket, statusOf, wsFrame } from '../test-support/raw-http';
+import { removeDataDir, startServe, type ServeProcess } from '../test-support/serve-process';
 
 describe('parley serve takes any request without ending', () => {
   let server: ServeProcess | undefined;

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiError } from '../shared/api-contract';
 import { groupAlive, processAlive } from './runs/process-tree';
-import type { ApiClient } from './testing/api-client';
-import { agentPids } from './testing/processes';
+import type { ApiClient } from '../test-support/api-client';
+import { agentPids } from '../test-support/processes';
 import type { ServeInfo } from './serve';
-import { removeDataDir, startServe, type ServeProcess } from './testing/serve-process';
+import { removeDataDir, startServe, type ServeProcess } from '../test-support/serve-process';
 
 async function expectApiError(promise: Promise<unknown>, codes: string[]): Promise<ApiError> {
   const error = (await promise.then(

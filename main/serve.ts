@@ -11,7 +11,7 @@ import { startUiServer } from './http/ui-server';
 import { openInstallation, type Installation } from './installation';
 import { log } from './log';
 import { formatHostPort } from './net/hosts';
-import { NetworkError } from './network/peer-network';
+import { NetworkError } from './peer-listener/peer-network';
 import { assertBuilt, distPaths } from './paths';
 import { dhtOfServe, parseServeArgs, serveWarnings, type ServeOptions } from './serve-args';
 import { StartupError } from './startup-error';

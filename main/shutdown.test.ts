@@ -7,9 +7,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { processAlive } from './runs/process-tree';
-import { agentPids } from './testing/processes';
-import { node, pairNodes, type ServeNode } from './testing/serve-network';
-import { removeDataDir, startServe } from './testing/serve-process';
+import { agentPids } from '../test-support/processes';
+import { node, pairNodes, type ServeNode } from '../test-support/serve-network';
+import { removeDataDir, startServe } from '../test-support/serve-process';
 
 /** A signed-in app API socket, as a browser tab holds one; resolves with its close code when it closes. */
 async function openTab(api: string, token: string): Promise<{ closed: Promise<number> }> {

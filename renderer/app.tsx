@@ -8,15 +8,15 @@ import { TextWithCode } from './components/text-with-code';
 import { Loading } from './components/ui';
 import { describeItem } from './attention-facts';
 import { oneLine } from './format';
-import { openItem, selectAttention, selectWaitingCount, useAttention } from './store/attention';
-import { useConnections } from './store/connections';
-import { selectConversations, useConversations } from './store/conversations';
-import { checklistWanted, selectFirstRun, useFirstRun } from './store/first-run';
-import { selectLink, useLink } from './store/link';
-import { useApprovals } from './store/approvals';
-import { startLiveUpdates } from './store/live';
-import { usePeople } from './store/people';
-import { useRoles } from './store/roles';
+import { openItem, selectAttention, selectWaitingCount, useAttention } from './state/attention';
+import { useConnections } from './state/connections';
+import { selectConversations, useConversations } from './state/conversations';
+import { checklistWanted, selectFirstRun, useFirstRun } from './state/first-run';
+import { selectLink, useLink } from './state/link';
+import { useApprovals } from './state/approvals';
+import { startLiveUpdates } from './state/live';
+import { usePeople } from './state/people';
+import { useRoles } from './state/roles';
 import {
   selectInstallation,
   selectIsOwner,
@@ -24,10 +24,10 @@ import {
   selectSessionError,
   selectStatus,
   useSession,
-} from './store/session';
-import { isSwitcherShortcut, useSwitcher } from './store/switcher';
-import { useTasks } from './store/tasks';
-import { selectPendingInvitation, selectToasts, selectView, useUi } from './store/ui';
+} from './state/session';
+import { isSwitcherShortcut, useSwitcher } from './state/switcher';
+import { useTasks } from './state/tasks';
+import { selectPendingInvitation, selectToasts, selectView, useUi } from './state/ui';
 import { AttentionView } from './views/attention';
 import { ConversationView } from './views/conversation';
 import { FirstRunChecklist } from './views/first-run';

@@ -1,7 +1,7 @@
 // What the window says about what waits on the person, as pure functions: where an item
 // opens, the line that describes it, and the unread counts of the sidebar and the cards.
 import type { AttentionItem, AttentionObject, UnreadMark } from '../shared/attention';
-import type { View } from './store/ui';
+import type { View } from './state/ui';
 
 /** Where an item is shown: the view, and the agent conversations to open there (outermost first). */
 export interface Place {

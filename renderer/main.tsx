@@ -4,7 +4,7 @@ import { createRoot } from 'react-dom/client';
 import { createClient } from './api/client';
 import { App } from './app';
 import { warmMarkdown } from './components/markdown';
-import { setApiClient } from './store/client';
+import { setApiClient } from './state/client';
 import './styles.css';
 
 const container = document.getElementById('root');

@@ -1,7 +1,7 @@
 // Failures whose own words are the wire's or the operating system's, said as what
 // happened and what to do about it. Everything else keeps its message.
 import { toApiError } from './api/errors';
-import { sentence } from './store/client';
+import { sentence } from './state/client';
 
 /** Why accepting an invitation failed, for the owner who pasted it. */
 export function acceptFailure(error: unknown): string {

@@ -13,7 +13,7 @@ import {
   textLabel,
   waitingForAgent,
 } from './thread-facts';
-import { idleRun, threadSummary } from './test-summaries';
+import { idleRun, threadSummary } from '../test-support/renderer/test-summaries';
 
 const at = (second: number) => `2026-12-01T10:00:${String(second).padStart(2, '0')}.000Z`;
 const idle = idleRun;

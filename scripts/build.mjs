@@ -93,13 +93,13 @@ await Promise.all([
       'bench/ui': 'bench/ui.ts',
       demo: 'scripts/demo.ts',
       // The wire peer driver: the wire benchmark's two installations, and fault tests'.
-      'testing/wire-peer': 'main/testing/wire-peer.ts',
+      'testing/wire-peer': 'test-support/wire-peer.ts',
       // A command agent that asks for a tool through the role API, as the acp worker does.
-      'testing/permission-asker': 'main/testing/permission-asker.ts',
+      'testing/permission-asker': 'test-support/permission-asker.ts',
       // The stand-in `electron` module the desktop main process runs on under plain Node.
-      'testing/electron/index': 'main/testing/electron/index.ts',
-      'testing/electron/hooks': 'main/testing/electron/hooks.ts',
-      'testing/electron/register': 'main/testing/electron/register.ts',
+      'testing/electron/index': 'test-support/electron/index.ts',
+      'testing/electron/hooks': 'test-support/electron/hooks.ts',
+      'testing/electron/register': 'test-support/electron/register.ts',
     },
     outdir: 'dist',
     splitting: true,

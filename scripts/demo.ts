@@ -17,9 +17,9 @@ import { parseArgs } from 'node:util';
 import type { AppEvent } from '../shared/api-contract';
 import type { ConnectionSummary, Conversation, Person, TextView, ThreadSummary } from '../shared/domain';
 import { processAlive } from '../main/runs/process-tree';
-import type { ApiClient } from '../main/testing/api-client';
-import { agentPids } from '../main/testing/processes';
-import { makeDataDir, removeDataDir, startServe, type ServeProcess } from '../main/testing/serve-process';
+import type { ApiClient } from '../test-support/api-client';
+import { agentPids } from '../test-support/processes';
+import { makeDataDir, removeDataDir, startServe, type ServeProcess } from '../test-support/serve-process';
 import { decodeInvite, encodeInvite } from '../main/engine/invitation';
 
 // Never the public DHT from the project's own runs: its installations (and their children) stay off it.

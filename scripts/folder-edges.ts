@@ -23,14 +23,6 @@ export interface ImportUse {
 /** part → part it imports → the imports behind that edge. */
 export type FolderEdges = Map<string, Map<string, ImportUse[]>>;
 
-/** Test kits inside main/ (relative to it): test support, not part of the product's layers. */
-export const testKits = ['testing/', 'agents/cli-test-kit.ts', 'agents/e2e-story.ts'];
-
-const isTestKit = (root: string, file: string): boolean => {
-  const relative = path.relative(path.join(root, 'main'), file).split(path.sep).join('/');
-  return testKits.some((kit) => (kit.endsWith('/') ? relative.startsWith(kit) : relative === kit));
-};
-
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
@@ -84,15 +76,13 @@ export function partOf(file: string, root = repoRoot): string | undefined {
 
 /** Every part of main/ that holds production code, test kits left out. */
 export function parts(root = repoRoot): string[] {
-  const found = sourceFiles(path.join(root, 'main'))
-    .filter((file) => !isTestKit(root, file))
-    .map((file) => partOf(file, root)!);
+  const found = sourceFiles(path.join(root, 'main')).map((file) => partOf(file, root)!);
   return [...new Set(found)].sort();
 }
 
 export function folderEdges(root = repoRoot): FolderEdges {
   const edges: FolderEdges = new Map();
-  for (const file of sourceFiles(path.join(root, 'main')).filter((file) => !isTestKit(root, file))) {
+  for (const file of sourceFiles(path.join(root, 'main'))) {
     const from = partOf(file, root)!;
     for (const specifier of specifiers(file)) {
       const target = resolve(file, specifier);

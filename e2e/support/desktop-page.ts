@@ -8,7 +8,7 @@
 // https://parley.invalid/ and each of its requests is answered from app://parley/.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { AppEvent } from '../../shared/api-contract';
-import type { DesktopProcess } from '../../main/testing/desktop-process';
+import type { DesktopProcess } from '../../test-support/desktop-process';
 import { DESKTOP } from './ui-harness';
 
 // https: a secure origin, as app:// is registered to be.

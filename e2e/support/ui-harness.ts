@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import type { Person, RoleView } from '../../shared/domain';
-import type { ApiClient } from '../../main/testing/api-client';
-import { removeDataDir, startServe, type ServeProcess } from '../../main/testing/serve-process';
+import type { ApiClient } from '../../test-support/api-client';
+import { removeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
 import { browserPath } from './system-parts';
 
 export { describeInBrowser, noBrowser } from './system-parts';

@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
-import { startStory, type Story } from '../testing/agent-story';
-import { currentStep, lastInput, offeredTool, parleyScript, type ModelScript } from '../testing/model-server';
-import { claudeCodeEnv } from './e2e-story';
+import { startStory, type Story } from '../../test-support/agent-story';
+import { currentStep, lastInput, offeredTool, parleyScript, type ModelScript } from '../../test-support/model-server';
+import { claudeCodeEnv } from '../../test-support/e2e-story';
 
 function installedAgent(variable: string): { path: string | null; reason: string } {
   const file = process.env[variable];

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 import {
   currentStep,
   lastInput,
@@ -16,8 +16,8 @@ import {
   startModelServer,
   type ModelScript,
   type ModelServer,
-} from '../testing/model-server';
-import { conversations, lastMessage } from './cli-test-kit';
+} from '../../test-support/model-server';
+import { conversations, lastMessage } from '../../test-support/cli-test-kit';
 
 const command = process.env.PARLEY_TEST_CODEX_ACP;
 const skip =

@@ -4,8 +4,14 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startStory, type Story } from '../testing/agent-story';
-import { claudeCodeEnv, codexEnv, expectRefusedKey, expectSlowMcpServerWaitedFor, expectStory } from './e2e-story';
+import { startStory, type Story } from '../../test-support/agent-story';
+import {
+  claudeCodeEnv,
+  codexEnv,
+  expectRefusedKey,
+  expectSlowMcpServerWaitedFor,
+  expectStory,
+} from '../../test-support/e2e-story';
 
 /**
  * claude-agent-acp refuses to open a session as root unless told it runs in a sandbox, and

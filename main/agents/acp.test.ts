@@ -7,12 +7,12 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
 import { groupAlive, processAlive, spawnInGroup } from '../runs/process-tree';
-import { agentAlive } from '../testing/processes';
+import { agentAlive } from '../../test-support/processes';
 import { runningTurns } from '../store/queries/runs';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 import { acpAdapter, FRESH_SESSION_NOTICE } from './acp';
 import { answerFromPerson, decidePermission, isParleyTool, questionFor } from './acp-permissions';
-import { conversations, fixtures, lastMessage } from './cli-test-kit';
+import { conversations, fixtures, lastMessage } from '../../test-support/cli-test-kit';
 import type { StreamUpdate, TurnOutcome, TurnRequest } from './types';
 
 const FAKE = path.join(fixtures, 'fake-acp-agent.mjs');

@@ -6,10 +6,10 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { startStory, type Story } from '../testing/agent-story';
-import { currentStep, lastInput, offeredTool, parleyScript, type ModelScript } from '../testing/model-server';
-import { realCli } from './cli-test-kit';
-import { claudeCodeEnv } from './e2e-story';
+import { startStory, type Story } from '../../test-support/agent-story';
+import { currentStep, lastInput, offeredTool, parleyScript, type ModelScript } from '../../test-support/model-server';
+import { realCli } from '../../test-support/cli-test-kit';
+import { claudeCodeEnv } from '../../test-support/e2e-story';
 
 const claude = realCli('PARLEY_TEST_CLAUDE', 'claude');
 const skip = claude.path ? null : claude.reason;

@@ -3,9 +3,9 @@
 // MCP tools, the answer back in the person's conversation, Stop mid-stream, the session
 // resumed on the next turn and after a restart.
 import { afterEach, describe, it } from 'vitest';
-import { startStory, type Story } from '../testing/agent-story';
-import { realCli } from './cli-test-kit';
-import { claudeCodeEnv, expectSlowMcpServerWaitedFor, expectStory } from './e2e-story';
+import { startStory, type Story } from '../../test-support/agent-story';
+import { realCli } from '../../test-support/cli-test-kit';
+import { claudeCodeEnv, expectSlowMcpServerWaitedFor, expectStory } from '../../test-support/e2e-story';
 
 const claude = realCli('PARLEY_TEST_CLAUDE', 'claude');
 const skip = claude.path ? null : claude.reason;

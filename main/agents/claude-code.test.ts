@@ -6,9 +6,9 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
 import { groupAlive } from '../runs/process-tree';
-import { agentAlive } from '../testing/processes';
+import { agentAlive } from '../../test-support/processes';
 import { findRun, runningTurns, setRunSession } from '../store/queries/runs';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 import { ClaudeStream, FRESH_SESSION_NOTICE } from './claude-code';
 import {
   conversations,
@@ -21,7 +21,7 @@ import {
   transcript,
   UUID,
   type FakeInvocation,
-} from './cli-test-kit';
+} from '../../test-support/cli-test-kit';
 
 const SESSION = '6f1c2b7e-3d4a-4c5b-9e8f-0a1b2c3d4e5f';
 

@@ -8,10 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
-import type { TestInstallation } from '../testing/installation';
-import { startModelServer, type ModelServer } from '../testing/model-server';
-import { openPeer, pair } from '../testing/network';
-import { realCli } from './cli-test-kit';
+import type { TestInstallation } from '../../test-support/installation';
+import { startModelServer, type ModelServer } from '../../test-support/model-server';
+import { openPeer, pair } from '../../test-support/network';
+import { realCli } from '../../test-support/cli-test-kit';
 
 const ANSWER = 'The budget is 40k.';
 

@@ -3,9 +3,9 @@
 // question to a peer through Parley's MCP tools, the answer back in the person's
 // conversation, Stop mid-stream, the thread resumed on the next turn and after a restart.
 import { afterEach, describe, expect, it } from 'vitest';
-import { startStory, type Story } from '../testing/agent-story';
-import { realCli } from './cli-test-kit';
-import { codexEnv, expectSlowMcpServerWaitedFor, expectStory } from './e2e-story';
+import { startStory, type Story } from '../../test-support/agent-story';
+import { realCli } from '../../test-support/cli-test-kit';
+import { codexEnv, expectSlowMcpServerWaitedFor, expectStory } from '../../test-support/e2e-story';
 
 // The pinned Codex and the newest (.ci/run installs both).
 for (const variable of ['PARLEY_TEST_CODEX', 'PARLEY_TEST_CODEX_NEWEST'] as const) {

@@ -6,9 +6,9 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings, Role } from '../../shared/domain';
 import { endGroup, groupAlive, processAlive } from '../runs/process-tree';
-import { agentAlive } from '../testing/processes';
+import { agentAlive } from '../../test-support/processes';
 import { findRun, runningTurns, setRunSession } from '../store/queries/runs';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 import {
   conversations,
   exited,
@@ -21,7 +21,7 @@ import {
   transcript,
   UUID,
   type FakeInvocation,
-} from './cli-test-kit';
+} from '../../test-support/cli-test-kit';
 import {
   CODEX_MODEL_LOG,
   CodexStream,

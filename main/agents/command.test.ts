@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 import { agentEnv, inheritedEnv } from './environment';
 
 let fixtures: string;

@@ -11,9 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
-import { startModelServer } from '../testing/model-server';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
-import { conversations, lastMessage, realCli } from './cli-test-kit';
+import { startModelServer } from '../../test-support/model-server';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
+import { conversations, lastMessage, realCli } from '../../test-support/cli-test-kit';
 
 type Mode = 'refused' | 'silent' | 'failing';
 

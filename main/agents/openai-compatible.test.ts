@@ -9,7 +9,7 @@ import type { AgentSettings } from '../../shared/domain';
 import { distPaths } from '../paths';
 import { groupAlive, processAlive } from '../runs/process-tree';
 import { getRole } from '../store/queries/roles';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 import { sessionFile, type OpenAiTurn } from './openai-compatible';
 
 const KEY = 'sk-test-5ecret-Key-0123456789';

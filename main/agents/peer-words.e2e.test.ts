@@ -13,10 +13,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer } from '../testing/network';
-import { newThreadId, RawPeer, standInIdentity } from '../testing/raw-peer';
-import { fixtures, installFake, invocations } from './cli-test-kit';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer } from '../../test-support/network';
+import { newThreadId, RawPeer, standInIdentity } from '../../test-support/raw-peer';
+import { fixtures, installFake, invocations } from '../../test-support/cli-test-kit';
 
 const OWNER_HEADING = 'Instructions from the role’s owner:';
 const DESCRIPTION = [

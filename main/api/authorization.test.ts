@@ -39,8 +39,8 @@ import { openInstallation, type Installation } from '../installation';
 import { log } from '../log';
 import { assertBuilt, projectRoot } from '../paths';
 import { groupAlive } from '../runs/process-tree';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 import type { ApiSession } from './session';
 
 type Method = Exclude<MethodName, 'session.signIn'>;

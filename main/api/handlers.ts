@@ -19,7 +19,7 @@ import { eventAudience } from '../access/rules';
 import type { Attention } from '../attention/attention';
 import type { ConnectionEngine } from '../engine/engine';
 import type { EventHub } from '../events';
-import type { PeerNetwork } from '../network/peer-network';
+import type { PeerNetwork } from '../peer-listener/peer-network';
 import { keepStoredSecrets, publicRole } from '../agents/secrets';
 import { getConnectionRow, listConnectionRows } from '../store/queries/connections';
 import { listThreads, pageThreads } from '../store/queries/thread-lists';

@@ -1,7 +1,7 @@
 // The app API's methods for where peers reach this installation (network.*). Everyone
 // reads the address; only owners change it or ask for a check.
 import { ApiError, type ErrorCode } from '../../shared/api-contract';
-import { NetworkError, type NetworkErrorCode, type PeerNetwork } from '../network/peer-network';
+import { NetworkError, type NetworkErrorCode, type PeerNetwork } from '../peer-listener/peer-network';
 import { requireOwner, requireReader } from './authorize';
 import type { HandlerTable } from './handlers';
 

@@ -4,8 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../shared/api-contract';
 import { assertBuilt } from '../paths';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 
 const open: TestInstallation[] = [];
 async function peers(a: string, b: string): Promise<[TestInstallation, TestInstallation]> {

@@ -10,10 +10,10 @@ import { ApiError, type ParamsOf } from '../../shared/api-contract';
 import type { AgentSettings, RoleView } from '../../shared/domain';
 import { dialPeer } from '../engine/transport';
 import { getRole } from '../store/queries/roles';
-import type { ApiClient } from '../testing/api-client';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
-import { removeDataDir, startServe, type ServeProcess } from '../testing/serve-process';
+import type { ApiClient } from '../../test-support/api-client';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
+import { removeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
 
 const SECRET = 'sk-live-7f3a9c1e5b2d4086';
 const PASSWORD = 'hunter2-but-longer-0421';

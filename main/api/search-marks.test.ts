@@ -2,9 +2,9 @@
 // with the characters a snippet once used for its marks comes back with only the
 // searched word highlighted.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer } from '../testing/network';
-import { newThreadId, RawPeer, standInIdentity } from '../testing/raw-peer';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer } from '../../test-support/network';
+import { newThreadId, RawPeer, standInIdentity } from '../../test-support/raw-peer';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

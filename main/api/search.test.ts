@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, type SearchHit } from '../../shared/api-contract';
 import type { Person, ThreadSummary } from '../../shared/domain';
 import { assertBuilt } from '../paths';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 
 let alice: TestInstallation;
 let carol: TestInstallation;

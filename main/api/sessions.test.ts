@@ -4,8 +4,8 @@
 // no later person, owner or not, ever inherits one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, SESSION_ENDED_CLOSE_CODE, type AppEvent } from '../../shared/api-contract';
-import type { ApiClient } from '../testing/api-client';
-import { removeDataDir, startServe, type ServeProcess } from '../testing/serve-process';
+import type { ApiClient } from '../../test-support/api-client';
+import { removeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
 
 /** The call's ApiError code, or `closed` when the socket is gone; fails if the call was allowed. */
 async function refusedWith(promise: Promise<unknown>): Promise<string> {

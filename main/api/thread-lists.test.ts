@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContextKind, TextState, ThreadSummary } from '../../shared/domain';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 import type { Db } from '../store/database';
 import { getConnectionRow, insertConnection } from '../store/queries/connections';
 import {

@@ -8,9 +8,9 @@ import type { AttentionItem, AttentionList } from '../../shared/attention';
 import { ApiError, type AppEvent, type MethodName, type ParamsOf, type ResultOf } from '../../shared/api-contract';
 import type { Person } from '../../shared/domain';
 import { readFloor } from '../store/queries/attention';
-import type { TestInstallation } from '../testing/installation';
-import { openTestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import type { TestInstallation } from '../../test-support/installation';
+import { openTestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 
 type Caller = <M extends MethodName>(method: M, params: ParamsOf<M>) => Promise<ResultOf<M>>;
 

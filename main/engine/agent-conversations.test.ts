@@ -12,10 +12,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ParamsOf } from '../../shared/api-contract';
 import type { ThreadSummary } from '../../shared/domain';
 import { findRun, runningTurns } from '../store/queries/runs';
-import type { TestInstallation } from '../testing/installation';
-import { memoryNetwork } from '../testing/memory-network';
-import { noticesTakenBy } from '../testing/notices';
-import { openPeer, pair } from '../testing/network';
+import type { TestInstallation } from '../../test-support/installation';
+import { memoryNetwork } from '../../test-support/memory-network';
+import { noticesTakenBy } from '../../test-support/notices';
+import { openPeer, pair } from '../../test-support/network';
 
 const open: TestInstallation[] = [];
 afterEach(async () => {

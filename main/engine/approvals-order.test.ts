@@ -4,8 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApprovalView, TextView } from '../../shared/domain';
 import { findRun, turnInputs } from '../store/queries/runs';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 
 const open: TestInstallation[] = [];
 afterEach(async () => {

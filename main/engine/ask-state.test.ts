@@ -14,11 +14,11 @@ import type { ThreadSummary, TextView, TurnSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
 import { getThread, threadByWireId } from '../store/queries/threads';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
-import { newThreadId, RawPeer, standInIdentity } from '../testing/raw-peer';
-import { until } from '../testing/until';
-import { startWirePeer, type WirePeer } from '../testing/wire-peer';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
+import { newThreadId, RawPeer, standInIdentity } from '../../test-support/raw-peer';
+import { until } from '../../test-support/until';
+import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
 import { CloseCode, type Frame } from './wire';
 
 const open: TestInstallation[] = [];

@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
-import { RawPeer } from '../testing/raw-peer';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
+import { RawPeer } from '../../test-support/raw-peer';
 import { loadOrCreateIdentity } from './identity';
 import { decodeInvite } from './invitation';
 

@@ -4,12 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureRun } from '../store/queries/runs';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
-import { newThreadId, RawPeer, standInIdentity } from '../testing/raw-peer';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
+import { newThreadId, RawPeer, standInIdentity } from '../../test-support/raw-peer';
 import { loadOrCreateIdentity } from './identity';
 import { decodeInvite, encodeInvite } from './invitation';
-import type { EngineCore } from './core';
+import type { EngineCore } from './engine-core';
 import type { LinkManager } from './links';
 import type { PeerLink } from './peer-link';
 

@@ -34,7 +34,7 @@ import {
 } from '../store/queries/threads';
 import { getRole, roleRefByName } from '../store/queries/roles';
 import { relayAskEnded } from './relay-end';
-import type { EngineCore, OpenLink } from './core';
+import type { EngineCore, OpenLink } from './engine-core';
 import { EngineError } from './errors';
 import { endHeld, heldIds } from './holds';
 import type { LinkManager } from './links';

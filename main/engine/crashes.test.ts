@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startWirePeer, type WirePeer } from '../testing/wire-peer';
+import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
 
 interface Progress {
   running: boolean;

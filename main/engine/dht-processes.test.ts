@@ -3,9 +3,9 @@
 // and both are back online within 5 s of the restart.
 import createTestnet, { type Testnet } from '@hyperswarm/testnet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiClient } from '../testing/api-client';
-import { removeDataDir, startServe, type ServeProcess } from '../testing/serve-process';
-import { until } from '../testing/until';
+import type { ApiClient } from '../../test-support/api-client';
+import { removeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
+import { until } from '../../test-support/until';
 
 let testnet: Testnet;
 let dhtArgs: string[];

@@ -29,7 +29,7 @@ import { transaction } from '../store/database';
 import { getThread, type ThreadRow } from '../store/queries/threads';
 import type { ThreadListRow } from '../store/queries/thread-lists';
 import { Control } from './control';
-import { EngineCore, frameFailed, type EngineOptions } from './core';
+import { EngineCore, frameFailed, type EngineOptions } from './engine-core';
 import type { DhtBootstrap } from '../net/dht-bootstrap';
 import { LinkManager } from './links';
 import { Pairing } from './pairing';
@@ -39,11 +39,11 @@ import type { HistoryEntry, ReportResult, SendResult } from '../role-api/protoco
 import { Sender } from './sender';
 import { openRelayAsks, relayAnswerLost } from './relay-end';
 import { TurnSignals } from './turn-signals';
-import { Views } from './views';
+import { Views } from './summaries';
 import { Withdrawals } from './withdrawals';
 import type { TurnState } from './wire';
 
-export type { EngineOptions } from './core';
+export type { EngineOptions } from './engine-core';
 export type { SendResult } from '../role-api/protocol';
 export type { HeldDecision } from './holds';
 

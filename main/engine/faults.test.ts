@@ -3,8 +3,8 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureRun, type RunRow } from '../store/queries/runs';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer } from '../testing/network';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer } from '../../test-support/network';
 import { decodeInvite, encodeInvite } from './invitation';
 
 /** Forwards TCP to a target and, when told, cuts every connection it carries. */

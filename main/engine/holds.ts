@@ -19,7 +19,7 @@ import { getConnectionRow } from '../store/queries/connections';
 import { adoptWaitingTexts, findRun, getRun } from '../store/queries/runs';
 import { failText, getText, setTextState, type TextRow, type ThreadRow } from '../store/queries/threads';
 import type { Db } from '../store/database';
-import type { EngineCore, OpenLink } from './core';
+import type { EngineCore, OpenLink } from './engine-core';
 import { EngineError } from './errors';
 import type { Tx } from './group-commit';
 import type { ThreadState } from './sender-key';

@@ -19,7 +19,7 @@ import {
   type ConnectionRow,
 } from '../store/queries/connections';
 import { checkPeerAddress } from './announced';
-import type { EngineCore, OpenLink } from './core';
+import type { EngineCore, OpenLink } from './engine-core';
 import { wsFramePort, type FramePort } from './frame-port';
 import { handshake, HandshakeError, type Admission } from './handshake';
 import { PeerLink } from './peer-link';

@@ -1,14 +1,14 @@
 // Two people at home, each behind a router that masquerades, pair and talk over the DHT
 // with no port forwarded. The test builds its own small internet from network namespaces
-// (main/testing/nat-lab.ts): the bootstrap nodes on a "public" bridge, two homes behind
+// (test-support/nat-lab.ts): the bootstrap nodes on a "public" bridge, two homes behind
 // nftables routers. Every address is inside namespaces the test made; none is public.
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../paths';
-import type { ApiClient } from '../testing/api-client';
-import { buildNatLab, natLabUnavailable, type NatLab, type RouterOptions } from '../testing/nat-lab';
-import { removeDataDir, startServe, type ServeProcess } from '../testing/serve-process';
-import { until } from '../testing/until';
+import type { ApiClient } from '../../test-support/api-client';
+import { buildNatLab, natLabUnavailable, type NatLab, type RouterOptions } from '../../test-support/nat-lab';
+import { removeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
+import { until } from '../../test-support/until';
 import { decodeInvite, encodeInvite } from './invitation';
 
 let unavailable: string | null = null;

@@ -23,7 +23,7 @@ import { roleRefByName } from '../store/queries/roles';
 import { isStorageFailure } from '../store/storage-errors';
 import { hashToken } from '../tokens';
 import { checkPeerAddress, cleanPeerName, nameClash, sameName, type NameClash } from './announced';
-import type { EngineCore } from './core';
+import type { EngineCore } from './engine-core';
 import { EngineError } from './errors';
 import { HandshakeError } from './handshake';
 import { decodeInvite, encodeInvite, newInviteSecret, type Invite } from './invitation';

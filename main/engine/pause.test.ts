@@ -9,12 +9,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary, TextView, TurnSummary } from '../../shared/domain';
 import { processAlive } from '../runs/process-tree';
 import { runnableRuns } from '../store/queries/runs';
-import { agentPidsIn, edgeAgent, killAgentsIn } from '../testing/edge-agent';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer } from '../testing/network';
-import { RawPeer, standInIdentity } from '../testing/raw-peer';
-import { until } from '../testing/until';
-import { startWirePeer, type WirePeer } from '../testing/wire-peer';
+import { agentPidsIn, edgeAgent, killAgentsIn } from '../../test-support/edge-agent';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer } from '../../test-support/network';
+import { RawPeer, standInIdentity } from '../../test-support/raw-peer';
+import { until } from '../../test-support/until';
+import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
 
 const open: TestInstallation[] = [];
 const processes: WirePeer[] = [];

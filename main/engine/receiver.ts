@@ -28,7 +28,7 @@ import type { ApprovalRow } from '../store/queries/approvals';
 import { run as runSql } from '../store/sql';
 import { transaction } from '../store/database';
 import { isStorageFailure } from '../store/storage-errors';
-import { frameFailed, type EngineCore, type OpenLink } from './core';
+import { frameFailed, type EngineCore, type OpenLink } from './engine-core';
 import type { Tx } from './group-commit';
 import { endHeld, heldIds, type Holds } from './holds';
 import { decideText } from './receive-decision';

@@ -9,10 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary } from '../../shared/domain';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
-import { until } from '../testing/until';
-import { startWirePeer, type WirePeer } from '../testing/wire-peer';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
+import { until } from '../../test-support/until';
+import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
 
 const open: TestInstallation[] = [];
 const processes: WirePeer[] = [];

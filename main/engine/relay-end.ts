@@ -9,7 +9,7 @@ import { getConnectionRow } from '../store/queries/connections';
 import { getThread, lastText, type ThreadRow } from '../store/queries/threads';
 import { all } from '../store/sql';
 import type { Db } from '../store/database';
-import type { EngineCore } from './core';
+import type { EngineCore } from './engine-core';
 
 /**
  * The asks a run of agent conversation `rootThreadId` made that wait for an answer, as

@@ -6,10 +6,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Conversation, Role, ThreadSummary, TurnSummary } from '../../shared/domain';
 import { processAlive } from '../runs/process-tree';
-import { agentPidsIn, edgeAgent, killAgentsIn } from '../testing/edge-agent';
-import { RawPeer, standInIdentity } from '../testing/raw-peer';
-import { until } from '../testing/until';
-import { startWirePeer, type WirePeer } from '../testing/wire-peer';
+import { agentPidsIn, edgeAgent, killAgentsIn } from '../../test-support/edge-agent';
+import { RawPeer, standInIdentity } from '../../test-support/raw-peer';
+import { until } from '../../test-support/until';
+import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
 
 const processes: WirePeer[] = [];
 const dirs: string[] = [];

@@ -24,7 +24,7 @@ import {
   type ThreadRow,
 } from '../store/queries/threads';
 import { relayAnswerLost } from './relay-end';
-import type { EngineCore, InFlight, OpenLink } from './core';
+import type { EngineCore, InFlight, OpenLink } from './engine-core';
 import { noConnection, notExposed, peerDirectory } from './directory';
 import { EngineError } from './errors';
 import type { Tx } from './group-commit';

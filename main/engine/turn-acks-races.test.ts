@@ -2,13 +2,13 @@
 // other at once, the duplicate rule keeps the link dialled by the smaller installation ID
 // and closes the other, and frames already on the closed one still arrive. Whatever
 // order the two links deliver in, every ask must end at its true state. Two real
-// installations over mutual TLS, each behind a proxy of the test's (main/testing/hold-proxy.ts)
+// installations over mutual TLS, each behind a proxy of the test's (test-support/hold-proxy.ts)
 // where the race needs bytes held on one link while the other carries newer news.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary } from '../../shared/domain';
-import { HoldProxy } from '../testing/hold-proxy';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import { HoldProxy } from '../../test-support/hold-proxy';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 
 const open: TestInstallation[] = [];
 const proxies: HoldProxy[] = [];

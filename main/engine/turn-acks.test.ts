@@ -12,12 +12,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConnectionSummary, TextView, ThreadSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
-import type { TestInstallation } from '../testing/installation';
-import { HoldProxy } from '../testing/hold-proxy';
-import { openPeer } from '../testing/network';
-import { newThreadId, RawPeer, standInIdentity } from '../testing/raw-peer';
-import { until } from '../testing/until';
-import { startWirePeer, type WirePeer } from '../testing/wire-peer';
+import type { TestInstallation } from '../../test-support/installation';
+import { HoldProxy } from '../../test-support/hold-proxy';
+import { openPeer } from '../../test-support/network';
+import { newThreadId, RawPeer, standInIdentity } from '../../test-support/raw-peer';
+import { until } from '../../test-support/until';
+import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
 import type { Identity } from './identity';
 import type { Frame } from './wire';
 

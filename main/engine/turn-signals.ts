@@ -22,7 +22,7 @@ import {
   type TurnSignalRow,
 } from '../store/queries/turn-signals';
 import { isStorageFailure } from '../store/storage-errors';
-import type { EngineCore, OpenLink } from './core';
+import type { EngineCore, OpenLink } from './engine-core';
 import { openRelayAsks } from './relay-end';
 import {
   frameRevision,

@@ -3,8 +3,8 @@
 // acted, or the peer by its name, with the time it happened.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConnectionSummary } from '../../shared/domain';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 
 const open: TestInstallation[] = [];
 afterEach(async () => {

@@ -1,7 +1,7 @@
 // Withdrawing down a relay chain at the worst moments (DESIGN §12.6): while the middle
 // hop's agent works on what its own ask ended with, and while the ask itself is still on
 // a link the duplicate rule is replacing. Real installations over mutual TLS, each with
-// real agent processes; a proxy of the test's (main/testing/hold-proxy.ts) holds bytes
+// real agent processes; a proxy of the test's (test-support/hold-proxy.ts) holds bytes
 // where a race needs them held.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -10,9 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { findRun } from '../store/queries/runs';
-import { HoldProxy } from '../testing/hold-proxy';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import { HoldProxy } from '../../test-support/hold-proxy';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 
 const open: TestInstallation[] = [];
 const proxies: HoldProxy[] = [];

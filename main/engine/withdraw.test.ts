@@ -6,10 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary, TextView } from '../../shared/domain';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
-import { RawPeer, standInIdentity } from '../testing/raw-peer';
-import { startWirePeer, type WirePeer } from '../testing/wire-peer';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
+import { RawPeer, standInIdentity } from '../../test-support/raw-peer';
+import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
 import { findRun } from '../store/queries/runs';
 import { decideWithdraw } from './withdrawals';
 

@@ -26,7 +26,7 @@ import {
   withdrawalNoted,
 } from '../store/queries/withdrawals';
 import { transaction, type Db } from '../store/database';
-import type { EngineCore, OpenLink } from './core';
+import type { EngineCore, OpenLink } from './engine-core';
 import { EngineError } from './errors';
 import type { Tx } from './group-commit';
 import { endHeld } from './holds';

@@ -6,10 +6,10 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { ApiClient } from '../testing/api-client';
-import { Fuzz, inParallel } from '../testing/fuzz';
-import { connectTcp, rawExchange, RawWebSocket } from '../testing/raw-http';
-import { removeDataDir, startServe, type ServeProcess } from '../testing/serve-process';
+import type { ApiClient } from '../../test-support/api-client';
+import { Fuzz, inParallel } from '../../test-support/fuzz';
+import { connectTcp, rawExchange, RawWebSocket } from '../../test-support/raw-http';
+import { removeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
 
 describe('the UI and app API port under fuzzing', () => {
   let server: ServeProcess;

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppEvent } from '../../shared/api-contract';
 import type { Audience } from '../events';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 import { PARLEY_AUTHOR, postLine, postReport, writeLine } from './post-line';
 
 describe('posting a line', () => {

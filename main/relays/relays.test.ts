@@ -10,9 +10,9 @@ import { BlindRelay } from '../engine/blind-relay-server';
 import { decodeInvite } from '../engine/invitation';
 import { chosenRelay, nextDhtStep, relaysToTry } from '../engine/relay-choice';
 import type { DhtBootstrap } from '../net/dht-bootstrap';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer } from '../testing/network';
-import { removeDataDir, startServe, type ServeProcess } from '../testing/serve-process';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer } from '../../test-support/network';
+import { removeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
 
 let testnet: Testnet;
 let bootstrap: DhtBootstrap;

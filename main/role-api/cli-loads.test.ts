@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distPaths, projectRoot } from '../paths';
-import { openTestInstallation } from '../testing/installation';
+import { openTestInstallation } from '../../test-support/installation';
 import { exitCodes } from './errors';
 
 interface Loaded {

@@ -3,7 +3,7 @@
 // the same call works once there is room. The database is kept from growing with
 // SQLite's max_page_count, which fails a write exactly as a full disk does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 import { exitCodes } from './protocol';
 
 describe('the role API on a full disk', () => {

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MethodName, ParamsOf, ResultOf } from '../../shared/api-contract';
 import type { AgentSettings, Person } from '../../shared/domain';
 import { distPaths } from '../paths';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 
 /**
  * Alice's assistant: "show history" prints `parley history peer/researcher` as its

@@ -6,9 +6,9 @@ import http from 'node:http';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Fuzz } from '../testing/fuzz';
-import { rawExchange } from '../testing/raw-http';
-import { removeDataDir, startServe, type ServeProcess } from '../testing/serve-process';
+import { Fuzz } from '../../test-support/fuzz';
+import { rawExchange } from '../../test-support/raw-http';
+import { removeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
 import { callRoleApi } from './client';
 import { roleApiRequests } from './protocol';
 

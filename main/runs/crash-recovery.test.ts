@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { noticesTakenBy } from '../testing/notices';
-import { agentPids } from '../testing/processes';
-import { removeDataDir, startServe, type ServeProcess } from '../testing/serve-process';
+import { noticesTakenBy } from '../../test-support/notices';
+import { agentPids } from '../../test-support/processes';
+import { removeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
 import { processAlive } from './process-tree';
 
 describe('crash recovery', () => {

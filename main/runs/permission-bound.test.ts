@@ -6,8 +6,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApprovalView, Person } from '../../shared/domain';
 import { projectRoot } from '../paths';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 import { PERMISSION_BOUND, permissionBoundReason } from './permission-requests';
 
 const open: TestInstallation[] = [];

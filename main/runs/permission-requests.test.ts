@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApprovalView, Person } from '../../shared/domain';
 import { projectRoot } from '../paths';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 
 const open: TestInstallation[] = [];
 const dirs: string[] = [];

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings, Task } from '../../shared/domain';
 import { runningTurns } from '../store/queries/runs';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
-import { noticesTakenBy } from '../testing/notices';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
+import { noticesTakenBy } from '../../test-support/notices';
 
-import { agentAlive } from '../testing/processes';
+import { agentAlive } from '../../test-support/processes';
 
 let fixtures: string;
 

@@ -10,9 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
-import { startServe, type ServeProcess } from '../testing/serve-process';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
+import { startServe, type ServeProcess } from '../../test-support/serve-process';
 import { processAlive } from './process-tree';
 
 const GRACE_MS = 1_000;

@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 
 let dir: string;
 beforeAll(() => {

@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings, TurnTrust } from '../../shared/domain';
 import { startUiServer, type UiServer } from '../http/ui-server';
 import { distPaths } from '../paths';
-import { openPeer } from '../testing/network';
+import { openPeer } from '../../test-support/network';
 
 let dir: string;
 beforeAll(() => {

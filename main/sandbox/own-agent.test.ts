@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../paths';
-import { startServe, type ServeProcess } from '../testing/serve-process';
+import { startServe, type ServeProcess } from '../../test-support/serve-process';
 
 let dir: string;
 beforeAll(() => {

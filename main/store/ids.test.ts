@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MethodName, ParamsOf, ResultOf } from '../../shared/api-contract';
 import type { AgentSettings, Person, ThreadSummary } from '../../shared/domain';
-import type { TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 
 /** Alice's role: sends "ask PEER/ROLE: TEXT" (a line of its input) there, and only notes anything else. */
 const TALKER = String.raw`in=$(cat)

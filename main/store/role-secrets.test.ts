@@ -8,8 +8,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 import { getRoleByName } from './queries/roles';
 import type { SecretBox } from './secret-box';
 

@@ -3,7 +3,7 @@
 // this peer role everywhere (owners). Choosing one approves what waits and remembers it.
 import { useEffect, useId, useRef, useState, type CSSProperties, type KeyboardEvent } from 'react';
 import type { ApprovalView, RememberScope } from '../../shared/domain';
-import { useApprovals } from '../store/approvals';
+import { useApprovals } from '../state/approvals';
 import { createPortal } from 'react-dom';
 import './always-allow.css';
 

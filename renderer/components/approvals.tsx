@@ -4,7 +4,7 @@
 // line (a peer's text held before the agent takes it, an agent's request to use a tool).
 import { useId, useState } from 'react';
 import type { ApprovalView } from '../../shared/domain';
-import { useApprovals } from '../store/approvals';
+import { useApprovals } from '../state/approvals';
 import { AlwaysAllowMenu } from './always-allow';
 import { ArrowInIcon, ArrowOutIcon, AlertIcon } from './icons';
 import { useAction } from './ui';

@@ -6,11 +6,11 @@
 // turn that posted no line gets a row of its own ("asked bob/researcher").
 import { useEffect, useMemo } from 'react';
 import type { AskRef, Message } from '../../shared/domain';
-import { selectConnection, useConnections } from '../store/connections';
-import { selectIsOwner, useSession } from '../store/session';
-import { selectThread, selectThreadDetail, useThreads, watchThread, type ThreadListKey } from '../store/threads';
+import { selectConnection, useConnections } from '../state/connections';
+import { selectIsOwner, useSession } from '../state/session';
+import { selectThread, selectThreadDetail, useThreads, watchThread, type ThreadListKey } from '../state/threads';
 import { askState, canWithdraw, peerKey, placeAsks, type AskLink, type LoneAsks } from '../thread-facts';
-import { approvalOfText, selectApprovals, useApprovals } from '../store/approvals';
+import { approvalOfText, selectApprovals, useApprovals } from '../state/approvals';
 import { ApprovalActions, ApprovalContent } from './approvals';
 import { ArrowOutIcon } from './icons';
 import { useAction } from './ui';

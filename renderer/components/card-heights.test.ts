@@ -2,7 +2,7 @@
 // heights are forgotten.
 import { describe, expect, it } from 'vitest';
 import type { ThreadSummary } from '../../shared/domain';
-import { idleRun as idle, threadSummary } from '../test-summaries';
+import { idleRun as idle, threadSummary } from '../../test-support/renderer/test-summaries';
 import { CardHeights, cardShape } from './card-heights';
 
 const counts = { held: 0, queued: 0, sent: 0, acked: 0, failed: 0, received: 0, handled: 0 };

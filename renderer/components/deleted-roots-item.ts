@@ -1,7 +1,7 @@
 // Whether the sidebar offers the agent conversations whose conversation or task was
 // deleted: to owners, and only while there is one (or while it is the view).
 import { useEffect } from 'react';
-import { selectThreadList, useThreads } from '../store/threads';
+import { selectThreadList, useThreads } from '../state/threads';
 
 export const DELETED_ROOTS_LABEL = 'From deleted chats';
 

@@ -3,8 +3,8 @@
 // offline or revoked.
 import { useEffect, useId, useMemo, useState, type ReactNode } from 'react';
 import type { ConnectionSummary, ThreadSummary } from '../../shared/domain';
-import { selectConnections, useConnections } from '../store/connections';
-import { selectThreadList, useThreads, type ThreadListKey } from '../store/threads';
+import { selectConnections, useConnections } from '../state/connections';
+import { selectThreadList, useThreads, type ThreadListKey } from '../state/threads';
 import { connectionStateLabel, connectionStateTone, listConnectionStates } from '../thread-facts';
 import { useTabs } from './tabs';
 import { Badge, useWide } from './ui';

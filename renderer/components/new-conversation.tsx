@@ -1,8 +1,8 @@
 // The role picker: open (or go to) the conversation with a role.
-import { selectConversations, useConversations } from '../store/conversations';
-import { selectRoles, useRoles } from '../store/roles';
-import { selectIsOwner, useSession } from '../store/session';
-import { useUi } from '../store/ui';
+import { selectConversations, useConversations } from '../state/conversations';
+import { selectRoles, useRoles } from '../state/roles';
+import { selectIsOwner, useSession } from '../state/session';
+import { useUi } from '../state/ui';
 import { Avatar, Dialog, EmptyState, useAction } from './ui';
 
 export function RolePicker({ onPicked }: { onPicked?: () => void }) {

@@ -3,7 +3,7 @@
 // again when more arrives while it is open. A page in a hidden tab marks nothing.
 import { useEffect, useSyncExternalStore } from 'react';
 import type { AttentionObject } from '../../shared/attention';
-import { selectUnread, useAttention } from '../store/attention';
+import { selectUnread, useAttention } from '../state/attention';
 
 const subscribeVisibility = (onChange: () => void) => {
   document.addEventListener('visibilitychange', onChange);

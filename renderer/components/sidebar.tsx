@@ -5,12 +5,12 @@
 import { useEffect, useId, useState, type ReactNode } from 'react';
 import { sidebarCounts } from '../attention-facts';
 import { oneLine } from '../format';
-import { selectAttention, selectWaitingCount, useAttention } from '../store/attention';
-import { selectConversations, useConversations } from '../store/conversations';
-import { selectInstallation, selectIsOwner, selectPerson, useSession } from '../store/session';
-import { selectTasks, useTasks } from '../store/tasks';
-import { useSwitcher } from '../store/switcher';
-import { selectView, useUi, type View } from '../store/ui';
+import { selectAttention, selectWaitingCount, useAttention } from '../state/attention';
+import { selectConversations, useConversations } from '../state/conversations';
+import { selectInstallation, selectIsOwner, selectPerson, useSession } from '../state/session';
+import { selectTasks, useTasks } from '../state/tasks';
+import { useSwitcher } from '../state/switcher';
+import { selectView, useUi, type View } from '../state/ui';
 import {
   ArchiveIcon,
   BellIcon,

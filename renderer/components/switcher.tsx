@@ -4,13 +4,13 @@
 // (and Home/End) move through the options, Enter opens, Esc closes.
 import { useEffect, useId, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { SearchHit } from '../../shared/api-contract';
-import { call, messageOf } from '../store/client';
-import { selectConnections, useConnections } from '../store/connections';
-import { selectConversations, useConversations } from '../store/conversations';
-import { selectRoles, useRoles } from '../store/roles';
-import { selectTasks, useTasks } from '../store/tasks';
-import { useDrafts } from '../store/drafts';
-import { useUi } from '../store/ui';
+import { call, messageOf } from '../state/client';
+import { selectConnections, useConnections } from '../state/connections';
+import { selectConversations, useConversations } from '../state/conversations';
+import { selectRoles, useRoles } from '../state/roles';
+import { selectTasks, useTasks } from '../state/tasks';
+import { useDrafts } from '../state/drafts';
+import { useUi } from '../state/ui';
 import {
   highlightPieces,
   moveActive,

@@ -3,11 +3,11 @@
 // not say it each.
 import { createContext, useContext, useId, useMemo } from 'react';
 import type { ConnectionSummary, ThreadSummary } from '../../shared/domain';
-import { selectAttention, useAttention } from '../store/attention';
-import { selectApprovals, useApprovals } from '../store/approvals';
-import { selectConnections, useConnections } from '../store/connections';
-import { selectFilter, useThreadFilters } from '../store/thread-filters';
-import type { ThreadListKey } from '../store/threads';
+import { selectAttention, useAttention } from '../state/attention';
+import { selectApprovals, useApprovals } from '../state/approvals';
+import { selectConnections, useConnections } from '../state/connections';
+import { selectFilter, useThreadFilters } from '../state/thread-filters';
+import type { ThreadListKey } from '../state/threads';
 import { connectionState, connectionStateNote, type ConnectionState } from '../thread-facts';
 import { isFiltered, peersOf, stateFilterLabel, type StateFilter } from '../thread-filters';
 import { AlertIcon } from './icons';

@@ -13,10 +13,10 @@ import {
   useThreads,
   watchThread,
   type ThreadListKey,
-} from '../store/threads';
-import { selectUnread, useAttention } from '../store/attention';
-import { selectExpandedThreads, useUi } from '../store/ui';
-import { selectConnection, useConnections } from '../store/connections';
+} from '../state/threads';
+import { selectUnread, useAttention } from '../state/attention';
+import { selectExpandedThreads, useUi } from '../state/ui';
+import { selectConnection, useConnections } from '../state/connections';
 import {
   answeredAfter,
   canWithdraw,
@@ -31,7 +31,7 @@ import {
   waitingForAgent,
   type TextLabel,
 } from '../thread-facts';
-import { approvalOfText, approvalsOfThread, selectApprovals, useApprovals } from '../store/approvals';
+import { approvalOfText, approvalsOfThread, selectApprovals, useApprovals } from '../state/approvals';
 import { ApprovalActions, WaitingForApproval } from './approvals';
 import { ArrowInIcon, ArrowOutIcon, ChevronIcon } from './icons';
 import { Markdown } from './markdown';
@@ -47,7 +47,7 @@ import {
   usePeerBanners,
   useWaitingOnYou,
 } from './thread-panel-bar';
-import { selectFilter, useThreadFilters } from '../store/thread-filters';
+import { selectFilter, useThreadFilters } from '../state/thread-filters';
 import { cardStatus, isFiltered, matchesFilter } from '../thread-filters';
 import {
   Avatar,
@@ -63,7 +63,7 @@ import {
   useAction,
 } from './ui';
 
-/** Rows read ahead of those in view, either way: about a page of the store's (renderer/store/threads.ts). */
+/** Rows read ahead of those in view, either way: about a page of the store's (renderer/state/threads.ts). */
 const READ_AHEAD = 100;
 
 /** A row not read yet (`.thread-placeholder`, 80 px and its 8 px gap). */

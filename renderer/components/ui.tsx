@@ -15,8 +15,8 @@ import {
 import type { RunSummary } from '../../shared/domain';
 import { hueOf, initials, runStateLabel } from '../format';
 import type { TextLabel } from '../thread-facts';
-import { messageOf } from '../store/client';
-import { useUi } from '../store/ui';
+import { messageOf } from '../state/client';
+import { useUi } from '../state/ui';
 import { CheckIcon, CopyIcon, StopIcon } from './icons';
 import { TextWithCode } from './text-with-code';
 

@@ -3,7 +3,7 @@
 // sits is decided when the conversation is opened (or while the page is hidden), not as
 // answers arrive under the person's eyes: those are read as they come.
 import { useEffect, useRef } from 'react';
-import { selectFirstUnread, useAttention } from '../store/attention';
+import { selectFirstUnread, useAttention } from '../state/attention';
 import { ArrowUpIcon } from './icons';
 import { usePageVisible } from './seen';
 import './unread-divider.css';

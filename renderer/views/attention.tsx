@@ -9,8 +9,8 @@ import { ApprovalActions, ApprovalContent } from '../components/approvals';
 import { AlertIcon, BellIcon, ChatIcon, InboxIcon, PauseIcon, PlugIcon, TasksIcon } from '../components/icons';
 import { EmptyState, ErrorNote, Loading } from '../components/ui';
 import { fullTime, shortTime } from '../format';
-import { useApprovals } from '../store/approvals';
-import { openItem, selectAttention, useAttention } from '../store/attention';
+import { useApprovals } from '../state/approvals';
+import { openItem, selectAttention, useAttention } from '../state/attention';
 
 const sectionHeading: Record<AttentionSection, string> = {
   waiting: 'Needs you',

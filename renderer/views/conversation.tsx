@@ -27,8 +27,8 @@ import {
 } from '../components/ui';
 import { fullTime, shortTime } from '../format';
 import type { AskLink, LoneAsks } from '../thread-facts';
-import { approvalsForRoot, selectApprovals, useApprovals } from '../store/approvals';
-import { messageOf } from '../store/client';
+import { approvalsForRoot, selectApprovals, useApprovals } from '../state/approvals';
+import { messageOf } from '../state/client';
 import {
   selectConversation,
   selectConversationDetail,
@@ -36,12 +36,12 @@ import {
   selectConversationGone,
   selectMessages,
   useConversations,
-} from '../store/conversations';
-import { selectRole, useRoles } from '../store/roles';
-import { selectPerson, useSession } from '../store/session';
-import { useUi } from '../store/ui';
+} from '../state/conversations';
+import { selectRole, useRoles } from '../state/roles';
+import { selectPerson, useSession } from '../state/session';
+import { useUi } from '../state/ui';
 import { LedgerButton } from '../components/ledger-button';
-import { useDrafts } from '../store/drafts';
+import { useDrafts } from '../state/drafts';
 import { JumpToUnread, NewDivider, useFocusDivider, useNewSince } from '../components/unread-divider';
 
 export function ConversationView({ id }: { id: number }) {

@@ -8,12 +8,12 @@ import type { Conversation, Message, RoleView } from '../../shared/domain';
 import { CheckIcon, CircleIcon } from '../components/icons';
 import { CopyField, useAction } from '../components/ui';
 import { oneLine } from '../format';
-import { messageOf } from '../store/client';
-import { selectConnections, useConnections } from '../store/connections';
-import { selectConversations, useConversations } from '../store/conversations';
-import { useFirstRun } from '../store/first-run';
-import { selectRoles, useRoles } from '../store/roles';
-import { useUi } from '../store/ui';
+import { messageOf } from '../state/client';
+import { selectConnections, useConnections } from '../state/connections';
+import { selectConversations, useConversations } from '../state/conversations';
+import { useFirstRun } from '../state/first-run';
+import { selectRoles, useRoles } from '../state/roles';
+import { useUi } from '../state/ui';
 import { adapterLabel } from './adapter-label';
 
 // The editor validates with the contract's schemas (zod): it loads when first opened.

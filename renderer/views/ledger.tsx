@@ -7,7 +7,7 @@ import { textOutcome, type Ledger, type LedgerEntry, type LedgerRootKind } from 
 import { ArrowInIcon, ArrowOutIcon } from '../components/icons';
 import { Dialog, EmptyState, ErrorNote, Loading } from '../components/ui';
 import { fullTime, shortTime } from '../format';
-import { call, messageOf } from '../store/client';
+import { call, messageOf } from '../state/client';
 import './ledger.css';
 
 type Root = { kind: LedgerRootKind; id: number };

@@ -6,9 +6,9 @@ import type { PeerNetworkStatus } from '../../shared/api-contract';
 import { AlertIcon, PlugIcon } from '../components/icons';
 import { Badge, Dialog, DialogButtons, ErrorNote, Loading, useAction } from '../components/ui';
 import { fullTime } from '../format';
-import { messageOf } from '../store/client';
-import { selectChecking, selectNetwork, selectNetworkError, useNetwork } from '../store/network';
-import { selectIsOwner, useSession } from '../store/session';
+import { messageOf } from '../state/client';
+import { selectChecking, selectNetwork, selectNetworkError, useNetwork } from '../state/network';
+import { selectIsOwner, useSession } from '../state/session';
 
 function reachability(status: PeerNetworkStatus): { tone: 'good' | 'bad' | 'neutral'; label: string } {
   if (!status.listening) return { tone: 'bad', label: 'Not listening' };

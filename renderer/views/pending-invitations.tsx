@@ -4,7 +4,7 @@ import { useEffect, useState } from 'react';
 import type { PendingInvitation } from '../../shared/api-contract';
 import { ConfirmDialog, ErrorNote } from '../components/ui';
 import { fullTime, shortTime } from '../format';
-import { selectInvitations, selectInvitationsError, useInvitations } from '../store/invitations';
+import { selectInvitations, selectInvitationsError, useInvitations } from '../state/invitations';
 import './pending-invitations.css';
 
 export function PendingInvitations({ isOwner }: { isOwner: boolean }) {

@@ -4,8 +4,8 @@
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import type { RelaySummary } from '../../shared/domain';
 import { Badge, ConfirmDialog, ErrorNote, useAction } from '../components/ui';
-import { messageOf } from '../store/client';
-import { selectRelays, selectRelaysError, useRelays } from '../store/relays';
+import { messageOf } from '../state/client';
+import { selectRelays, selectRelaysError, useRelays } from '../state/relays';
 import './relay-list.css';
 
 const answerWords = (relay: RelaySummary) =>

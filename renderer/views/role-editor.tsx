@@ -9,8 +9,8 @@ import type { ParamsOf } from '../../shared/api-contract';
 import type { AdapterName, AgentSettingsUpdate, RoleView, StoredSecret } from '../../shared/domain';
 import { TextWithCode } from '../components/text-with-code';
 import { Dialog, DialogButtons, useAction } from '../components/ui';
-import { messageOf } from '../store/client';
-import { useRoles } from '../store/roles';
+import { messageOf } from '../state/client';
+import { useRoles } from '../state/roles';
 import { adapterLabel } from './adapter-label';
 
 const adapterHelp: Record<AdapterName, string> = {

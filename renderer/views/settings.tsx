@@ -4,7 +4,7 @@
 import { useId, type ReactNode } from 'react';
 import { GearIcon, PeopleIcon, PlugIcon, RobotIcon } from '../components/icons';
 import { useTabs } from '../components/tabs';
-import { useUi, type SettingsTab } from '../store/ui';
+import { useUi, type SettingsTab } from '../state/ui';
 import { ConnectionsPane } from './settings/connections-pane';
 import { PeoplePane } from './settings/people-pane';
 import { RolesPane } from './settings/roles-pane';

@@ -39,14 +39,14 @@ import {
   useSendText,
 } from '../components/ui';
 import { fullTime, shortTime } from '../format';
-import { approvalsForRoot, selectApprovals, useApprovals } from '../store/approvals';
-import { useAttention } from '../store/attention';
-import { messageOf } from '../store/client';
-import { selectPersonName, usePeople } from '../store/people';
-import { selectRoles, useRoles } from '../store/roles';
-import { selectPerson, useSession } from '../store/session';
-import { selectTask, selectTaskDetail, selectTaskError, selectTasks, taskTree, useTasks } from '../store/tasks';
-import { useUi } from '../store/ui';
+import { approvalsForRoot, selectApprovals, useApprovals } from '../state/approvals';
+import { useAttention } from '../state/attention';
+import { messageOf } from '../state/client';
+import { selectPersonName, usePeople } from '../state/people';
+import { selectRoles, useRoles } from '../state/roles';
+import { selectPerson, useSession } from '../state/session';
+import { selectTask, selectTaskDetail, selectTaskError, selectTasks, taskTree, useTasks } from '../state/tasks';
+import { useUi } from '../state/ui';
 import { LedgerButton } from '../components/ledger-button';
 import type { AskLink, LoneAsks } from '../thread-facts';
 

@@ -4,8 +4,8 @@ import { sidebarCounts } from '../attention-facts';
 import { ArchiveIcon, InboxIcon } from '../components/icons';
 import { ThreadList } from '../components/threads';
 import { EmptyState } from '../components/ui';
-import { selectAttention, useAttention } from '../store/attention';
-import { selectIsOwner, useSession } from '../store/session';
+import { selectAttention, useAttention } from '../state/attention';
+import { selectIsOwner, useSession } from '../state/session';
 
 export function PeerThreadsView() {
   const unread = sidebarCounts(useAttention(selectAttention)?.marks ?? []).peerStarted;

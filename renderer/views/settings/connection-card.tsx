@@ -4,7 +4,7 @@ import type { ConnectionSummary } from '../../../shared/domain';
 import { ArrowInIcon, ArrowOutIcon, PauseIcon, PlayIcon } from '../../components/icons';
 import { Avatar, Badge, ConfirmDialog, useAction } from '../../components/ui';
 import { fullTime, shortTime } from '../../format';
-import { useConnections } from '../../store/connections';
+import { useConnections } from '../../state/connections';
 import { ExposeDialog, PolicyDialog, QueueLimitDialog, incomingWords, outgoingWords } from './connection-dialogs';
 import { ActedBy, AlwaysAllowed } from './connection-remembered';
 import { SandboxSwitch } from './sandbox-switch';

@@ -2,8 +2,8 @@
 import { useId, useState, type FormEvent } from 'react';
 import type { ConnectionSummary, IncomingPolicy, OutgoingPolicy } from '../../../shared/domain';
 import { Dialog, DialogButtons, Loading, useAction } from '../../components/ui';
-import { useConnections } from '../../store/connections';
-import { selectRoles, useRoles } from '../../store/roles';
+import { useConnections } from '../../state/connections';
+import { selectRoles, useRoles } from '../../state/roles';
 
 export function RoleChecklist({ selected, onChange }: { selected: string[]; onChange: (roles: string[]) => void }) {
   const roles = useRoles(selectRoles);

@@ -6,8 +6,8 @@ import { attentionKinds, type AttentionKind, type NotificationPrefs } from '../.
 import type { AllowRuleView, ConnectionSummary } from '../../../shared/domain';
 import { Dialog, DialogButtons, useAction } from '../../components/ui';
 import { dayDate, fullTime } from '../../format';
-import { useAttention } from '../../store/attention';
-import { call, messageOf } from '../../store/client';
+import { useAttention } from '../../state/attention';
+import { call, messageOf } from '../../state/client';
 import './connection-remembered.css';
 
 /** "Paused by alice on 3 Dec 2026", "Revoked by bob on …": null when nobody did. */

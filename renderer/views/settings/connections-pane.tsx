@@ -2,9 +2,9 @@
 import { useEffect, useState } from 'react';
 import { LinkIcon, PlugIcon, PlusIcon } from '../../components/icons';
 import { EmptyState, ErrorNote, Loading } from '../../components/ui';
-import { selectConnections, selectConnectionsError, useConnections } from '../../store/connections';
-import { selectIsOwner, useSession } from '../../store/session';
-import { selectPendingInvitation, useUi } from '../../store/ui';
+import { selectConnections, selectConnectionsError, useConnections } from '../../state/connections';
+import { selectIsOwner, useSession } from '../../state/session';
+import { selectPendingInvitation, useUi } from '../../state/ui';
 import { PeerAddressCard } from '../peer-address';
 import { NotificationsButton } from './connection-remembered';
 import { PendingInvitations } from '../pending-invitations';

@@ -4,10 +4,10 @@ import type { Invitation } from '../../../shared/api-contract';
 import { CopyField, Dialog, DialogButtons, useAction } from '../../components/ui';
 import { fullTime } from '../../format';
 import { acceptFailure } from '../../plain-errors';
-import { messageOf } from '../../store/client';
-import { useConnections } from '../../store/connections';
-import { selectNetwork, useNetwork } from '../../store/network';
-import { useUi } from '../../store/ui';
+import { messageOf } from '../../state/client';
+import { useConnections } from '../../state/connections';
+import { selectNetwork, useNetwork } from '../../state/network';
+import { useUi } from '../../state/ui';
 import { ThisComputerOnly } from '../peer-address';
 import { RoleChecklist } from './connection-dialogs';
 

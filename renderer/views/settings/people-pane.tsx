@@ -3,9 +3,9 @@ import { useEffect, useState, type FormEvent } from 'react';
 import type { Person } from '../../../shared/domain';
 import { Avatar, Badge, ConfirmDialog, CopyField, ErrorNote, Loading, useAction } from '../../components/ui';
 import { fullTime, shortTime } from '../../format';
-import { messageOf } from '../../store/client';
-import { selectPeople, selectPeopleError, usePeople } from '../../store/people';
-import { selectIsOwner, selectPerson, useSession } from '../../store/session';
+import { messageOf } from '../../state/client';
+import { selectPeople, selectPeopleError, usePeople } from '../../state/people';
+import { selectIsOwner, selectPerson, useSession } from '../../state/session';
 import { PaneHeader } from './pane-header';
 
 export function PeoplePane() {

@@ -12,8 +12,8 @@ import {
   Loading,
   useAction,
 } from '../../components/ui';
-import { selectRoles, selectRolesError, useRoles } from '../../store/roles';
-import { selectIsOwner, useSession } from '../../store/session';
+import { selectRoles, selectRolesError, useRoles } from '../../state/roles';
+import { selectIsOwner, useSession } from '../../state/session';
 import { adapterLabel } from '../adapter-label';
 import { RoleEditor } from '../role-editor';
 import { PaneHeader } from './pane-header';

@@ -4,7 +4,7 @@
 import { useId } from 'react';
 import type { ConnectionSummary } from '../../../shared/domain';
 import { useAction } from '../../components/ui';
-import { useConnections } from '../../store/connections';
+import { useConnections } from '../../state/connections';
 
 export function SandboxSwitch({ connection, editable }: { connection: ConnectionSummary; editable: boolean }) {
   const [busy, run] = useAction();

@@ -3,7 +3,7 @@ import { useId } from 'react';
 import type { ConnectionSummary, TrustLevel } from '../../../shared/domain';
 import { TRUST_LEVELS } from '../../../shared/domain';
 import { useAction } from '../../components/ui';
-import { useConnections } from '../../store/connections';
+import { useConnections } from '../../state/connections';
 
 export const trustWords: Record<TrustLevel, { label: string; says: string }> = {
   answer: {

@@ -1,7 +1,7 @@
 // Inputs for the servers' fuzz tests: random bytes, random HTTP requests, random
 // WebSocket frames and random JSON-RPC and role API bodies, from a seed the test
 // prints, so a failing run can be repeated (PARLEY_FUZZ_SEED=…).
-import { methods } from '../../shared/api-contract';
+import { methods } from '../shared/api-contract';
 import { seededRandom, wsFrame } from './raw-http';
 
 export class Fuzz {

@@ -8,7 +8,7 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { indexAllWaitingRows } from '../search/index-catch-up';
+import { indexAllWaitingRows } from '../main/search/index-catch-up';
 
 export interface SeedThreadsOptions {
   /** The installation's data folder; its server must not be running. */

@@ -1,6 +1,6 @@
 // Several installations side by side on loopback, paired for real over mutual TLS.
 import { openTestInstallation, type TestInstallation } from './installation';
-import type { InstallationOptions } from '../installation';
+import type { InstallationOptions } from '../main/installation';
 
 export async function openPeer(name: string, options: Partial<InstallationOptions> = {}): Promise<TestInstallation> {
   return openTestInstallation({ name, peerPort: 0, reconnect: { minMs: 50, maxMs: 500 }, ...options });

@@ -7,7 +7,7 @@ import {
   type MethodName,
   type ParamsOf,
   type ResultOf,
-} from '../../shared/api-contract';
+} from '../shared/api-contract';
 
 interface Pending {
   resolve: (value: unknown) => void;

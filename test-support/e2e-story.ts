@@ -1,13 +1,13 @@
-// The assertions of the end-to-end story (main/testing/agent-story.ts), shared by the
+// The assertions of the end-to-end story (test-support/agent-story.ts), shared by the
 // tests of every real agent: claude-code, codex and the ACP agents.
 import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import type { AgentSettings } from '../../shared/domain';
-import type { Story, StoryRole } from '../testing/agent-story';
-import { openTestInstallation } from '../testing/installation';
-import { offeredTool, requestText, startModelServer, type ModelRequest } from '../testing/model-server';
-import { groupAlive, processAlive } from '../runs/process-tree';
+import type { AgentSettings } from '../shared/domain';
+import type { Story, StoryRole } from './agent-story';
+import { openTestInstallation } from './installation';
+import { offeredTool, requestText, startModelServer, type ModelRequest } from './model-server';
+import { groupAlive, processAlive } from '../main/runs/process-tree';
 import { conversations, lastMessage, processTree } from './cli-test-kit';
 
 /** Claude Code on the model server: its key and base URL, a home of its own, no traffic elsewhere. */

@@ -1,5 +1,5 @@
 // What a test and the stand-in `electron` module say to each other over the Node IPC
-// channel of the desktop main process they run (main/testing/desktop-process.ts is
+// channel of the desktop main process they run (test-support/desktop-process.ts is
 // the test's side, ./control.ts the stand-in's). Types only.
 
 /** Which frame of the window's page a call comes from: its main frame, or a frame inside it (to be refused). */

@@ -11,7 +11,7 @@
 // it afterwards).
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { AgentSettings } from '../../shared/domain';
+import type { AgentSettings } from '../shared/domain';
 
 const SCRIPT = `
 const { execFileSync } = require('node:child_process');

@@ -27,7 +27,7 @@ import {
   type ListedTextRow,
   type ThreadRow,
 } from '../store/queries/threads';
-import type { EngineCore } from './core';
+import type { EngineCore } from './engine-core';
 import { noConnection, peerDirectory } from './directory';
 import { EngineError } from './errors';
 import { parseRelays, type LinkManager } from './links';

@@ -6,9 +6,9 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ConversationDetail } from '../../shared/api-contract';
-import type { AgentSettings } from '../../shared/domain';
-import { runningTurns } from '../store/queries/runs';
+import type { ConversationDetail } from '../shared/api-contract';
+import type { AgentSettings } from '../shared/domain';
+import { runningTurns } from '../main/store/queries/runs';
 import type { TestInstallation } from './installation';
 import { startModelServer, type ModelRequest, type ModelServer, type ModelServerOptions } from './model-server';
 import { openPeer, pair } from './network';

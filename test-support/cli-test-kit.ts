@@ -4,9 +4,9 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { AgentSettings } from '../../shared/domain';
-import type { TestInstallation } from '../testing/installation';
-import type { ProcessResult, StreamUpdate } from './types';
+import type { AgentSettings } from '../shared/domain';
+import type { TestInstallation } from './installation';
+import type { ProcessResult, StreamUpdate } from '../main/agents/types';
 
 export const fixtures = path.join(import.meta.dirname, 'fixtures');
 

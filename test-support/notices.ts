@@ -1,6 +1,6 @@
 // What Parley told an agent in a turn: the notices that turn took, read from the store, for
 // tests that check the agent was told without reading its reply.
-import type { Db } from '../store/database';
+import type { Db } from '../main/store/database';
 
 export function noticesTakenBy(db: Db, turnId: number): string[] {
   return (

@@ -6,7 +6,7 @@
 //
 // "N times, K wait: TITLE" asks N times, 50 at once. Once all but K are answered it reports
 // (`parley report`) how those were answered, then waits for the K and prints theirs.
-import { callRoleApi } from '../role-api/client';
+import { callRoleApi } from '../main/role-api/client';
 
 type Answer = { outcome: string; by?: string; reason?: string };
 

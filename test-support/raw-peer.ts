@@ -3,9 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type WebSocket from 'ws';
-import type { Identity } from '../engine/identity';
-import { dialPeer } from '../engine/transport';
-import type { Frame } from '../engine/wire';
+import type { Identity } from '../main/engine/identity';
+import { dialPeer } from '../main/engine/transport';
+import type { Frame } from '../main/engine/wire';
 import { openPeer } from './network';
 
 /** A raw protocol client: sends frames, collects what comes back. */

@@ -1,6 +1,6 @@
 // Summaries as the API sends them, for the renderer's table tests: one agent conversation
 // of alice's assistant with bob/researcher, idle and open, that a test patches.
-import type { RunSummary, ThreadSummary } from '../shared/domain';
+import type { RunSummary, ThreadSummary } from '../../shared/domain';
 
 export const idleRun: RunSummary = { id: 1, state: 'idle', pending: 0, session: null, lastTurn: null };
 

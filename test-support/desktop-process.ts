@@ -13,8 +13,8 @@ import {
   type MethodName,
   type ParamsOf,
   type ResultOf,
-} from '../../shared/api-contract';
-import { projectRoot } from '../paths';
+} from '../shared/api-contract';
+import { projectRoot } from '../main/paths';
 import type {
   ControlCall,
   ControlMessage,
@@ -25,7 +25,7 @@ import type {
   StandInSnapshot,
 } from './electron/control-protocol';
 import { makeDataDir } from './serve-process';
-import { EVENT_CHANNEL, INVOKE_CHANNEL, LISTENING_CHANNEL } from '../../shared/ipc-channels';
+import { EVENT_CHANNEL, INVOKE_CHANNEL, LISTENING_CHANNEL } from '../shared/ipc-channels';
 
 export const desktopMain = path.join(projectRoot, 'dist', 'electron', 'main.js');
 export const standInRegister = path.join(projectRoot, 'dist', 'testing', 'electron', 'register.js');

@@ -4,8 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { projectRoot } from '../paths';
-import type { ServeInfo } from '../serve';
+import { projectRoot } from '../main/paths';
+import type { ServeInfo } from '../main/serve';
 import { ApiClient } from './api-client';
 
 export interface ServeProcess {

@@ -7,8 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../shared/api-contract';
-import { openTestInstallation, type TestInstallation } from '../testing/installation';
-import { openPeer, pair } from '../testing/network';
+import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
+import { openPeer, pair } from '../../test-support/network';
 
 const open: TestInstallation[] = [];
 const dirs: string[] = [];

@@ -63,13 +63,13 @@ import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { Session } from 'node:inspector/promises';
 import readline from 'node:readline';
-import { projectRoot } from '../paths';
-import { openInstallation, type Installation } from '../installation';
-import { log } from '../log';
-import { transaction } from '../store/database';
-import { connectionByName, listConnectionRows, peerRoles, type ConnectionRow } from '../store/queries/connections';
-import { getRoleByName } from '../store/queries/roles';
-import { ensureRun, type RunRow } from '../store/queries/runs';
+import { projectRoot } from '../main/paths';
+import { openInstallation, type Installation } from '../main/installation';
+import { log } from '../main/log';
+import { transaction } from '../main/store/database';
+import { connectionByName, listConnectionRows, peerRoles, type ConnectionRow } from '../main/store/queries/connections';
+import { getRoleByName } from '../main/store/queries/roles';
+import { ensureRun, type RunRow } from '../main/store/queries/runs';
 
 interface Args {
   data: string;

@@ -3,10 +3,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { MethodName, ParamsOf, ResultOf } from '../../shared/api-contract';
-import type { Person } from '../../shared/domain';
-import { openInstallation, type Installation, type InstallationOptions } from '../installation';
-import { log } from '../log';
+import type { MethodName, ParamsOf, ResultOf } from '../shared/api-contract';
+import type { Person } from '../shared/domain';
+import { openInstallation, type Installation, type InstallationOptions } from '../main/installation';
+import { log } from '../main/log';
 
 export interface TestInstallation {
   installation: Installation;

@@ -2,10 +2,10 @@
 // ports (engine/frame-port.ts), so tests run the engine's whole protocol — hello,
 // pinning, texts, acks, pause, revoke — without TLS or sockets. Each listener gets a
 // made-up port on its host; a dial to an address nobody holds is refused as TCP would be.
-import { memoryFramePorts } from '../engine/frame-port';
-import type { PortNetwork } from '../engine/port-network';
-import type { PeerCertificate } from '../engine/transport';
-import type { InstallationOptions } from '../installation';
+import { memoryFramePorts } from '../main/engine/frame-port';
+import type { PortNetwork } from '../main/engine/port-network';
+import type { PeerCertificate } from '../main/engine/transport';
+import type { InstallationOptions } from '../main/installation';
 
 type Accept = (port: ReturnType<typeof memoryFramePorts>[0], peer: PeerCertificate) => void;
 
