@@ -71,6 +71,8 @@ describe('permission requests cannot starve the approvals list (DESIGN §11.9)',
     await alice.owner('connections.setPolicy', { id: ids.acceptorConnectionId, outgoing: 'ask', incoming: 'ask' });
     const mine = await alice.owner('conversations.open', { roleId: assistant.id });
     await alice.owner('conversations.send', { id: mine.id, text: 'ask bob/researcher: the budget?' });
+    // Held first, so the list's order (oldest first) is the order they were held in.
+    await waiting(alice, owner, 1);
     const bobs = await bob.owner('conversations.open', { roleId: researcher.id });
     await bob.owner('conversations.send', { id: bobs.id, text: 'ask alice/assistant: the plan?' });
 
