@@ -144,6 +144,10 @@ export function unreadableOwnFolders(dir: string = process.cwd()): string[] {
     const folder = path.join(dir, entry.name);
     try {
       if (lstatSync(folder).uid !== uid) continue;
+    } catch {
+      continue; // Gone since the read.
+    }
+    try {
       accessSync(folder, constants.R_OK | constants.X_OK);
     } catch {
       found.push(folder);

@@ -4,11 +4,11 @@
 // list that folder (sandbox.ts): this pins that what it kept stays kept, with the real
 // bubblewrap around a real process that tries each write.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentSandbox } from './sandbox';
+import { AgentSandbox, unreadableOwnFolders } from './sandbox';
 import { sandboxedLaunch } from './turn-sandbox';
 
 let root: string;
@@ -94,4 +94,30 @@ describe('Parley started from inside a role’s folder', () => {
       process.chdir(before);
     }
   }, 30_000);
+});
+
+const asRoot = process.getuid?.() === 0;
+describe('unreadableOwnFolders', () => {
+  it.skipIf(asRoot)(
+    'names this user’s folders it cannot list, not files, links or readable folders (not as root, who lists every folder)',
+    () => {
+      const dir = mkdtempSync(path.join(root, 'unreadable-'));
+      for (const name of ['open', 'closed']) mkdirSync(path.join(dir, name));
+      writeFileSync(path.join(dir, 'file'), '');
+      symlinkSync(path.join(dir, 'closed'), path.join(dir, 'link'));
+      chmodSync(path.join(dir, 'closed'), 0);
+      try {
+        expect(unreadableOwnFolders(dir)).toEqual([path.join(dir, 'closed')]);
+      } finally {
+        chmodSync(path.join(dir, 'closed'), 0o700);
+      }
+    },
+  );
+
+  it('names nothing in a folder it cannot read, or where every folder can be listed', () => {
+    const dir = mkdtempSync(path.join(root, 'readable-'));
+    mkdirSync(path.join(dir, 'open'));
+    expect(unreadableOwnFolders(dir)).toEqual([]);
+    expect(unreadableOwnFolders(path.join(dir, 'missing'))).toEqual([]);
+  });
 });
