@@ -6,7 +6,7 @@
 // turns that reach only their model endpoints, and a copy in a worker thread
 // (open-network.ts) for turns that reach further.
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, type Dirent, existsSync, lstatSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -98,10 +98,62 @@ function baseConfig(bwrapPath: string | undefined): SandboxRuntimeConfig {
     // / take seconds. Agents write only in their role's folder, the turn's temporary folder
     // and their program's state, never there, so one level (its own default finds) is enough.
     mandatoryDenySearchDepth: 1,
+    ...linuxStartCuts(),
     ...(bwrapPath ? { bwrapPath } : {}),
     ...(files.applySeccomp ? { seccomp: { applyPath: files.applySeccomp } } : {}),
     ...(files.javaAgentJar ? { javaAgentJarPath: files.javaAgentJar } : {}),
   };
+}
+
+/**
+ * What each wrap would otherwise start or look up again (docs/security.md, "What a turn's
+ * start costs"). The scan: at depth 1 the runtime keeps none of what ripgrep lists — a
+ * dangerous name directly in the working folder it names without listing, anything deeper
+ * it drops — so `true` stands in for ripgrep and the one thing the listing still gave,
+ * this user's unreadable folders there, comes from `unreadableOwnFolders`. The shell:
+ * dash, which the runtime supports, starts several times faster than bash and runs the
+ * wrapper, bubblewrap's shell and the relays' subshells.
+ */
+function linuxStartCuts(): Partial<SandboxRuntimeConfig> {
+  if (process.platform !== 'linux') return {};
+  const noop = findOnPath('true');
+  return noop ? { ripgrep: { command: noop } } : {};
+}
+
+/** The shell the runtime starts its wrapper in (Linux: dash when there is one). */
+export const wrapperShell: string | undefined =
+  process.platform === 'linux' ? (findOnPath('dash') ?? undefined) : undefined;
+
+/**
+ * Parley's working folder's own folders that this user owns and cannot list, which the
+ * runtime keeps unwritable (when a turn could write there) so that a command cannot give
+ * back their mode and fill them: what its ripgrep scan found from ripgrep's complaints.
+ */
+export function unreadableOwnFolders(dir: string = process.cwd()): string[] {
+  if (process.platform !== 'linux') return [];
+  const found: string[] = [];
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const uid = process.getuid?.();
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    const folder = path.join(dir, entry.name);
+    try {
+      if (lstatSync(folder).uid !== uid) continue;
+    } catch {
+      continue; // Gone since the read.
+    }
+    try {
+      accessSync(folder, constants.R_OK | constants.X_OK);
+    } catch {
+      found.push(folder);
+    }
+  }
+  return found;
 }
 
 /** This machine's addresses now (interfaces come and go). */
@@ -132,7 +184,7 @@ function precheck(bwrapPath: string | undefined): SandboxStatus {
 async function startRuntimes(state: Shared, bwrapPath: string | undefined): Promise<SandboxStatus> {
   const found = precheck(bwrapPath);
   if (!found.available) return found;
-  const config = baseConfig(bwrapPath);
+  const config = baseConfig(process.platform === 'linux' ? (bwrapPath ?? findOnPath('bwrap') ?? undefined) : bwrapPath);
   const open = new OpenNetworkRuntime(runtimeFiles().moduleUrl, (host) => beyondMachineAllows(host, localAddresses()));
   state.open = open;
   // Both sets of proxies start at once, once: no turn waits for them.
@@ -199,17 +251,18 @@ export class AgentSandbox {
   ): Promise<WrappedCommand> {
     if (!this.status.available) throw new Error('the sandbox is not available');
     const commandId = randomBytes(16).toString('base64url');
-    // The wrapper (bash, bubblewrap, socat) runs with Parley's PATH; the agent gets its own back inside.
-    const envProgram = findOnPath('env') ?? '/usr/bin/env';
-    const own = [`TMPDIR=${tmpDir}`, ...(env.PATH !== undefined ? [`PATH=${env.PATH}`] : [])];
-    const inner = [envProgram, '-u', 'NO_PROXY', '-u', 'no_proxy', ...own, command, ...args].map(quote).join(' ');
-    const config = { filesystem: policy.filesystem, network: turnNetwork() };
+    // The wrapper (its shell, bubblewrap, socat) runs with Parley's PATH; the agent gets its
+    // own back inside, set by the shell that then becomes the agent (no `env` to start).
+    const own = [`TMPDIR=${quote(tmpDir)}`, ...(env.PATH !== undefined ? [`PATH=${quote(env.PATH)}`] : [])];
+    const inner = `unset NO_PROXY no_proxy; export ${own.join(' ')}; exec ${[command, ...args].map(quote).join(' ')}`;
+    const filesystem = { ...policy.filesystem, denyWrite: [...policy.filesystem.denyWrite, ...unreadableOwnFolders()] };
+    const config = { filesystem, network: turnNetwork() };
     // SHLVL: bash reads ~/.bashrc when its stdin is a socket (Node's pipes are) and it thinks it is the first shell.
     const outerEnv = { ...env, PATH: process.env.PATH, SHLVL: '1' };
     const open = shared?.open;
     if (policy.reach !== 'endpoints') {
       if (!open) throw new Error('the sandbox is not available');
-      const [program, ...rest] = await open.wrap(`exec ${inner}`, cwd, config, commandId, policy.allowedDomains);
+      const [program, ...rest] = await open.wrap(inner, cwd, config, commandId, policy.allowedDomains, wrapperShell);
       let released = false;
       return {
         command: program!,
@@ -224,7 +277,7 @@ export class AgentSandbox {
     }
     SandboxManager.registerCommandNetworkLists(commandId, { allowedDomains: policy.allowedDomains });
     try {
-      const wrapped = await SandboxManager.wrapWithSandboxArgv(`exec ${inner}`, undefined, config, undefined, cwd, {
+      const wrapped = await SandboxManager.wrapWithSandboxArgv(inner, wrapperShell, config, undefined, cwd, {
         commandId,
       });
       const [program, ...rest] = wrapped.argv;
