@@ -4,7 +4,7 @@
 import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
 import { attentionKinds, type AttentionKind, type NotificationPrefs } from '../../../shared/attention';
 import type { AllowRuleView, ConnectionSummary } from '../../../shared/domain';
-import { Dialog, DialogButtons, useAction } from '../../components/ui';
+import { Dialog, DialogButtons, ErrorNote, Loading, useAction } from '../../components/ui';
 import { dayDate, fullTime } from '../../format';
 import { useAttention } from '../../state/attention';
 import { call, messageOf } from '../../state/client';
@@ -123,11 +123,14 @@ const notificationKindWords: Record<AttentionKind, string> = {
 /** Which notifications the signed-in person gets, per kind and per connection: their own choice. */
 export function NotificationsDialog({ onClose }: { onClose: () => void }) {
   const [prefs, setPrefs] = useState<NotificationPrefs | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
   const [busy, run] = useAction();
   const formId = useId();
-  useEffect(() => {
-    void call('notifications.get', {}).then(setPrefs);
+  const load = useCallback(() => {
+    setLoadError(null);
+    call('notifications.get', {}).then(setPrefs, (error: unknown) => setLoadError(messageOf(error)));
   }, []);
+  useEffect(load, [load]);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (!prefs) return;
@@ -146,28 +149,31 @@ export function NotificationsDialog({ onClose }: { onClose: () => void }) {
       onClose={onClose}
       footer={<DialogButtons formId={formId} busy={busy || !prefs} submitLabel="Save" onCancel={onClose} />}
     >
-      <form id={formId} className="form" onSubmit={submit}>
+      {/* Not a checkbox until the saved choice is read: a default shown meanwhile would say the wrong thing. */}
+      {!prefs && (loadError ? <ErrorNote onRetry={load}>{loadError}</ErrorNote> : <Loading />)}
+      <form id={formId} className="form" onSubmit={submit} hidden={!prefs}>
         <fieldset className="field">
           <legend className="field-label">Notify me when</legend>
-          {attentionKinds.map((kind) => (
-            <label key={kind} className="check">
-              <input
-                type="checkbox"
-                checked={kindOn(kind)}
-                disabled={!prefs}
-                onChange={(event) =>
-                  prefs &&
-                  setPrefs({
-                    ...prefs,
-                    kinds: prefs.kinds.map((entry) =>
-                      entry.kind === kind ? { ...entry, notify: event.target.checked } : entry,
-                    ),
-                  })
-                }
-              />
-              <span>{notificationKindWords[kind]}</span>
-            </label>
-          ))}
+          {prefs &&
+            attentionKinds.map((kind) => (
+              <label key={kind} className="check">
+                <input
+                  type="checkbox"
+                  checked={kindOn(kind)}
+                  disabled={!prefs}
+                  onChange={(event) =>
+                    prefs &&
+                    setPrefs({
+                      ...prefs,
+                      kinds: prefs.kinds.map((entry) =>
+                        entry.kind === kind ? { ...entry, notify: event.target.checked } : entry,
+                      ),
+                    })
+                  }
+                />
+                <span>{notificationKindWords[kind]}</span>
+              </label>
+            ))}
         </fieldset>
         {prefs && prefs.connections.length > 0 && (
           <fieldset className="field">
