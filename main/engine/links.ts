@@ -1,6 +1,7 @@
 // Links to peers: listening, dialling with backoff, the handshake on every new link,
 // and one open link per connection. Both sides dial whenever they are not connected;
 // when two links meet, both keep the one dialled by the smaller installation ID.
+// How a dial races a peer's paths (address, DHT, relays) is reach.ts.
 import type { ConnectionSummary } from '../../shared/domain';
 import { log } from '../log';
 import type { DhtBootstrap } from '../net/dht-bootstrap';
@@ -23,13 +24,12 @@ import type { EngineCore, OpenLink } from './engine-core';
 import { wsFramePort, type FramePort } from './frame-port';
 import { handshake, HandshakeError, type Admission } from './handshake';
 import { PeerLink } from './peer-link';
+import { reachPeer, type LinkPath, type ReachTarget } from './reach';
 import { attemptsAfterOpen, keepNewLink, redialDelay, type Backoff } from './redial';
-import { chosenRelay, nextDhtStep, relaysToTry } from './relay-choice';
+import { chosenRelay } from './relay-choice';
 import { DhtCarrier } from './dht-carrier';
 import {
   carrierOf,
-  dialPeer,
-  FingerprintMismatch,
   listenForPeers,
   peerAuthenticated,
   type Carrier,
@@ -37,6 +37,17 @@ import {
   type PeerListener,
 } from './transport';
 import type { PortListener } from './port-network';
+
+export {
+  DHT_HEAD_START_MS,
+  DIAL_TIMEOUT_MS,
+  dhtHeadStart,
+  UnreachableError,
+  type DialAttempt,
+  type LinkPath,
+  type ReachTarget,
+} from './reach';
+export { holepunchWorthRetrying } from './relay-choice';
 import { CloseCode, PROTOCOL_REVISION, PROTOCOL_VERSION, type Frame, type HelloFrame, type ReachFrame } from './wire';
 
 export interface LinkEvents {
@@ -47,54 +58,6 @@ export interface LinkEvents {
   admitStranger(peer: PeerCertificate, hello: HelloFrame): number | { refused: string } | null;
   /** Whether an invitation is open: only then may a DHT key we do not know connect. */
   invitationOpen(): boolean;
-}
-
-/** How a link's bytes travel: its own TCP connection, or the DHT (straight, or through a relay). */
-export type LinkPath = 'direct' | 'holepunched' | 'relayed';
-
-/** Where to reach a peer: its address, its DHT key, or both (raced). */
-export interface ReachTarget {
-  address: string | null;
-  dhtKey: string | null;
-  /** The path that won the last time: raced at once instead of after the address's head start. */
-  lastPath?: 'direct' | 'dht' | null;
-  /** The relays the peer named (its invitation, its `reach` frame): tried, after ours, once holepunching fails. */
-  relays?: string[];
-  /** We are a stranger to the peer (accepting its invitation): its firewall lets us in only through its own relays. */
-  stranger?: boolean;
-}
-
-/** How long each path has to get through the pin: an acceptor who cannot reach the inviter learns why soon after. */
-export const DIAL_TIMEOUT_MS = 8_000;
-
-/** How long the address has to itself before the DHT is tried as well. */
-export const DHT_HEAD_START_MS = 1_000;
-
-/**
- * How long the DHT waits for the address: not at all when there is no address or the DHT
- * won last time, else the head start (cut short by the address failing, see reach()).
- */
-export function dhtHeadStart(target: ReachTarget): number {
-  return target.address && target.lastPath !== 'dht' ? DHT_HEAD_START_MS : 0;
-}
-
-export { holepunchWorthRetrying } from './relay-choice';
-
-/** One way a dial went: at the address, by DHT key, or through a relay (`target` is the relay's key). */
-export interface DialAttempt {
-  path: 'address' | 'dht' | 'relay';
-  target: string;
-  error: Error;
-}
-
-const attemptWords = (a: DialAttempt) =>
-  a.path === 'dht' ? 'by DHT' : a.path === 'relay' ? `through relay ${a.target.slice(0, 12)}…` : `at ${a.target}`;
-
-export class UnreachableError extends Error {
-  constructor(readonly attempts: DialAttempt[]) {
-    super(attempts.map((a) => `${attemptWords(a)}: ${a.error.message}`).join('; '));
-    this.name = 'UnreachableError';
-  }
 }
 
 /** At shutdown, how long peers have to answer the closing of their link. */
@@ -379,7 +342,17 @@ export class LinkManager {
     hello: HelloFrame,
     admit: (theirs: HelloFrame, peer: PeerCertificate) => Admission,
   ): Promise<OpenLink | null> {
-    const { port, peer, path, relay } = await this.reach(target, fingerprint);
+    const { port, peer, path, relay } = await reachPeer(
+      {
+        identity: this.core.options.identity,
+        revision: this.core.options.revision,
+        ports: this.core.options.ports,
+        carrier: this.carrier,
+        ourRelays: () => relayKeys(this.core.db),
+      },
+      target,
+      fingerprint,
+    );
     const link = this.track(new PeerLink(port, peer, this.core.fingerprint));
     const { connectionId } = await handshake(link, {
       side: 'dialler',
@@ -408,111 +381,6 @@ export class LinkManager {
       if (!isStorageFailure(error)) throw error;
       log.warn('could not record how a peer is reached', { connectionId, error: String(error) });
     }
-  }
-
-  private async reach(
-    target: ReachTarget,
-    fingerprint: string,
-  ): Promise<{ port: FramePort; peer: PeerCertificate; path: LinkPath; relay: string | null }> {
-    const identity = this.core.options.identity;
-    const cancel = new AbortController();
-    const attempts: DialAttempt[] = [];
-    const tries: Promise<{ port: FramePort; peer: PeerCertificate; path: LinkPath; relay: string | null }>[] = [];
-    /** The address failed: the DHT need not wait out the address's head start. */
-    const addressGaveUp = new AbortController();
-    if (target.address) {
-      const address = target.address;
-      tries.push(
-        this.dialAddress(address, fingerprint, cancel.signal).then(
-          (dialled) => ({ ...dialled, path: 'direct' as const, relay: null }),
-          (error: Error) => {
-            attempts.push({ path: 'address', target: address, error });
-            addressGaveUp.abort();
-            throw error;
-          },
-        ),
-      );
-    }
-    const carrier = this.carrier;
-    if (target.dhtKey && carrier) {
-      const key = target.dhtKey;
-      const headStart = dhtHeadStart(target);
-      tries.push(
-        waitUnlessCancelled(headStart, cancel.signal, addressGaveUp.signal)
-          .then(async () => {
-            const deadline = Date.now() + DIAL_TIMEOUT_MS - headStart;
-            // Only relays somebody chose, and only once holepunching failed: ours first, then the peer's.
-            const relays = relaysToTry(target.stranger ? [] : relayKeys(this.core.db), target.relays ?? []);
-            let relay: string | null = null;
-            for (let attempt = 1; ; attempt++) {
-              const { stream, path } = carrier.connect(key, relay);
-              try {
-                const dialled = await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
-                  stream,
-                  revision: this.core.options.revision,
-                  signal: cancel.signal,
-                  timeoutMs: relay ? Math.max(deadline - Date.now(), RELAY_DIAL_MS) : deadline - Date.now(),
-                });
-                return { port: wsFramePort(dialled.ws, dialled.socket), peer: dialled.peer, path: path(), relay };
-              } catch (error) {
-                if (relay) attempts.push({ path: 'relay', target: relay, error: error as Error });
-                else attempts.push({ path: 'dht', target: key, error: error as Error });
-                const step = nextDhtStep(error, attempt, deadline - Date.now(), relay, relays);
-                if (step.kind === 'give up') throw new AttemptsRecorded();
-                relay = step.kind === 'relay' ? step.relay : relay;
-              }
-            }
-          })
-          .catch((error: Error) => {
-            if (!(error instanceof AttemptsRecorded)) attempts.push({ path: 'dht', target: key, error });
-            throw error;
-          }),
-      );
-    }
-    if (tries.length === 0)
-      throw new UnreachableError([
-        {
-          path: target.dhtKey ? 'dht' : 'address',
-          target: target.dhtKey ?? '',
-          error: new Error(target.dhtKey ? 'this installation is not on the DHT' : 'no address to dial'),
-        },
-      ]);
-    try {
-      return await Promise.any(tries);
-    } catch {
-      // Said in the order they were tried: the address, then the DHT.
-      throw new UnreachableError(
-        attempts
-          .filter((a) => !a.error.message.startsWith('cancelled'))
-          .filter((a, i, all) => !isRetriedHolepunch(a, all.slice(0, i)))
-          .sort((a, b) => pathOrder[a.path] - pathOrder[b.path]),
-      );
-    } finally {
-      cancel.abort();
-    }
-  }
-
-  /** Dials an address over TLS, or over the port network when there is one; the certificate is pinned either way. */
-  private async dialAddress(
-    address: string,
-    fingerprint: string,
-    signal: AbortSignal,
-  ): Promise<{ port: FramePort; peer: PeerCertificate }> {
-    const { identity, revision, ports } = this.core.options;
-    if (!ports) {
-      const { ws, socket, peer } = await dialPeer(identity, address, fingerprint, {
-        signal,
-        timeoutMs: DIAL_TIMEOUT_MS,
-        revision,
-      });
-      return { port: wsFramePort(ws, socket), peer };
-    }
-    const dialled = await ports.dial(identity, address, revision ?? PROTOCOL_REVISION, signal);
-    if (dialled.peer.fingerprint !== fingerprint) {
-      dialled.port.terminate();
-      throw new FingerprintMismatch(fingerprint, dialled.peer.fingerprint);
-    }
-    return dialled;
   }
 
   private track(link: PeerLink): PeerLink {
@@ -689,24 +557,6 @@ export class LinkManager {
   }
 }
 
-/** How long a dial through a relay has at least: joining through it takes a few round trips more. */
-const RELAY_DIAL_MS = 6_000;
-
-/** A DHT dial whose failures are in the attempts already. */
-class AttemptsRecorded extends Error {
-  constructor() {
-    super('cancelled: recorded');
-  }
-}
-
-/** Said in the order they were tried: the address, then the DHT, then relays. */
-const pathOrder: Record<DialAttempt['path'], number> = { address: 0, dht: 1, relay: 2 };
-
-/** A holepunch tried again says why it failed the first time: the second try only ran out of time. */
-function isRetriedHolepunch(attempt: DialAttempt, earlier: DialAttempt[]): boolean {
-  return attempt.path === 'dht' && earlier.some((a) => a.path === 'dht');
-}
-
 /** The relays a connection's peer named (a JSON array of keys); nothing when it is not one. */
 export function parseRelays(json: string): string[] {
   try {
@@ -729,34 +579,4 @@ function portListener(listener: PortListener): PeerListener {
 
 function reachable(connection: ConnectionRow): boolean {
   return connection.address !== null || connection.dht_key !== null;
-}
-
-/** Resolves after `ms` or once `early` aborts, or rejects as cancelled when `signal` aborts first. */
-function waitUnlessCancelled(ms: number, signal: AbortSignal, early: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new Error('cancelled: another path won'));
-    if (ms === 0 || early.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', abort);
-      early.removeEventListener('abort', done);
-    };
-    const timer = setTimeout(() => {
-      done();
-      resolve();
-    }, ms);
-    const abort = () => {
-      done();
-      reject(new Error('cancelled: another path won'));
-    };
-    signal.addEventListener('abort', abort, { once: true });
-    early.addEventListener(
-      'abort',
-      () => {
-        done();
-        resolve();
-      },
-      { once: true },
-    );
-  });
 }
