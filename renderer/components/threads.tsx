@@ -126,7 +126,9 @@ export function ThreadList({
   const expanded = useUi(selectExpandedThreads);
   const toggle = useUi((s) => s.toggleThread);
 
-  useEffect(() => {
+  // Asked for as the view commits, not after its first paint (when effects run): the
+  // request is on its way while the view paints, and the rows paint a frame sooner.
+  useLayoutEffect(() => {
     // Groups need every row; a long flat list reads its pages as they come into view.
     if (!useThreads.getState().lists[listKey]?.ids) void loadList(listKey, { whole: groupByRoot });
   }, [listKey, loadList, groupByRoot]);
