@@ -363,14 +363,12 @@ function VirtualThreads({
     const box = scrollRef.current;
     anchor.current = null;
     if (!held || !box) return;
-    // The same row: where it was, or where it moved to by a row or two (a thread added or gone);
-    // rows not read yet share a key, so the nearest match wins.
+    // The same row: where it was, or where it moved to by a row or two (a thread added or gone).
+    // A row not read yet is held by its place: they all share one key.
     let index = held.index;
-    for (const near of [held.index, held.index + 1, held.index - 1, held.index + 2, held.index - 2])
-      if (near >= 0 && near < source.count && getItemKey(near) === held.key) {
-        index = near;
-        break;
-      }
+    if (held.key !== PENDING_KEY)
+      for (const near of [held.index, held.index + 1, held.index - 1, held.index + 2, held.index - 2])
+        if (near >= 0 && near < source.count && getItemKey(near) === held.key) index = near;
     const start = virtualizer.measurementsCache[index]?.start;
     if (start === undefined) return;
     const target = start + held.offset;
