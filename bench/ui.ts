@@ -8,8 +8,8 @@
 //    server; warm: the list is already in the page's store, so it is render cost only);
 //  - scrolling the 10,000-row list: frame times while it scrolls by 600 px a frame, and
 //    how many rows are in the DOM (virtualized: a screenful, not 10,000);
-//  - with --trace FILE, Chromium traces of both scrolls (FILE-COUNT-loading.json and
-//    FILE-COUNT-scroll.json, for the Performance panel or chrome://tracing);
+//  - with --trace FILE, Chromium traces of the cold paint and of both scrolls (FILE-COUNT-cold.json,
+//    FILE-COUNT-loading.json and FILE-COUNT-scroll.json, for the Performance panel or chrome://tracing);
 //  - an app API call's round trip in browser mode: `session.whoami` over the page's own
 //    /api WebSocket, p50 and p95 of 2,000 calls after 200 warm-up calls.
 //
@@ -188,7 +188,9 @@ export async function benchUi(
       });
     };
 
+    await startTrace('cold');
     const cold = await paint();
+    if (options.trace) await browser.stopTracing();
     await startTrace('loading');
     // Right after the first page painted, as a person would: scroll, the rows coming into
     // view read a page at a time.

@@ -5,7 +5,7 @@
 // come with the conversation and its agent conversations (thread-facts.ts, placeAsks); a
 // turn that posted no line gets a row of its own ("asked bob/researcher").
 import { useEffect, useMemo } from 'react';
-import type { AskRef, Message } from '../../shared/domain';
+import type { AskRef, Message, ThreadSummary } from '../../shared/domain';
 import { selectConnection, useConnections } from '../state/connections';
 import { selectIsOwner, useSession } from '../state/session';
 import { selectThread, selectThreadDetail, useThreads, watchThread, type ThreadListKey } from '../state/threads';
@@ -14,6 +14,25 @@ import { approvalOfText, selectApprovals, useApprovals } from '../state/approval
 import { ApprovalActions, ApprovalContent } from './approvals';
 import { ArrowOutIcon } from './icons';
 import { useAction } from './ui';
+
+/** The asks the newest texts of a list's agent conversations made from here (their summaries carry them). */
+function recentAsks(
+  ids: readonly number[] | null | undefined,
+  summaries: ReadonlyMap<number, ThreadSummary>,
+): AskRef[] {
+  const asks: AskRef[] = [];
+  for (const id of ids ?? []) {
+    const thread = summaries.get(id);
+    const last = thread?.lastText;
+    if (!thread || thread.startedBy !== 'local' || !last || last.direction !== 'out' || last.sentByTurnId === null)
+      continue;
+    asks.push({ threadId: thread.id, textId: last.id, sentByTurnId: last.sentByTurnId, createdAt: last.createdAt });
+  }
+  return asks;
+}
+
+const recentAsksKey = (asks: readonly AskRef[]) =>
+  asks.map((a) => `${a.threadId}:${a.textId}:${a.sentByTurnId}:${a.createdAt}`).join(',');
 
 export interface AskPlaces {
   /** The asks under each line, by message id. */
@@ -33,30 +52,19 @@ export function useAskLinks(
   stored: readonly AskRef[] | undefined,
   lines: readonly Pick<Message, 'id' | 'postedByTurnId'>[] | undefined,
 ): AskPlaces {
-  const ids = useThreads((s) => s.lists[listKey]?.ids);
-  const version = useThreads((s) => s.version);
-
   // The root's detail brings the asks made by the time it loaded; an agent conversation's
-  // newest text brings one made since.
+  // newest text brings one made since. Followed as a string, so that a page of the list read
+  // (most of whose rows asked nothing from here) does not render the whole view again.
+  const recent = useThreads((s) => recentAsksKey(recentAsks(s.lists[listKey]?.ids, s.summaries)));
   const asks = useMemo(() => {
     const byText = new Map<number, AskRef>();
     for (const ask of stored ?? []) byText.set(ask.textId, ask);
-    const { summaries } = useThreads.getState();
-    for (const id of ids ?? []) {
-      const thread = summaries.get(id);
-      const last = thread?.lastText;
-      if (!thread || thread.startedBy !== 'local' || !last || last.direction !== 'out') continue;
-      if (last.sentByTurnId === null || byText.has(last.id)) continue;
-      byText.set(last.id, {
-        threadId: thread.id,
-        textId: last.id,
-        sentByTurnId: last.sentByTurnId,
-        createdAt: last.createdAt,
-      });
-    }
+    const { lists, summaries } = useThreads.getState();
+    for (const ask of recentAsks(lists[listKey]?.ids, summaries))
+      if (!byText.has(ask.textId)) byText.set(ask.textId, ask);
     return [...byText.values()];
-    // `version`: summaries change in place.
-  }, [stored, ids, version]);
+    // `recent` says what recentAsks returns changed.
+  }, [stored, listKey, recent]);
 
   const wantedKey = useMemo(() => [...new Set(asks.map((a) => a.threadId))].sort((a, b) => a - b).join(','), [asks]);
   // Their texts, kept fresh while the conversation is on screen.

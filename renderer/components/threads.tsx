@@ -29,6 +29,7 @@ import {
   receivedWithAgent,
   textLabel,
   waitingForAgent,
+  type ConnectionState,
   type TextLabel,
 } from '../thread-facts';
 import { approvalOfText, approvalsOfThread, selectApprovals, useApprovals } from '../state/approvals';
@@ -68,6 +69,14 @@ const READ_AHEAD = 100;
 
 /** A row not read yet (`.thread-placeholder`, 80 px and its 8 px gap). */
 const PLACEHOLDER_HEIGHT = 88;
+
+/**
+ * The virtualizer's key of every row not read yet: one key, so one size in its cache for
+ * all of them. It lays out every row after each page read; a row with a cached size costs
+ * it a lookup, one without a call to estimateSize, and nearly all of 100,000 rows are
+ * rows not read yet. (Thread ids start at 1; the DOM's rows get keys of their own.)
+ */
+const PENDING_KEY = 0;
 
 type Item =
   | { kind: 'header'; key: string; label: string; since: string }
@@ -117,7 +126,9 @@ export function ThreadList({
   const expanded = useUi(selectExpandedThreads);
   const toggle = useUi((s) => s.toggleThread);
 
-  useEffect(() => {
+  // Asked for as the view commits, not after its first paint (when effects run): the
+  // request is on its way while the view paints, and the rows paint a frame sooner.
+  useLayoutEffect(() => {
     // Groups need every row; a long flat list reads its pages as they come into view.
     if (!useThreads.getState().lists[listKey]?.ids) void loadList(listKey, { whole: groupByRoot });
   }, [listKey, loadList, groupByRoot]);
@@ -162,8 +173,7 @@ export function ThreadList({
       return {
         count: rows.length,
         at,
-        // A thread's id; a row not read yet, minus its place.
-        key: (index) => rows[index] || -1 - index,
+        key: (index) => rows[index] || PENDING_KEY,
         threadId: (index) => rows[index] ?? 0,
         // A page read gives its rows keys and sizes: one recompute of the list, not one per row measured.
         keys: rows,
@@ -246,6 +256,19 @@ function countWorking(ids: number[]): number {
  * them all out again first, when a row was measured since, and a layout of 100,000 rows
  * is a frame's worth of work.
  */
+/** The DOM's key of a row: rows not read yet share the virtualizer's key, not their element's. */
+const rowKey = (row: VirtualItem) => (row.key === PENDING_KEY ? `p${row.index}` : row.key);
+
+/** A collapsed card's shape, kept per summary (a summary is replaced when it changes): estimates run per layout. */
+const shapes = new WeakMap<ThreadSummary, { linkState: ConnectionState | null; shape: string }>();
+function shapeOf(thread: ThreadSummary, linkState: ConnectionState | null): string {
+  const kept = shapes.get(thread);
+  if (kept && kept.linkState === linkState) return kept.shape;
+  const shape = cardShape(thread, linkState);
+  shapes.set(thread, { linkState, shape });
+  return shape;
+}
+
 function rowAt(rows: readonly VirtualItem[], offset: number): VirtualItem | undefined {
   let low = 0;
   let high = rows.length - 1;
@@ -290,7 +313,7 @@ function VirtualThreads({
       const thread = useThreads.getState().summaries.get(id);
       if (!thread) return PLACEHOLDER_HEIGHT;
       const linkState = connectionState(selectConnection(thread.connection.id)(useConnections.getState()));
-      const known = heights.current!.height(cardShape(thread, linkState));
+      const known = heights.current!.height(shapeOf(thread, linkState));
       if (known !== undefined) return known;
       // Until a card like it is measured: a card, plus a line for a close reason or for counts.
       const counts = thread.counts.failed > 0 || waitingForAgent(thread) > 0;
@@ -333,15 +356,19 @@ function VirtualThreads({
     measureElement,
   });
   laidOut.current = { keys, instance: virtualizer };
+  // Until a placeholder is measured (then all of them are, at once).
+  if (!virtualizer.itemSizeCache.has(PENDING_KEY)) virtualizer.itemSizeCache.set(PENDING_KEY, PLACEHOLDER_HEIGHT);
   useLayoutEffect(() => {
     const held = anchor.current;
     const box = scrollRef.current;
     anchor.current = null;
     if (!held || !box) return;
     // The same row: where it was, or where it moved to by a row or two (a thread added or gone).
+    // A row not read yet is held by its place: they all share one key.
     let index = held.index;
-    for (const near of [held.index, held.index + 1, held.index - 1, held.index + 2, held.index - 2])
-      if (near >= 0 && near < source.count && getItemKey(near) === held.key) index = near;
+    if (held.key !== PENDING_KEY)
+      for (const near of [held.index, held.index + 1, held.index - 1, held.index + 2, held.index - 2])
+        if (near >= 0 && near < source.count && getItemKey(near) === held.key) index = near;
     const start = virtualizer.measurementsCache[index]?.start;
     if (start === undefined) return;
     const target = start + held.offset;
@@ -361,7 +388,7 @@ function VirtualThreads({
   }, [pending, first, last, onRange]);
   return (
     <div ref={scrollRef} className={`thread-scroll${fill ? '' : ' thread-scroll-bounded'}`} data-testid="thread-scroll">
-      <VirtualRows virtualizer={virtualizer} itemAt={source.at}>
+      <VirtualRows virtualizer={virtualizer} itemAt={source.at} rowKey={rowKey}>
         {(item) =>
           item.kind === 'header' ? (
             <h3 className="thread-group">

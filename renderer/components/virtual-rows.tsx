@@ -1,7 +1,7 @@
 // The rows of a virtualized list whose rows measure themselves: only the rows in view
 // (and a few either side) are in the DOM, each placed where the virtualizer says.
-import { measureElement as measureByLayout, type Virtualizer } from '@tanstack/react-virtual';
-import type { ReactNode } from 'react';
+import { measureElement as measureByLayout, type VirtualItem, type Virtualizer } from '@tanstack/react-virtual';
+import type { Key, ReactNode } from 'react';
 
 /**
  * Sizes rows from the ResizeObserver's entries only. Measuring a row as it mounts forces a
@@ -24,11 +24,14 @@ export function measureOnResize(
 export function VirtualRows<T>({
   virtualizer,
   itemAt,
+  rowKey = (row) => row.key,
   children,
 }: {
   virtualizer: Virtualizer<HTMLDivElement, Element>;
   /** The item of a row: a list long enough to be read in pages is not one array. */
   itemAt: (index: number) => T | undefined;
+  /** The DOM's key of a row, when rows may share the virtualizer's key (its size cache's). */
+  rowKey?: (row: VirtualItem) => Key;
   /** Renders the row of one item. */
   children: (item: T) => ReactNode;
 }) {
@@ -38,7 +41,7 @@ export function VirtualRows<T>({
         const item = itemAt(row.index);
         return item === undefined ? null : (
           <div
-            key={row.key}
+            key={rowKey(row)}
             ref={virtualizer.measureElement}
             data-index={row.index}
             className="virtual-row"

@@ -141,8 +141,13 @@ describe('threads store', () => {
     expect(list().ids).toHaveLength(60);
     expect(calls.filter(([m]) => m === 'threads.page')).toHaveLength(1);
 
-    // Scrolled to the end: the page that holds it, and nothing between.
+    // Scrolled to the end: the page that holds it, and nothing between — placed in one change
+    // to the store, so what shows the list lays its rows out once per page.
+    let changes = 0;
+    const unsubscribe = useThreads.subscribe(() => changes++);
     await store.loadRange('conversation:1', 2490, 2500);
+    unsubscribe();
+    expect(changes).toBe(1);
     expect(calls.at(-1)).toEqual(['threads.page', { root: { kind: 'conversation', id: 1 }, offset: 2400, limit: 100 }]);
     expect(list().rows!.slice(2490)).toEqual(all.slice(2490).map((t) => t.id));
     expect(list().rows![1500]).toBe(0); // not read

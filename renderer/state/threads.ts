@@ -93,20 +93,27 @@ export function orderThreads(threads: ThreadSummary[]): number[] {
     .map((t) => t.id);
 }
 
-/** A list's dense ids, from its rows. */
-const idsOf = (rows: readonly number[]): number[] => rows.filter((id) => id !== 0);
+/** A list's dense ids, from its rows (a plain loop: a list may have 100,000 rows, and this runs per page read). */
+function idsOf(rows: readonly number[]): number[] {
+  const ids: number[] = [];
+  for (let i = 0; i < rows.length; i++) if (rows[i] !== 0) ids.push(rows[i]!);
+  return ids;
+}
 
-/** `rows` grown to `total` with rows not read yet. */
+/** `rows` grown to `total` with rows not read yet; pushed one by one, so the array stays packed (fast to read). */
 function grown(rows: number[], total: number): number[] {
-  return rows.length >= total ? rows : rows.concat(new Array<number>(total - rows.length).fill(0));
+  for (let i = rows.length; i < total; i++) rows.push(0);
+  return rows;
 }
 
 /** Pages of each list asked for and not yet placed; forgotten when the list's rows shift. */
 const requested = new Map<ThreadListKey, Set<number>>();
 
 export const useThreads = create<ThreadsState>()((set, get) => {
-  const setList = (key: ThreadListKey, patch: Partial<ThreadList>) =>
+  /** `summaries`: the summaries changed too, in the same change to the store (one render, not two). */
+  const setList = (key: ThreadListKey, patch: Partial<ThreadList>, summaries = false) =>
     set((s) => ({
+      ...(summaries ? { version: s.version + 1 } : {}),
       lists: {
         ...s.lists,
         [key]: {
@@ -129,15 +136,16 @@ export const useThreads = create<ThreadsState>()((set, get) => {
     if (!list?.rows) return;
     const rows = grown(list.rows.slice(), total);
     // What was read before: a thread of the page may be there, at a place it has left.
-    const known = new Set(list.ids);
+    let known: Set<number> | null = null;
     threads.forEach((thread, i) => {
       summaries.set(thread.id, thread);
       if (rows[offset + i] === thread.id) return;
+      known ??= new Set(list.ids);
       if (known.has(thread.id)) rows[rows.indexOf(thread.id)] = 0;
       rows[offset + i] = thread.id;
     });
-    set((s) => ({ version: s.version + 1 }));
-    setList(key, { rows, ids: idsOf(rows), total: rows.length });
+    // One change to the store, so its readers (and the list's layout of every row) run once per page.
+    setList(key, { rows, ids: idsOf(rows), total: rows.length }, true);
   };
 
   const reorder = (ids: number[]) => {
@@ -164,12 +172,9 @@ export const useThreads = create<ThreadsState>()((set, get) => {
         performance.mark('parley:threads-arrived', { detail: { key, count: first.threads.length } });
         const { summaries } = get();
         for (const thread of first.threads) summaries.set(thread.id, thread);
-        const rows = grown(
-          first.threads.map((t) => t.id),
-          first.total,
-        );
-        set((s) => ({ version: s.version + 1 }));
-        setList(key, { rows, ids: idsOf(rows), total: rows.length, error: null, loading: false });
+        const ids = first.threads.map((t) => t.id);
+        const rows = grown(ids.slice(), first.total);
+        setList(key, { rows, ids, total: rows.length, error: null, loading: false }, true);
         if (!whole && first.total > SMALL_LIST) return;
         // Let the first rows paint before parsing the rest takes the main thread.
         if (first.threads.length < first.total) await afterPaint();
