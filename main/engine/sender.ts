@@ -343,21 +343,33 @@ export class Sender {
   /**
    * Inside a transaction: a turn of a conversation or a task sent a text, so its page reads
    * the root again and shows the ask under that turn's line, before the turn posts anything.
-   * The root is read once per commit, and only the columns its audience follows from.
    */
   private rootChangedAfter(thread: ThreadRow, tx: Tx): void {
     if (thread.started_by !== 'local' || thread.root_kind === 'thread') return;
     const kind = thread.root_kind;
     const id = thread.root_id;
-    if (tx.due(`${kind} ${id}`)) return;
-    const root = rootFacts(this.core.db, thread);
-    let audience: Audience | undefined;
-    if (root.kind === 'conversation' && root.conversation) audience = eventAudience.conversation(root.conversation);
-    else if (root.kind === 'task' && root.task) audience = eventAudience.task(root.task);
-    if (audience === undefined) return;
+    const key = `${kind} ${id}`;
+    if (tx.due(key)) return;
+    let audience = this.rootAudiences.get(thread);
+    if (audience === undefined) {
+      const root = rootFacts(this.core.db, thread);
+      audience = null;
+      if (root.kind === 'conversation' && root.conversation) audience = eventAudience.conversation(root.conversation);
+      else if (root.kind === 'task' && root.task) audience = eventAudience.task(root.task);
+      this.rootAudiences.set(thread, audience);
+    }
+    if (audience === null) return;
     const told = audience;
-    tx.afterOnce(`${kind} ${id}`, () => this.core.options.events.emit({ type: 'changed', kind, id }, told));
+    tx.afterOnce(key, () => this.core.options.events.emit({ type: 'changed', kind, id }, told));
   }
+
+  /**
+   * Who hears of a root's changes (null: it is gone), by the row the thread cache holds,
+   * as the core keeps the agent conversations' own: a row is replaced when its root is
+   * deleted or the cache is dropped (any write outside a group commit drops it), and a
+   * busy agent conversation sends a text with every commit.
+   */
+  private readonly rootAudiences = new WeakMap<ThreadRow, Audience | null>();
 
   /** Inside a transaction: the text takes the thread's place on the wire, and leaves after the commit. */
   private putOnWire(open: OpenLink, thread: ThreadRow, text: InFlight, body: string, after: After, tx: Tx): void {
