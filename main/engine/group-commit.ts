@@ -26,6 +26,8 @@ export interface Tx {
    * Returns whether this call is the one that will run.
    */
   afterOnce(key: string, action: () => void): boolean;
+  /** Whether an `afterOnce` action for `key` already waits for this commit (what it would tell is told). */
+  due(key: string): boolean;
 }
 
 interface Op {
@@ -64,6 +66,8 @@ export class GroupCommit {
    * db.transaction() call, which costs ~30 µs per text.
    */
   private readonly savepoint: (op: Op, after: After, tx: Tx) => unknown;
+  /** A batch's transaction, made once for the same reason. */
+  private readonly whole: { immediate(body: () => void): void };
 
   /**
    * Called when what callers keep in memory about rows may be stale: written work was
@@ -103,6 +107,7 @@ export class GroupCommit {
     private readonly afterCommit: () => void = () => {},
   ) {
     this.savepoint = db.transaction((op: Op, after: After, tx: Tx) => op.fn(after, tx));
+    this.whole = db.transaction((body: () => void) => body());
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.synchronous = db.pragma('synchronous', { simple: true }) as number;
@@ -278,58 +283,57 @@ export class GroupCommit {
     /** Keys of `afterOnce` actions already due after this commit. */
     const once = new Set<string>();
     try {
-      this.db
-        .transaction(() => {
-          const seen = this.lastSeen;
-          if (!seen || seen.changes !== this.totalChanges.get() || seen.version !== this.dataVersion.get())
-            this.stale('outside');
-          for (const op of ops) {
-            const after: Array<() => void> = [];
-            const own: Array<() => void> = [];
-            const ownKeys: string[] = [];
-            let wrote = false;
-            const tx: Tx = {
-              writing: () => {
-                wrote = true;
-              },
-              undo: (action) => {
-                own.push(action);
-              },
-              afterOnce: (key, action) => {
-                if (once.has(key)) return false;
-                once.add(key);
-                ownKeys.push(key);
-                after.push(action);
-                return true;
-              },
-            };
-            const guarded = savepoints || op.savepoint;
-            try {
-              const value = guarded
-                ? this.savepoint(op, (action) => after.push(action), tx)
-                : op.fn((action) => after.push(action), tx);
-              outcomes.push({ ok: true, value, after });
+      this.whole.immediate(() => {
+        const seen = this.lastSeen;
+        if (!seen || seen.changes !== this.totalChanges.get() || seen.version !== this.dataVersion.get())
+          this.stale('outside');
+        for (const op of ops) {
+          const after: Array<() => void> = [];
+          const own: Array<() => void> = [];
+          const ownKeys: string[] = [];
+          let wrote = false;
+          const tx: Tx = {
+            writing: () => {
+              wrote = true;
+            },
+            undo: (action) => {
+              own.push(action);
+            },
+            afterOnce: (key, action) => {
+              if (once.has(key)) return false;
+              once.add(key);
+              ownKeys.push(key);
+              after.push(action);
+              return true;
+            },
+            due: (key) => once.has(key),
+          };
+          const guarded = savepoints || op.savepoint;
+          try {
+            const value = guarded
+              ? this.savepoint(op, (action) => after.push(action), tx)
+              : op.fn((action) => after.push(action), tx);
+            outcomes.push({ ok: true, value, after });
+            undos.push(...own);
+          } catch (error) {
+            // A failed piece's actions do not run: a later piece must be able to claim its keys.
+            for (const key of ownKeys) once.delete(key);
+            // SQLite may roll back the whole transaction by itself (a full disk, an I/O error):
+            // the pieces before this one are undone too, and no later piece may run outside it.
+            if (!this.db.inTransaction) {
               undos.push(...own);
-            } catch (error) {
-              // A failed piece's actions do not run: a later piece must be able to claim its keys.
-              for (const key of ownKeys) once.delete(key);
-              // SQLite may roll back the whole transaction by itself (a full disk, an I/O error):
-              // the pieces before this one are undone too, and no later piece may run outside it.
-              if (!this.db.inTransaction) {
-                undos.push(...own);
-                throw error;
-              }
-              if (!guarded && wrote) {
-                undos.push(...own);
-                throw new Redo();
-              }
-              if (own.length > 0 || guarded) this.rolledBack(own);
-              outcomes.push({ ok: false, error });
+              throw error;
             }
+            if (!guarded && wrote) {
+              undos.push(...own);
+              throw new Redo();
+            }
+            if (own.length > 0 || guarded) this.rolledBack(own);
+            outcomes.push({ ok: false, error });
           }
-          this.lastSeen = { changes: this.totalChanges.get(), version: this.dataVersion.get() };
-        })
-        .immediate();
+        }
+        this.lastSeen = { changes: this.totalChanges.get(), version: this.dataVersion.get() };
+      });
     } catch (error) {
       this.rolledBack(undos);
       // Its own rolled-back writes count in total_changes(): not a write from elsewhere.

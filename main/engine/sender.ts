@@ -7,14 +7,13 @@ import { randomBytes } from 'node:crypto';
 import type { ContextKind } from '../../shared/domain';
 import { PEER_ROLE_PATTERN } from '../../shared/role-name';
 import { ruleAllowing } from '../access/allow-rule-lookup';
-import { eventAudience } from '../access/rules';
+import { rootFacts } from '../access/lookup';
+import { eventAudience, type Audience } from '../access/rules';
 import type { TurnOutcome } from '../agents/types';
 import { roleApiRequests, type ReportResult, type SendResult } from '../role-api/protocol';
 import { linePlace, PARLEY_AUTHOR, postLine, postReport, type Posting } from '../posting/post-line';
 import { connectionByName, getConnectionRow, peerRoles, type ConnectionRow } from '../store/queries/connections';
-import { getConversationRow } from '../store/queries/conversations';
 import { turnMaySend, type RunRow } from '../store/queries/runs';
-import { getTaskRow } from '../store/queries/tasks';
 import {
   getThread,
   insertText,
@@ -346,24 +345,31 @@ export class Sender {
    * the root again and shows the ask under that turn's line, before the turn posts anything.
    */
   private rootChangedAfter(thread: ThreadRow, tx: Tx): void {
-    if (thread.started_by !== 'local') return;
-    const { db, options } = this.core;
-    if (thread.root_kind === 'conversation') {
-      const conversation = getConversationRow(db, thread.root_id);
-      if (!conversation) return;
-      const audience = eventAudience.conversation(conversation);
-      tx.afterOnce(`conversation ${conversation.id}`, () =>
-        options.events.emit({ type: 'changed', kind: 'conversation', id: conversation.id }, audience),
-      );
-    } else if (thread.root_kind === 'task') {
-      const task = getTaskRow(db, thread.root_id);
-      if (!task) return;
-      const audience = eventAudience.task(task);
-      tx.afterOnce(`task ${task.id}`, () =>
-        options.events.emit({ type: 'changed', kind: 'task', id: task.id }, audience),
-      );
+    if (thread.started_by !== 'local' || thread.root_kind === 'thread') return;
+    const kind = thread.root_kind;
+    const id = thread.root_id;
+    const key = `${kind} ${id}`;
+    if (tx.due(key)) return;
+    let audience = this.rootAudiences.get(thread);
+    if (audience === undefined) {
+      const root = rootFacts(this.core.db, thread);
+      audience = null;
+      if (root.kind === 'conversation' && root.conversation) audience = eventAudience.conversation(root.conversation);
+      else if (root.kind === 'task' && root.task) audience = eventAudience.task(root.task);
+      this.rootAudiences.set(thread, audience);
     }
+    if (audience === null) return;
+    const told = audience;
+    tx.afterOnce(key, () => this.core.options.events.emit({ type: 'changed', kind, id }, told));
   }
+
+  /**
+   * Who hears of a root's changes (null: it is gone), by the row the thread cache holds,
+   * as the core keeps the agent conversations' own: a row is replaced when its root is
+   * deleted or the cache is dropped (any write outside a group commit drops it), and a
+   * busy agent conversation sends a text with every commit.
+   */
+  private readonly rootAudiences = new WeakMap<ThreadRow, Audience | null>();
 
   /** Inside a transaction: the text takes the thread's place on the wire, and leaves after the commit. */
   private putOnWire(open: OpenLink, thread: ThreadRow, text: InFlight, body: string, after: After, tx: Tx): void {

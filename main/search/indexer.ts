@@ -6,7 +6,7 @@
 // never depend on this having run.
 import type { EventHub } from '../events';
 import { log } from '../log';
-import type { Db } from '../store/database';
+import { unflushed, type Db } from '../store/database';
 import { indexWaitingRows } from './index-catch-up';
 
 /** How long after a change the indexer runs: writes in a burst are indexed together. */
@@ -48,7 +48,9 @@ export class SearchIndexer {
     if (this.closed || !this.db.open) return;
     try {
       const started = performance.now();
-      if (this.untracked(() => indexWaitingRows(this.db, BATCH)) > 0)
+      // The index and its marks commit together and are made again from the rows if a
+      // power cut takes them: no flush, which would stall the wire for the disk's sync.
+      if (this.untracked(() => unflushed(this.db, () => indexWaitingRows(this.db, BATCH))) > 0)
         this.schedule(Math.max(MIN_REST_MS, (performance.now() - started) * REST));
     } catch (error) {
       // A full disk or a busy database: the rows wait for the next change or search.

@@ -84,3 +84,22 @@ export function closeDatabase(db: Db): void {
 export function transaction<T>(db: Db, fn: () => T): T {
   return db.transaction(fn).immediate();
 }
+
+/**
+ * Runs fn with its commits written to the log but not flushed to disk (synchronous =
+ * NORMAL): for writes a power cut may undo without harm, such as what is derived from
+ * other rows and made again when missing. In WAL mode such a commit is lost whole or
+ * kept whole, and the next flushed commit makes it durable too; the flush under FULL
+ * would block the event loop for the disk's whole sync.
+ */
+export function unflushed<T>(db: Db, fn: () => T): T {
+  const level = db.pragma('synchronous', { simple: true }) as number;
+  const relax = level > 1 && !db.memory && String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
+  if (!relax) return fn();
+  db.exec('PRAGMA synchronous = NORMAL');
+  try {
+    return fn();
+  } finally {
+    db.exec(`PRAGMA synchronous = ${level}`);
+  }
+}
