@@ -40,7 +40,7 @@ parentPort.on('message', async (message) => {
       case 'wrap': {
         manager.registerCommandNetworkLists(message.commandId, { allowedDomains: message.allowedDomains });
         try {
-          const wrapped = await manager.wrapWithSandboxArgv(message.command, message.shell, message.config, undefined, message.cwd, {
+          const wrapped = await manager.wrapWithSandboxArgv(message.command, message.wrapperShell, message.config, undefined, message.cwd, {
             commandId: message.commandId,
           });
           reply(message.id, { argv: wrapped.argv });
@@ -151,9 +151,9 @@ export class OpenNetworkRuntime {
     config: Partial<SandboxRuntimeConfig>,
     commandId: string,
     allowedDomains: string[],
-    shell: string | undefined,
+    wrapperShell: string | undefined,
   ): Promise<string[]> {
-    const reply = await this.request({ kind: 'wrap', command, cwd, config, commandId, allowedDomains, shell });
+    const reply = await this.request({ kind: 'wrap', command, cwd, config, commandId, allowedDomains, wrapperShell });
     if (reply.error || !reply.argv) throw new Error(reply.error ?? 'the open-network sandbox gave no command');
     return reply.argv;
   }

@@ -110,7 +110,7 @@ function baseConfig(bwrapPath: string | undefined): SandboxRuntimeConfig {
  * start costs"). The scan: at depth 1 the runtime keeps none of what ripgrep lists — a
  * dangerous name directly in the working folder it names without listing, anything deeper
  * it drops — so `true` stands in for ripgrep and the one thing the listing still gave,
- * this user's unreadable folders there, comes from `unreadableOwnFolders`. The shell:
+ * this user's unreadable folders there, comes from `unreadableOwnFolders`. And for the wrapper's shell,
  * dash, which the runtime supports, starts several times faster than bash and runs the
  * wrapper, bubblewrap's shell and the relays' subshells.
  */
