@@ -332,7 +332,13 @@ async function pair(inviter: Node, inviterRoles: string[], acceptor: Node, accep
     `owner invites ${acceptor.name}, exposing [${inviterRoles.join(', ')}]: ${invitation.link.slice(0, 40)}...`,
   );
   act(acceptor, `owner accepts the invitation (DHT key only, no address), exposing [${acceptorRoles.join(', ')}]`);
-  await acceptor.client.call('connections.accept', { code: withoutAddress(invitation.code), roles: acceptorRoles });
+  const code = withoutAddress(invitation.code);
+  await acceptor.client.call('connections.accept', { code, roles: acceptorRoles }).catch(async (error: unknown) => {
+    // A DHT of three nodes just started may not have spread the inviter's key yet, on a busy
+    // machine more so: as a person would, try once more, and say so.
+    act(acceptor, `could not reach ${inviter.name} yet (${(error as Error).message.slice(0, 80)}…); trying once more`);
+    await acceptor.client.call('connections.accept', { code, roles: acceptorRoles });
+  });
   const sideOf = async (node: Node, peer: Node, peerRoles: string[]) =>
     until(node, `a connection named ${peer.name}, online, letting it address [${peerRoles.join(', ')}]`, async () => {
       const c = (await node.client.call('connections.list', {})).find((c) => c.name === peer.name);
