@@ -30,8 +30,8 @@ export interface DhtCarrierOptions {
   /** Also run a blind relay for others, under its own key (`parley serve --relay`). */
   relay?: boolean;
   /**
-   * False never holepunches, on either side, so that a pair on one machine must go
-   * through a relay as two randomising routers would (tests); default true.
+   * False never holepunches, on either side, nor is dialled straight, so that a pair on
+   * one machine must go through a relay as two randomising routers would (tests); default true.
    */
   holepunch?: boolean;
 }
@@ -107,9 +107,17 @@ export class DhtCarrier {
     const node = new DHT({
       keyPair,
       ...(bootstrap.kind === 'nodes' ? { bootstrap: bootstrap.nodes } : {}),
+      // A relay is there to be reached: as a persistent node it is dialled directly from the
+      // start, where an ephemeral one is reached only by holepunching, which hyperdht paces
+      // (one punch to a port-changing router per 20 s), so a relay just started joined no one.
+      ...(options.relay ? { ephemeral: false } : {}),
       // A loopback network is reached from loopback only.
       ...(isLoopbackBootstrap(bootstrap) ? { host: '127.0.0.1' } : {}),
     });
+    // Behind a router that changes ports on every connection nobody can dial this node
+    // straight, whatever the DHT's reachability check finds on one machine: it never says
+    // an address of its own, so a peer reaches it only through a relay.
+    if (!holepunch) node.remoteAddress = () => null;
     /** The relay each admitted key asked for, until its stream opens. */
     const asked = new Map<string, string | null>();
     const server = node.createServer(

@@ -10,7 +10,8 @@ import { openPeer, pair } from '../../test-support/network';
 import { MAX_UNAUTHENTICATED_PER_ADDRESS } from '../net/limits';
 import { decodeInvite, encodeInvite } from './invitation';
 import { DHT_HEAD_START_MS, dhtHeadStart } from './links';
-import { plainDialError } from './pairing';
+import { plainDialError, unreachableSentence } from './pairing';
+import { RELAY_DIAL_MS, UnreachableError } from './reach';
 
 let testnet: Testnet;
 let bootstrap: DhtBootstrap;
@@ -291,6 +292,26 @@ describe('the DHT carrier', () => {
     ],
   ])('says %s as %j', (error, words) => {
     expect(plainDialError(error)).toBe(words);
+  });
+
+  it('tells a relay that ran out of time by the longer time it had, not the 8 s of a direct dial', () => {
+    const timedOut = new Error('Opening handshake has timed out');
+    const sentence = unreachableSentence(
+      'bob',
+      { address: null, dhtKey: 'k'.repeat(64), relays: ['r'.repeat(64)] },
+      new UnreachableError([
+        {
+          path: 'dht',
+          target: 'k'.repeat(64),
+          error: Object.assign(new Error('x'), { code: 'HOLEPUNCH_ABORTED' }),
+          timeoutMs: 8_000,
+        },
+        { path: 'relay', target: 'r'.repeat(64), error: timedOut, timeoutMs: RELAY_DIAL_MS },
+      ]),
+      'o'.repeat(64),
+    );
+    expect(sentence).toContain(`through the relay rrrrrrrrrrrr…: no answer within ${RELAY_DIAL_MS / 1000} s`);
+    expect(RELAY_DIAL_MS).toBeGreaterThan(8_000);
   });
 
   it('has a switch in the desktop app’s settings: off leaves the DHT and stays off after a restart, on joins it again', async () => {

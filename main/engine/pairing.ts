@@ -222,7 +222,7 @@ function revokedRefusal(connection: ConnectionRow): string {
 }
 
 /** A dial's failure in plain words (the libraries' own say little to a person). */
-export function plainDialError(error: Error & { code?: string }): string {
+export function plainDialError(error: Error & { code?: string }, timeoutMs = DIAL_TIMEOUT_MS): string {
   const code = error.code ?? '';
   const message = error.message;
   if (error.name === 'FingerprintMismatch') return `someone else answered there (${message})`;
@@ -236,7 +236,7 @@ export function plainDialError(error: Error & { code?: string }): string {
   if (code === 'PEER_CONNECTION_FAILED') return 'it did not let this installation in';
   if (code === 'RELAY_ABORTED') return 'the relay did not join the two of you (it may be down or full)';
   if (/handshake has timed out|ETIMEDOUT|timed out/i.test(message) || code === 'ETIMEDOUT')
-    return `no answer within ${DIAL_TIMEOUT_MS / 1000} s`;
+    return `no answer within ${Math.round(timeoutMs / 1000)} s`;
   return message;
 }
 
@@ -256,10 +256,10 @@ export function unreachableSentence(
   );
   const tried = attempts.map((a) =>
     a.path === 'dht'
-      ? `by its DHT key: ${plainDialError(a.error)}`
+      ? `by its DHT key: ${plainDialError(a.error, a.timeoutMs)}`
       : a.path === 'relay'
-        ? `through the relay ${a.target.slice(0, 12)}…: ${plainDialError(a.error)}`
-        : `at ${a.target}: ${plainDialError(a.error)}`,
+        ? `through the relay ${a.target.slice(0, 12)}…: ${plainDialError(a.error, a.timeoutMs)}`
+        : `at ${a.target}: ${plainDialError(a.error, a.timeoutMs)}`,
   );
   const relayTried = attempts.some((a) => a.path === 'relay');
   if (target.dhtKey && !ourDhtKey) tried.push('not by its DHT key, because this installation is not on the DHT');

@@ -62,6 +62,8 @@ export interface DialAttempt {
   path: 'address' | 'dht' | 'relay';
   target: string;
   error: Error;
+  /** How long this dial had, so that a timeout is told as it was. */
+  timeoutMs: number;
 }
 
 const attemptWords = (a: DialAttempt) =>
@@ -87,7 +89,7 @@ export async function reachPeer(ways: ReachWays, target: ReachTarget, fingerprin
       dialAddress(ways, address, fingerprint, cancel.signal).then(
         (dialled) => ({ ...dialled, path: 'direct' as const, relay: null }),
         (error: Error) => {
-          attempts.push({ path: 'address', target: address, error });
+          attempts.push({ path: 'address', target: address, error, timeoutMs: DIAL_TIMEOUT_MS });
           addressGaveUp.abort();
           throw error;
         },
@@ -107,17 +109,18 @@ export async function reachPeer(ways: ReachWays, target: ReachTarget, fingerprin
           let relay: string | null = null;
           for (let attempt = 1; ; attempt++) {
             const { stream, path } = carrier.connect(key, relay);
+            const timeoutMs = relay ? Math.max(deadline - Date.now(), RELAY_DIAL_MS) : deadline - Date.now();
             try {
               const dialled = await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
                 stream,
                 revision,
                 signal: cancel.signal,
-                timeoutMs: relay ? Math.max(deadline - Date.now(), RELAY_DIAL_MS) : deadline - Date.now(),
+                timeoutMs,
               });
               return { port: wsFramePort(dialled.ws, dialled.socket), peer: dialled.peer, path: path(), relay };
             } catch (error) {
-              if (relay) attempts.push({ path: 'relay', target: relay, error: error as Error });
-              else attempts.push({ path: 'dht', target: key, error: error as Error });
+              if (relay) attempts.push({ path: 'relay', target: relay, error: error as Error, timeoutMs });
+              else attempts.push({ path: 'dht', target: key, error: error as Error, timeoutMs: DIAL_TIMEOUT_MS });
               const step = nextDhtStep(error, attempt, deadline - Date.now(), relay, relays);
               if (step.kind === 'give up') throw new AttemptsRecorded();
               relay = step.kind === 'relay' ? step.relay : relay;
@@ -125,7 +128,8 @@ export async function reachPeer(ways: ReachWays, target: ReachTarget, fingerprin
           }
         })
         .catch((error: Error) => {
-          if (!(error instanceof AttemptsRecorded)) attempts.push({ path: 'dht', target: key, error });
+          if (!(error instanceof AttemptsRecorded))
+            attempts.push({ path: 'dht', target: key, error, timeoutMs: DIAL_TIMEOUT_MS });
           throw error;
         }),
     );
@@ -136,6 +140,7 @@ export async function reachPeer(ways: ReachWays, target: ReachTarget, fingerprin
         path: target.dhtKey ? 'dht' : 'address',
         target: target.dhtKey ?? '',
         error: new Error(target.dhtKey ? 'this installation is not on the DHT' : 'no address to dial'),
+        timeoutMs: 0,
       },
     ]);
   try {
@@ -177,8 +182,12 @@ async function dialAddress(
   return dialled;
 }
 
-/** How long a dial through a relay has at least: joining through it takes a few round trips more. */
-const RELAY_DIAL_MS = 6_000;
+/**
+ * How long a dial through a relay has at least: both sides reach the relay and are paired
+ * there, which can take longer than a direct dial's 8 s on a busy machine; hyperdht gives
+ * up on a relay's pairing after 15 s itself.
+ */
+export const RELAY_DIAL_MS = 15_000;
 
 /** A DHT dial whose failures are in the attempts already. */
 class AttemptsRecorded extends Error {

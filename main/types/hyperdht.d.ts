@@ -73,6 +73,8 @@ declare module 'hyperdht' {
     fullyBootstrapped(): Promise<void>;
     ready(): Promise<void>;
     address(): { host: string; port: number };
+    /** The address others can dial this node at directly, or null when it is firewalled. */
+    remoteAddress: () => HostPort | null;
     destroy(options?: { force?: boolean }): Promise<void>;
   }
 }
