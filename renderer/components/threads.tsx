@@ -12,7 +12,7 @@ import { isFiltered, matchesFilter } from '../thread-filters';
 import { BannerConnections, PeerBanners, ThreadFilters, usePeerBanners, useWaitingOnYou } from './thread-panel-bar';
 import { rowSource } from './threads/thread-rows';
 import { VirtualThreads } from './threads/virtual-threads';
-import { Badge, EmptyState, ErrorNote, Loading } from './ui';
+import { Badge, ErrorNote, Loading } from './ui';
 
 /**
  * The region "Agent conversations" of one list. It owns its scroll box, so thousands of
@@ -122,8 +122,4 @@ function countWorking(ids: number[]): number {
   let n = 0;
   for (const id of ids) if (summaries.get(id)?.run.state === 'running') n++;
   return n;
-}
-
-export function ThreadsEmpty({ title, children }: { title: string; children?: ReactNode }) {
-  return <EmptyState title={title}>{children}</EmptyState>;
 }
