@@ -1,8 +1,9 @@
 // What people choose to remember, in Chromium against real `parley serve` installations:
-// "Always allow…" beside Approve and Deny (a held ask in a conversation, a tool request in
-// "Waiting on you"), the rules listed and revocable on the connection's card, notification
-// preferences in Settings, and who paused or revoked a connection and on which day, in
-// the page's own language. Each new screen is scanned by axe-core, light and dark.
+// "Always allow…" beside Approve and Deny (a held ask in a conversation, a peer’s text held
+// on arrival, a tool request in "Waiting on you"), the rules listed and revocable on the
+// connection's card, notification preferences in Settings, and who paused or revoked a
+// connection and on which day, in the page's own language. Each new screen is scanned by
+// axe-core, light and dark.
 import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -21,6 +22,8 @@ import {
   scriptedRole,
   startNode,
   stopNodes,
+  threadCard,
+  threadsRegion,
   until,
   visible,
   type Node,
@@ -199,6 +202,97 @@ describeInBrowser('always allow, notification preferences, who acted', () => {
         .getByRole('region', { name: 'Always allowed for alice' });
       await visible(allowed.getByText(/Use of execute for alice\/assistant, everywhere/));
       await scan(page, 'settings-tool-rule');
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it(
+    'a peer’s text held on arrival is let in with “Always allow… in this agent conversation”; the next one reaches the agent unasked; once the rule is stopped on alice’s card, the next one waits again',
+    { timeout: 150_000 },
+    async () => {
+      const { alice, bob } = nodes();
+      const toAlice = await connectionId(bob, 'alice');
+      await bob.api.call('connections.setPolicy', { id: toAlice, incoming: 'ask' });
+      const assistant = (await alice.api.call('roles.list', {})).find((r) => r.name === 'assistant')!;
+      const conversation = await alice.api.call('conversations.open', { roleId: assistant.id });
+      const answered = (question: string) =>
+        alice.api.waitFor(
+          async () =>
+            (await alice.api.call('conversations.get', { id: conversation.id })).messages.some((m) =>
+              m.body.includes(`answer from researcher: ${question}`),
+            ),
+          30_000,
+          `bob’s answer to “${question}” at alice`,
+        );
+      const pendingAtBob = async () =>
+        (await bob.api.call('approvals.list', {})).filter((a) => a.kind === 'incoming').map((a) => a.text?.preview);
+
+      await alice.api.call('conversations.send', { id: conversation.id, text: 'ask bob/researcher: the rota?' });
+      const { page, problems } = await open(bob);
+      await page.getByRole('button', { name: 'Started by peers' }).click();
+      const card = threadCard(threadsRegion(page), 'alice', 'assistant');
+      const held = card.getByRole('listitem', { name: /alice\/assistant wrote to researcher/ });
+      await visible(held, 30_000);
+      await held.getByRole('button', { name: 'Always allow…' }).click();
+      const menu = page.getByRole('menu', { name: 'Always allow' });
+      const here = menu.getByRole('menuitem', {
+        name: 'Always allow texts from alice/assistant in this agent conversation',
+      });
+      await visible(here);
+      // Everywhere is an owner's choice, and bob is one.
+      await visible(menu.getByRole('menuitem', { name: 'Always allow texts from alice/assistant everywhere' }));
+      await scan(page, 'incoming-menu');
+      await here.click();
+      await answered('the rota?');
+
+      // The next text in this agent conversation reaches the agent without a person.
+      await alice.api.call('conversations.send', {
+        id: conversation.id,
+        text: 'ask bob/researcher: and the holidays?',
+      });
+      await answered('and the holidays?');
+      expect(await pendingAtBob()).toEqual([]);
+
+      await openSettings(page, 'Connections');
+      const allowed = page
+        .getByRole('article', { name: 'Connection alice' })
+        .getByRole('region', { name: 'Always allowed for alice' });
+      const words = await visible(allowed.getByText(/^Texts from alice\/assistant in the agent conversation with /));
+      await visible(allowed.getByText(`by ${bob.owner.name}`, { exact: false }));
+      await scan(page, 'settings-incoming-rule');
+      expect(await bob.api.call('allowRules.list', {})).toContainEqual(
+        expect.objectContaining({ kind: 'incoming', peer: 'alice/assistant' }),
+      );
+      await allowed
+        .getByRole('button', { name: `Stop allowing ${(await words.innerText()).split(' · ')[0]!.trim()}` })
+        .click();
+      await until(
+        async () => (await bob.api.call('allowRules.list', {})).every((rule) => rule.kind !== 'incoming'),
+        'the rule to be removed',
+      );
+      await until(async () => (await words.count()) === 0, 'the rule to leave the card');
+
+      // Without it, the next one waits for a person again, and the page says so.
+      await alice.api.call('conversations.send', { id: conversation.id, text: 'ask bob/researcher: the budget?' });
+      await bob.api.waitFor(
+        async () => ((await pendingAtBob()).includes('the budget?') ? true : undefined),
+        30_000,
+        'the third text to be held at bob',
+      );
+      await page
+        .getByRole('navigation', { name: 'Parley' })
+        .getByRole('button', { name: /^Waiting on you\b/ })
+        .click();
+      await visible(
+        page
+          .getByRole('region', { name: 'Needs you' })
+          .getByRole('button', { name: /alice\/assistant wrote to researcher/ }),
+        30_000,
+      );
+      const approval = (await bob.api.call('approvals.list', {})).find((a) => a.text?.preview === 'the budget?')!;
+      await bob.api.call('approvals.decide', { id: approval.id, approve: true });
+      await answered('the budget?');
+      await bob.api.call('connections.setPolicy', { id: toAlice, incoming: 'run' });
       expect(problems).toEqual([]);
     },
   );

@@ -618,6 +618,13 @@ describe("an ask's state", () => {
       undefined,
     ],
     ['denied', text(1, 'out', 'failed', 2, 'denied'), true, 'Not sent: it was denied', undefined],
+    [
+      'denied, by someone named',
+      { ...text(1, 'out', 'failed', 2, 'denied'), deniedBy: 'alice' },
+      true,
+      'Denied by alice: not sent',
+      undefined,
+    ],
   ] as const)('%s', (_, given, canApprove, words, fix) => {
     const state = askState(given, [given], thread(), connection(), false, canApprove);
     expect(state.words).toBe(words);

@@ -381,7 +381,10 @@ function notDelivered(
     case 'closed':
       return { tone: 'bad', words: 'Not delivered: the agent conversation closed before it went out' };
     case 'denied':
-      return { tone: 'neutral', words: 'Not sent: it was denied' };
+      return {
+        tone: 'neutral',
+        words: text.deniedBy ? `Denied by ${text.deniedBy}: not sent` : 'Not sent: it was denied',
+      };
     case 'declined':
       // It reached the peer; a person there turned it away before its agent saw it.
       return { tone: 'warn', words: `${peer} declined` };

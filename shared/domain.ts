@@ -375,6 +375,11 @@ export interface TextView {
   sentByTurnId: number | null;
   /** Incoming: the turn here (a `TurnSummary.id`) that was given it; null until one is. */
   takenByTurnId: number | null;
+  /**
+   * Who here denied it, for a text a person denied (`reason` denied). On an agent
+   * conversation's texts (`threads.get`); a summary's last text leaves it out.
+   */
+  deniedBy?: string | null;
   createdAt: string;
 }
 

@@ -104,15 +104,18 @@ describe('scripted agent', () => {
   it('in a conversation or task: asks through `parley send`, sleeps, echoes, and passes on notices about texts', async () => {
     for (const context of [contexts.conversation!, contexts.task!]) {
       const run = await runAgent(context, [
-        // How its previous turn ended is Parley's to say; it is not repeated as the reply.
+        // How its previous turn ended, and a person's no to its text, are Parley's to say;
+        // they are not repeated as the reply.
         ['notice', 'parley', 'You were stopped by alice before your previous turn finished.'],
-        ['notice', 'parley', 'Your text #1 to bob/researcher was denied by alice.'],
+        ['notice', 'parley', 'Your text #1 to bob/researcher was denied by alice: it was not sent.'],
+        ['notice', 'parley', 'Your text #2 to bob/researcher was rejected (declined): a person at bob declined it.'],
+        ['notice', 'parley', 'Your text #3 to bob/researcher was rejected (queue): bob has too much waiting.'],
         ['message', 'alice', 'ask bob/researcher: what changed?'],
         ['message', 'alice', 'sleep 0.2'],
         ['message', 'alice', 'hello'],
       ]);
       expect(output(run)).toBe(
-        'notice: Your text #1 to bob/researcher was denied by alice.\nasked bob/researcher\nslept 0.2\necho: hello',
+        'notice: Your text #3 to bob/researcher was rejected (queue): bob has too much waiting.\nasked bob/researcher\nslept 0.2\necho: hello',
       );
       expect(run.calls).toEqual([['send', '--to', 'bob/researcher', 'what changed?']]);
       rmSync(callsFile, { force: true });

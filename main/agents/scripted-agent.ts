@@ -45,13 +45,19 @@ const ASK = /^ask\s+([^\s/]+\/[^\s:]+)\s*:\s*([\s\S]+)$/i;
 // An ask whose line never names the peer ("quietly": "sent it"), or that posts no line at all ("silently").
 const QUIET_ASK = /^(quietly|silently)\s+ask\s+([^\s/]+\/[^\s:]+)\s*:\s*([\s\S]+)$/i;
 const SLEEP = /^sleep\s+(\d+(?:\.\d+)?)$/i;
-// What Parley tells an agent about how its previous turn ended (stopped, withdrawn, cut off
-// by a restart). People already see that end in Parley's own words, so the agent does not
-// repeat it as if it were its reply; other notices (a text denied or rejected) it passes on.
-const PREVIOUS_TURN = /\byour previous turn (finished|was working)\b/;
+// What Parley tells an agent that people already see in Parley's own words: how its previous
+// turn ended (stopped, withdrawn, cut off by a restart), and a person's no to one of its texts
+// (denied here: "Denied by alice" on the ask's line; declined at the peer: "bob declined").
+// The agent does not repeat those as if they were its reply; other notices (a text the peer
+// refused, a connection paused) it passes on.
+const SAID_BY_PARLEY = [
+  /\byour previous turn (finished|was working)\b/,
+  /^Your text #\d+ to \S+ was (denied by |rejected \(declined\))/,
+];
 
 async function handle(turn: ScriptedTurn, input: ScriptedTurn['inputs'][number]): Promise<string> {
-  if (input.kind === 'notice') return PREVIOUS_TURN.test(input.body) ? '' : `notice: ${input.body}`;
+  if (input.kind === 'notice')
+    return SAID_BY_PARLEY.some((said) => said.test(input.body)) ? '' : `notice: ${input.body}`;
   const text = input.body.trim();
   const ask = ASK.exec(text);
   const pause = SLEEP.exec(text);

@@ -7,6 +7,7 @@ import type { ApprovalView, TextView, ThreadSummary } from '../../shared/domain'
 import { findRun, turnInputs } from '../store/queries/runs';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
+import { noticesTakenBy } from '../../test-support/notices';
 
 const open: TestInstallation[] = [];
 afterEach(async () => {
@@ -157,9 +158,16 @@ describe('outgoing texts that ask first (DESIGN §11.9)', () => {
     await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: the salaries?' });
     const [approval] = await pending(alice, 1);
     await alice.owner('approvals.decide', { id: approval!.id, approve: false });
-    expect(await message(alice, conversation.id, (b) => b.startsWith('notice:'), 'the agent told')).toBe(
-      'notice: Your text #1 to bob/researcher was denied by alice: it was not sent. Do not send it again unless alice asks you to.',
-    );
+    // Told in a turn of its own, which the chat does not show as the agent's words.
+    const told = await alice.waitFor(async () => {
+      const { turns } = await alice.owner('conversations.get', { id: conversation.id });
+      return turns.length === 2 && turns[1]!.status === 'done' ? turns[1]! : undefined;
+    }, 'the turn that takes the notice');
+    expect(noticesTakenBy(alice.installation.db, told.id)).toEqual([
+      'Your text #1 to bob/researcher was denied by alice: it was not sent. Do not send it again unless alice asks you to.',
+    ]);
+    const { messages } = await alice.owner('conversations.get', { id: conversation.id });
+    expect(messages.map((m) => m.body).filter((b) => b.includes('denied'))).toEqual([]);
     const thread = await threadUnder(alice, conversation.id);
     expect((await texts(alice, thread.id, 'out')).map((t) => [t.state, t.reason])).toEqual([['failed', 'denied']]);
     expect(await queueUsed(alice, aliceToBob)).toBe(0);

@@ -275,6 +275,7 @@ const textView = (row: ListedTextRow): TextView => ({
   failedBy: row.failed_by,
   sentByTurnId: row.sent_by_turn,
   takenByTurnId: row.taken_by_turn,
+  deniedBy: row.denied_by,
   createdAt: row.created_at,
 });
 

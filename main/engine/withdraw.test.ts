@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary, TextView } from '../../shared/domain';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
+import { noticesTakenBy } from '../../test-support/notices';
 import { RawPeer, standInIdentity } from '../../test-support/raw-peer';
 import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
 import { findRun } from '../store/queries/runs';
@@ -228,14 +229,15 @@ describe('a decline told (DESIGN §12.7)', () => {
       return text?.state === 'failed' ? text : undefined;
     }, 'alice’s text to fail as declined');
     expect(failed).toMatchObject({ reason: 'declined', failedBy: 'peer' });
-    // Her agent hears of it in a turn of its own.
-    const log = await alice.waitFor(async () => {
+    // Her agent hears of it in a turn of its own, and does not repeat it in its notes.
+    const detail = await alice.waitFor(async () => {
       const detail = await alice.owner('threads.get', { id: mine.id });
-      return detail.turns.at(-1)?.status === 'done' ? detail.runLog : undefined;
+      return detail.turns.at(-1)?.status === 'done' ? detail : undefined;
     }, 'the agent’s turn on the notice');
-    expect(log.at(-1)?.output).toMatch(
-      /^notice: Your text #1 to bob\/researcher was rejected \(declined\): a person at bob declined it/,
-    );
+    expect(noticesTakenBy(alice.installation.db, detail.turns.at(-1)!.id)).toEqual([
+      expect.stringMatching(/^Your text #1 to bob\/researcher was rejected \(declined\): a person at bob declined it/),
+    ]);
+    expect(detail.runLog.map((entry) => entry.output).join('\n')).not.toMatch(/declined/);
     // bob need not tell it again: alice noted it.
     await bob.waitFor(
       () =>

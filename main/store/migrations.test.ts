@@ -312,6 +312,8 @@ const seeds: Record<number, (db: Db) => void> = {
     ).run();
     db.prepare(`INSERT INTO relays (id, key, added_by) VALUES (2, '${'ef'.repeat(32)}', 2)`).run();
   },
+  // Indexes only: the asks earlier seeds hold (26 named their turns) are what they index.
+  29: () => undefined,
 };
 
 /** Row ids the search index finds for an FTS5 query in one of its tables. */
@@ -778,6 +780,35 @@ const checks: Record<number, (db: Db) => void> = {
     expect(() => db.prepare(`INSERT INTO relays (key) VALUES ('${'cd'.repeat(32)}')`).run()).toThrow(/UNIQUE/);
     expect(() => db.prepare("INSERT INTO relays (key) VALUES ('short')").run()).toThrow(/CHECK/);
     expect(() => db.prepare(`INSERT INTO relays (key) VALUES ('${'CD'.repeat(32)}')`).run()).toThrow(/CHECK/);
+  },
+  29: (db) => {
+    // The asks of a root are read off the new indexes, and the indexes hold exactly the asks.
+    const sql = (threads: string, texts: string) =>
+      `SELECT texts.id FROM threads ${threads} JOIN texts ${texts} ON texts.thread_id = threads.id AND texts.direction = 'out'
+       WHERE threads.root_kind = ? AND threads.root_id = ? AND threads.started_by = 'local'
+         AND texts.sent_by_turn IS NOT NULL AND texts.created_at >= ? ORDER BY texts.id`;
+    const plan = (
+      db.prepare(`EXPLAIN QUERY PLAN ${sql('', '')}`).all('conversation', 1, '') as Array<{ detail: string }>
+    )
+      .map((line) => line.detail)
+      .join('\n');
+    expect(plan).toContain('COVERING INDEX threads_local_root');
+    expect(plan).toContain('USING INDEX texts_asks (thread_id=? AND created_at>?)');
+    const roots = db
+      .prepare("SELECT DISTINCT root_kind, root_id FROM threads WHERE started_by = 'local'")
+      .all() as Array<{ root_kind: string; root_id: number }>;
+    expect(roots.length).toBeGreaterThan(1);
+    const asks = (root: { root_kind: string; root_id: number }, since: string, threads: string, texts: string) =>
+      db.prepare(sql(threads, texts)).pluck().all(root.root_kind, root.root_id, since);
+    for (const root of roots)
+      for (const since of ['', '2000-01-01', '2999-01-01'])
+        expect(asks(root, since, 'INDEXED BY threads_local_root', 'INDEXED BY texts_asks')).toEqual(
+          asks(root, since, 'NOT INDEXED', 'NOT INDEXED'),
+        );
+    const bodies = asks({ root_kind: 'conversation', root_id: 1 }, '', '', '').map((id) =>
+      db.prepare('SELECT body FROM texts WHERE id = ?').pluck().get(id),
+    );
+    expect(bodies).toEqual(['numbers?']);
   },
 };
 

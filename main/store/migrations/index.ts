@@ -27,6 +27,7 @@ import { recordReach } from './0025-reach';
 import { recordRelations } from './0026-relations';
 import { rememberChoices } from './0027-remember';
 import { recordRelays } from './0028-relays';
+import { indexAskLookup } from './0029-ask-lookup';
 
 export interface Migration {
   version: number;
@@ -66,4 +67,5 @@ export const migrations: readonly Migration[] = [
   { version: 26, name: 'relations', up: recordRelations },
   { version: 27, name: 'remember', up: rememberChoices },
   { version: 28, name: 'relays', up: recordRelays },
+  { version: 29, name: 'ask-lookup', up: indexAskLookup },
 ];

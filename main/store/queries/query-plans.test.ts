@@ -21,7 +21,7 @@ import {
   pendingPermissionCounts,
   settleApproval,
 } from './approvals';
-import { conversationAsks } from './asks';
+import { conversationAsks, rootAsks } from './asks';
 import { insertConnection } from './connections';
 import { insertRole } from './roles';
 import {
@@ -255,7 +255,7 @@ describe('query plans of the hot paths', () => {
     expect(fullScans(db, statement!)).toEqual([]);
   });
 
-  it('for a conversation’s asks: its agent conversations off the root index, their texts off (thread, direction), no full scan', () => {
+  it('for the asks of a conversation or a task: the agent conversations started here under the root off their own index, of each only the texts a turn sent since the page’s first line', () => {
     const { connection, role } = seed();
     const thread = insertThread(db, {
       connectionId: connection.id,
@@ -267,13 +267,29 @@ describe('query plans of the hot paths', () => {
       rootId: 1,
       startedBy: 'local',
     });
-    const [statement] = capture(db, () => conversationAsks(db, 1, null));
-    expect(fullScans(db, statement!)).toEqual([]);
-    expect(readsOf(db, statement!, 'threads_root')).toHaveLength(1);
-    expect(planOf(db, statement!).map((line) => line.detail)).toContainEqual(
-      expect.stringMatching(/^SEARCH texts USING INDEX sqlite_autoindex_texts_1 \(thread_id=\? AND direction=\?\)/),
+    const run = ensureRun(db, { kind: 'conversation', id: 1 }, role.id);
+    const turn = insertTurn(db, run.id, 0, 'hash');
+    const ask = insertText(db, thread.id, 'out', 1, 'numbers?', 'acked', turn);
+    insertText(db, thread.id, 'in', 1, 'here', 'handled');
+    const captured = capture(db, () => {
+      expect(conversationAsks(db, 1, null).map((a) => a.textId)).toEqual([ask]);
+      expect(conversationAsks(db, 1, '2000-01-01T00:00:00.000Z').map((a) => a.textId)).toEqual([ask]);
+      expect(rootAsks(db, 'task', 1, null)).toEqual([]);
+    });
+    // One statement for both kinds of root and either page.
+    expect(captured).toHaveLength(1);
+    const statement = captured[0]!;
+    expect(fullScans(db, statement)).toEqual([]);
+    // The root's agent conversations without a read of their rows (a root may hold 50,000)…
+    const threadReads = readsOf(db, statement, 'threads_local_root').map((read) => read.detail);
+    expect(threadReads).toHaveLength(1);
+    expect(threadReads[0]).toMatch(
+      /^SEARCH threads USING COVERING INDEX threads_local_root \(root_kind=\? AND root_id=\?\)/,
     );
-    expect(thread.id).toBeGreaterThan(0);
+    // …and of each only the asks from the page's first line on, not every text it holds.
+    const textReads = readsOf(db, statement, 'texts_asks').map((read) => read.detail);
+    expect(textReads).toHaveLength(1);
+    expect(textReads[0]).toMatch(/^SEARCH texts USING INDEX texts_asks \(thread_id=\? AND created_at>\?\)/);
   });
 
   it('for the state of a turn, told by the side that works and kept by the side that asked: no full scan', () => {

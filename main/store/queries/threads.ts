@@ -66,6 +66,8 @@ export interface TextRow {
 /** A text as a list shows it: with, for an incoming one, the turn (turns.id) that was given it. */
 export interface ListedTextRow extends TextRow {
   taken_by_turn: number | null;
+  /** Who denied it, when a person did. */
+  denied_by: string | null;
 }
 
 export type FailedBy = 'us' | 'peer';
@@ -414,7 +416,10 @@ export function listTexts(db: Db, threadRowId: number, limit = 500, before = Num
     `SELECT page.*, CASE WHEN page.direction = 'in' THEN
          (SELECT inputs.turn_id FROM inputs WHERE inputs.text_id = page.id AND inputs.state != 'pending'
           ORDER BY inputs.id DESC LIMIT 1)
-       END AS taken_by_turn
+       END AS taken_by_turn,
+       CASE WHEN page.reason = 'denied' THEN
+         (SELECT approvals.decided_by_name FROM approvals WHERE approvals.text_id = page.id AND approvals.state = 'denied')
+       END AS denied_by
      FROM (
        SELECT * FROM (SELECT * FROM texts WHERE thread_id = @thread AND direction = 'out' AND id < @before
                       ORDER BY seq DESC LIMIT @limit)
