@@ -28,12 +28,37 @@ export interface SandboxOptions {
   mode?: 'on' | 'off';
 }
 
-export interface WrappedCommand {
+export interface WrappedCommand extends WrappedArgv {
+  env: NodeJS.ProcessEnv;
+}
+
+/** What `wrapArgv` reads: the wrapped command, where and how it runs, and its policy. */
+export interface WrapRequest {
+  command: string;
+  args: readonly string[];
+  cwd: string;
+  /** The agent's PATH, set inside the sandbox. */
+  path: string | undefined;
+  tmpDir: string;
+  policy: SandboxPolicy;
+  /** `unreadableOwnFolders()` when the wrap is made. */
+  ownUnwritable: readonly string[];
+}
+
+export interface WrappedArgv {
   command: string;
   args: string[];
-  env: NodeJS.ProcessEnv;
   /** Call when the process has exited (or never started): its network allowance ends. */
   release(): void;
+}
+
+/**
+ * The wrapper's environment: the agent's, with Parley's PATH for the wrapper's own
+ * programs. The sandbox adds its own variables (the proxy's) inside bubblewrap.
+ */
+export function wrapperEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  // SHLVL: bash reads ~/.bashrc when its stdin is a socket (Node's pipes are) and it thinks it is the first shell.
+  return { ...env, PATH: process.env.PATH, SHLVL: '1' };
 }
 
 const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
@@ -249,16 +274,33 @@ export class AgentSandbox {
     tmpDir: string,
     policy: SandboxPolicy,
   ): Promise<WrappedCommand> {
+    const wrapped = await this.wrapArgv({
+      command,
+      args,
+      cwd,
+      path: env.PATH,
+      tmpDir,
+      policy,
+      ownUnwritable: unreadableOwnFolders(),
+    });
+    return { ...wrapped, env: wrapperEnv(env) };
+  }
+
+  /**
+   * The wrapped program and its arguments, which depend on nothing in the agent's
+   * environment but its PATH: the rest (its token among it) is the spawn's own, so a wrap
+   * made ahead of its turn serves it (wrap-ahead.ts).
+   */
+  async wrapArgv(request: WrapRequest): Promise<WrappedArgv> {
     if (!this.status.available) throw new Error('the sandbox is not available');
+    const { command, args, cwd, tmpDir, policy } = request;
     const commandId = randomBytes(16).toString('base64url');
     // The wrapper (its shell, bubblewrap, socat) runs with Parley's PATH; the agent gets its
     // own back inside, set by the shell that then becomes the agent (no `env` to start).
-    const own = [`TMPDIR=${quote(tmpDir)}`, ...(env.PATH !== undefined ? [`PATH=${quote(env.PATH)}`] : [])];
+    const own = [`TMPDIR=${quote(tmpDir)}`, ...(request.path !== undefined ? [`PATH=${quote(request.path)}`] : [])];
     const inner = `unset NO_PROXY no_proxy; export ${own.join(' ')}; exec ${[command, ...args].map(quote).join(' ')}`;
-    const filesystem = { ...policy.filesystem, denyWrite: [...policy.filesystem.denyWrite, ...unreadableOwnFolders()] };
+    const filesystem = { ...policy.filesystem, denyWrite: [...policy.filesystem.denyWrite, ...request.ownUnwritable] };
     const config = { filesystem, network: turnNetwork() };
-    // SHLVL: bash reads ~/.bashrc when its stdin is a socket (Node's pipes are) and it thinks it is the first shell.
-    const outerEnv = { ...env, PATH: process.env.PATH, SHLVL: '1' };
     const open = shared?.open;
     if (policy.reach !== 'endpoints') {
       if (!open) throw new Error('the sandbox is not available');
@@ -267,7 +309,6 @@ export class AgentSandbox {
       return {
         command: program!,
         args: rest,
-        env: outerEnv,
         release: () => {
           if (released) return;
           released = true;
@@ -282,11 +323,9 @@ export class AgentSandbox {
       });
       const [program, ...rest] = wrapped.argv;
       let released = false;
-      // The sandbox adds its own variables (the proxy's) inside bubblewrap; ours stay ours.
       return {
         command: program!,
         args: rest,
-        env: outerEnv,
         release: () => {
           if (released) return;
           released = true;
