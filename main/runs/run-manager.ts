@@ -517,6 +517,8 @@ export class RunManager {
    */
   private prepareAhead(runId: number, ended: TurnToWrap): void {
     if (this.closed || !this.options.sandbox || !getRun(this.db, runId)) return;
+    // Those of runs deleted some other way than `stopInTransaction` knew.
+    this.aheads.dropWhere((held) => !getRun(this.db, held));
     const tmpDir = path.join(this.privateDir, `next-${runId}-${randomBytes(6).toString('hex')}`);
     try {
       mkdirSync(tmpDir, { mode: 0o700 });
