@@ -63,6 +63,7 @@ import {
   type TurnSandboxOptions,
   type TurnToWrap,
 } from '../sandbox/turn-sandbox';
+import { mountPointsLeft } from '../sandbox/sandbox';
 import { WrapsAhead } from './wraps-ahead';
 
 export type { TurnAction } from './active-turn';
@@ -461,6 +462,8 @@ export class RunManager {
       .then((start) => {
         if (start.kind === 'refused') return notStartedResult(start.reason);
         sandboxed = start.sandboxed === true;
+        // Its wrap made mount points: they go once no wrap is held, so none is held ahead meanwhile.
+        if (sandboxed && mountPointsLeft()) void this.aheads.dropAll();
         return this.processes.run(active, launch, start).finally(start.release);
       })
       .then(async (result) => {
@@ -516,7 +519,7 @@ export class RunManager {
    * temporary folder), in the background; the turn compares it with its own when it starts.
    */
   private prepareAhead(runId: number, ended: TurnToWrap): void {
-    if (this.closed || !this.options.sandbox || !getRun(this.db, runId)) return;
+    if (this.closed || !this.options.sandbox || !getRun(this.db, runId) || mountPointsLeft()) return;
     // Those of runs deleted some other way than `stopInTransaction` knew.
     this.aheads.dropWhere((held) => !getRun(this.db, held));
     const tmpDir = path.join(this.privateDir, `next-${runId}-${randomBytes(6).toString('hex')}`);

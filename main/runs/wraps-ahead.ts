@@ -47,9 +47,14 @@ export class WrapsAhead {
     await Promise.all([...this.byRun.values()].map((ahead) => ahead.wrapped));
   }
 
+  /** Releases them all and removes their folders. */
+  async dropAll(): Promise<void> {
+    await Promise.all([...this.byRun.keys()].map((runId) => this.drop(runId)));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.byRun.keys()].map((runId) => this.drop(runId)));
+    await this.dropAll();
   }
 }
 

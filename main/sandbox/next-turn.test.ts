@@ -141,6 +141,44 @@ describe('the next turn of a deleted conversation', () => {
   }, 60_000);
 });
 
+describe('Parley working inside a role’s folder', () => {
+  it('holds no wrap ahead while the files the runtime made to mount over are there, so they go with the turn', async () => {
+    const bob = await openPeer('bob', { sandbox: { mode: 'on' } });
+    open.push(bob);
+    const [first, second] = [
+      await bob.owner('roles.create', { name: 'first', agent: obedient() }),
+      await bob.owner('roles.create', { name: 'second', agent: obedient() }),
+    ];
+    const turn = async (roleId: number, text: string) => {
+      const conversation = await bob.owner('conversations.open', { roleId });
+      await bob.owner('conversations.send', { id: conversation.id, text });
+      await bob.waitFor(async () => {
+        const detail = await bob.owner('conversations.get', { id: conversation.id });
+        return detail.turns.at(-1)?.status === 'done';
+      }, 'the turn');
+      await bob.installation.runs.quiet();
+    };
+    await turn(second.id, 'tmpdir');
+    expect(aheadFolders(bob)).toHaveLength(1);
+    // The runtime keeps `.bashrc` and the like unwritable in Parley's working folder, by
+    // mounting over them: missing, bubblewrap makes an empty file there to mount on.
+    const folder = path.join(bob.installation.rolesDir, `role-${first.id}`);
+    mkdirSync(folder, { recursive: true });
+    const before = process.cwd();
+    process.chdir(folder);
+    try {
+      await turn(first.id, `write ${path.join(folder, 'notes.txt')}`);
+    } finally {
+      process.chdir(before);
+    }
+    expect(readdirSync(folder)).toEqual(['notes.txt']);
+    expect(aheadFolders(bob)).toEqual([]);
+    // Once they are gone, runs' next turns are wrapped ahead again.
+    await turn(second.id, 'tmpdir');
+    expect(aheadFolders(bob)).toHaveLength(1);
+  }, 60_000);
+});
+
 describe('a wrap made ahead', () => {
   let root: string;
   let sandbox: AgentSandbox;

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
+import { mountPointsNeeded } from './disk-facts';
 import { OpenNetworkRuntime } from './open-network';
 import { beyondMachineAllows, type SandboxPolicy } from './policy';
 
@@ -84,6 +85,31 @@ interface Shared {
   open: OpenNetworkRuntime | null;
 }
 let shared: Shared | null = null;
+
+/** Wraps handed out and not released yet, in this process: the runtimes keep their mount points while any is held. */
+let unreleased = 0;
+let mountPointsMade = false;
+
+/**
+ * Whether a wrap made mount points (files the runtime creates to mount over missing
+ * names it keeps unwritable) that may still be there: the runtime removes them only
+ * once no wrap of its is held, so until then none is held longer than its turn.
+ */
+export const mountPointsLeft = () => mountPointsMade;
+
+/** Counts the wrap until its release; `release` runs once. */
+function held(release: () => void, makesMountPoints: boolean): () => void {
+  unreleased += 1;
+  if (makesMountPoints) mountPointsMade = true;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    release();
+    unreleased -= 1;
+    if (unreleased === 0) mountPointsMade = false;
+  };
+}
 
 /**
  * The runtime's package, where its files are on disk. Packaged, it lies outside the app
@@ -301,20 +327,12 @@ export class AgentSandbox {
     const inner = `unset NO_PROXY no_proxy; export ${own.join(' ')}; exec ${[command, ...args].map(quote).join(' ')}`;
     const filesystem = { ...policy.filesystem, denyWrite: [...policy.filesystem.denyWrite, ...request.ownUnwritable] };
     const config = { filesystem, network: turnNetwork() };
+    const makesMountPoints = mountPointsNeeded(policy, request.ownUnwritable).length > 0;
     const open = shared?.open;
     if (policy.reach !== 'endpoints') {
       if (!open) throw new Error('the sandbox is not available');
       const [program, ...rest] = await open.wrap(inner, cwd, config, commandId, policy.allowedDomains, wrapperShell);
-      let released = false;
-      return {
-        command: program!,
-        args: rest,
-        release: () => {
-          if (released) return;
-          released = true;
-          open.release(commandId);
-        },
-      };
+      return { command: program!, args: rest, release: held(() => open.release(commandId), makesMountPoints) };
     }
     SandboxManager.registerCommandNetworkLists(commandId, { allowedDomains: policy.allowedDomains });
     try {
@@ -322,17 +340,14 @@ export class AgentSandbox {
         commandId,
       });
       const [program, ...rest] = wrapped.argv;
-      let released = false;
       return {
         command: program!,
         args: rest,
-        release: () => {
-          if (released) return;
-          released = true;
+        release: held(() => {
           SandboxManager.unregisterCommandNetworkLists(commandId);
           // Its mount points (the files bubblewrap bound over denied ones) go once no command uses them.
           SandboxManager.cleanupAfterCommand();
-        },
+        }, makesMountPoints),
       };
     } catch (error) {
       SandboxManager.unregisterCommandNetworkLists(commandId);
