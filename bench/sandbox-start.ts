@@ -1,7 +1,8 @@
 // sandbox-start: a turn's start inside the agents' OS sandbox against outside it. Two
 // installations in this process, one with the sandbox and one without, run the same echo
 // agent; each iteration measures both (order alternating): input committed → the agent
-// process has its input (its signal on a Unix socket). Goal: at most 1.3× (medians).
+// process has its input (its signal on a Unix socket), each once the previous turn's
+// aftermath is done. Goal: at most 1.3× (medians).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,6 +60,9 @@ export async function sandboxStartBench(
       const signal = await signals.next();
       const status = await turnEnded(inst, runId());
       if (status !== 'done') throw new Error(`${name}: the turn ended ${status}`);
+      // As when a person answers after a moment: the turn's aftermath (its next turn's
+      // wrap, inside) is done, and does not fall into the other side's measurement.
+      await inst.runs.quiet();
       return ms(t0, signal.at);
     };
     return { inst, measure };

@@ -8,6 +8,7 @@
 // turn, and a notice tells the agent. Then the process tree ends and the session is
 // kept. Nothing but new work — a text, a person's message — starts the agent again;
 // notices for a stopped run wait with the rest.
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { ContextRef } from '../../shared/domain';
@@ -55,7 +56,15 @@ import type { ThreadHooks } from './thread-hooks';
 import { endWithFollowUp, turnOutcome, writeEnd } from './turn-end';
 import { nextPhase, stopIsCommitted, stopReason, WORKING } from './turn-phase';
 import type { AdapterName, TurnTrust } from '../../shared/domain';
-import { sandboxedLaunch, type SandboxedStart, type TurnSandboxOptions } from '../sandbox/turn-sandbox';
+import {
+  sandboxedLaunch,
+  wrapAhead,
+  type SandboxedStart,
+  type TurnSandboxOptions,
+  type TurnToWrap,
+} from '../sandbox/turn-sandbox';
+import { mountPointsLeft } from '../sandbox/sandbox';
+import { WrapsAhead } from './wraps-ahead';
 
 export type { TurnAction } from './active-turn';
 export type { ThreadHooks } from './thread-hooks';
@@ -108,6 +117,10 @@ export class RunManager {
   private readonly processes: AgentProcesses;
   /** Agents' requests to use a tool, waiting for a person; they last as long as their turn. */
   readonly permissions: PermissionRequests;
+  /** Runs' next turns, wrapped in the sandbox when their last one ended. */
+  private readonly aheads = new WrapsAhead();
+  /** Ended turns whose end is still being written (and their next turn wrapped). */
+  private readonly ending = new Set<Promise<void>>();
 
   constructor(private readonly options: RunManagerOptions) {
     this.db = options.db;
@@ -224,10 +237,12 @@ export class RunManager {
     reason = `Stopped by ${stoppedBy}`,
   ): () => Promise<boolean> {
     const turns: ActiveTurn[] = [];
+    const runIds: number[] = [];
     let held = false;
     for (const context of contexts) {
       const run = findRun(this.db, context);
       if (!run) continue;
+      runIds.push(run.id);
       const active = this.activeTurnOf(run.id);
       if (active) {
         if (turns.includes(active)) continue;
@@ -252,6 +267,8 @@ export class RunManager {
       }
     }
     return async () => {
+      // Deleted with its context: its next turn will not come.
+      this.aheads.dropWhere((runId) => runIds.includes(runId) && !getRun(this.db, runId));
       for (const turn of turns) turn.phase = nextPhase(turn.phase, { type: 'stop-committed', reason });
       await Promise.all(turns.map((turn) => this.signalStop(turn, reason)));
       return held || turns.length > 0;
@@ -278,6 +295,16 @@ export class RunManager {
         await this.processes.endTree(turn, graceMs);
       }),
     );
+    await this.aheads.close();
+  }
+
+  /**
+   * Resolves once no turn's end is being written and every next turn wrapped ahead is
+   * made: what a person's next message finds when they answer after a moment.
+   */
+  async quiet(): Promise<void> {
+    while (this.ending.size > 0) await Promise.all(this.ending);
+    await this.aheads.made();
   }
 
   private schedule(): void {
@@ -335,8 +362,10 @@ export class RunManager {
     let context: AgentContext;
     let trust: TurnTrust = 'own';
     const role = getRole(this.db, run.role_id);
+    // The run's next turn made ahead comes with its folder; it is released if it does not serve.
+    const ahead = this.options.sandbox ? this.aheads.take(run.id) : undefined;
     // The turn's own temporary folder (TMPDIR, and its adapter's private files); gone with the turn.
-    const runTmp = path.join(this.privateDir, `turn-${turnId}`);
+    const runTmp = ahead?.tmpDir ?? path.join(this.privateDir, `turn-${turnId}`);
     try {
       if (!role) throw new Error('the role no longer exists');
       context = this.describeContext(run);
@@ -368,6 +397,7 @@ export class RunManager {
       });
     } catch (error) {
       rmSync(runTmp, { recursive: true, force: true });
+      void ahead?.release();
       void this.durable.durably(`the end of turn ${turnId}`, () =>
         this.commitEnd(run, turnId, { ok: false, error: (error as Error).message }, null),
       );
@@ -400,18 +430,20 @@ export class RunManager {
     };
     this.active.set(turnId, active);
     if (active.texts > 0 || active.answers) this.threadHooks?.turnState(run, turnId, 'working');
+    const toWrap: TurnToWrap = {
+      adapter: role.agent.adapter,
+      baseUrl: 'baseUrl' in role.agent ? role.agent.baseUrl : undefined,
+      trust,
+      context: active.context,
+      command: launch.command,
+      args: launch.args,
+      cwd: launch.cwd,
+      env: launch.env,
+      runTmp,
+    };
+    let sandboxed = false;
     const wrapping: Promise<SandboxedStart> = this.options.sandbox
-      ? sandboxedLaunch(this.options.sandbox, {
-          adapter: role.agent.adapter,
-          baseUrl: 'baseUrl' in role.agent ? role.agent.baseUrl : undefined,
-          trust,
-          context: active.context,
-          command: launch.command,
-          args: launch.args,
-          cwd: launch.cwd,
-          env: launch.env,
-          runTmp,
-        }).catch((error: unknown) => ({
+      ? sandboxedLaunch(this.options.sandbox, toWrap, ahead).catch((error: unknown) => ({
           kind: 'refused' as const,
           // Out of descriptors or processes: the same words as a start without the sandbox.
           reason: (error as NodeJS.ErrnoException).code
@@ -429,6 +461,9 @@ export class RunManager {
     active.settled = wrapping
       .then((start) => {
         if (start.kind === 'refused') return notStartedResult(start.reason);
+        sandboxed = start.sandboxed === true;
+        // Its wrap made mount points: they go once no wrap is held, so none is held ahead meanwhile.
+        if (sandboxed && mountPointsLeft()) void this.aheads.dropAll();
         return this.processes.run(active, launch, start).finally(start.release);
       })
       .then(async (result) => {
@@ -461,7 +496,13 @@ export class RunManager {
           );
       })
       .catch((error: unknown) => log.error('could not record the end of a turn', { turnId, error: String(error) }))
-      .finally(() => this.schedule());
+      .finally(() => {
+        // Its end is written: the run's next turn is wrapped now rather than when it starts.
+        if (sandboxed) this.prepareAhead(run.id, toWrap);
+        this.ending.delete(active.settled);
+        this.schedule();
+      });
+    this.ending.add(active.settled);
     const limitSec = role?.agent.turnTimeoutSec ?? this.timeoutSec;
     active.timer = setTimeout(() => {
       this.stopTurn(active, `Stopped by the time limit (${formatDuration(limitSec)})`).catch((error: unknown) =>
@@ -471,6 +512,26 @@ export class RunManager {
     active.timer.unref();
     this.changed(run);
     if (attempt > 0) log.info('re-running an interrupted turn', { turnId, runId });
+  }
+
+  /**
+   * Wraps the run's next turn as this one was (its command, folder and level, with a new
+   * temporary folder), in the background; the turn compares it with its own when it starts.
+   */
+  private prepareAhead(runId: number, ended: TurnToWrap): void {
+    if (this.closed || !this.options.sandbox || !getRun(this.db, runId) || mountPointsLeft()) return;
+    // Those of runs deleted some other way than `stopInTransaction` knew.
+    this.aheads.dropWhere((held) => !getRun(this.db, held));
+    const tmpDir = path.join(this.privateDir, `next-${runId}-${randomBytes(6).toString('hex')}`);
+    try {
+      mkdirSync(tmpDir, { mode: 0o700 });
+      const ahead = wrapAhead(this.options.sandbox, { ...ended, runTmp: tmpDir });
+      if (ahead) this.aheads.put(runId, ahead);
+      else rmSync(tmpDir, { recursive: true, force: true });
+    } catch (error) {
+      rmSync(tmpDir, { recursive: true, force: true });
+      log.warn('could not wrap a run’s next turn ahead', { runId, error: String(error) });
+    }
   }
 
   /** Commits the stop, then signals the agent and waits until its end is committed. */
@@ -540,6 +601,7 @@ export class RunManager {
 
   /** Ends agents whose context was deleted under them (a turn that started while a delete waited). */
   async reapOrphans(): Promise<void> {
+    this.aheads.dropWhere((runId) => !getRun(this.db, runId));
     const orphans = [...this.active.values()].filter((turn) => !getRun(this.db, turn.run.id));
     await Promise.all(orphans.map((turn) => this.stopTurn(turn, 'Stopped: its conversation or task was deleted')));
   }

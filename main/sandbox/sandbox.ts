@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
+import { mountPointsNeeded } from './disk-facts';
 import { OpenNetworkRuntime } from './open-network';
 import { beyondMachineAllows, type SandboxPolicy } from './policy';
 
@@ -28,12 +29,37 @@ export interface SandboxOptions {
   mode?: 'on' | 'off';
 }
 
-export interface WrappedCommand {
+export interface WrappedCommand extends WrappedArgv {
+  env: NodeJS.ProcessEnv;
+}
+
+/** What `wrapArgv` reads: the wrapped command, where and how it runs, and its policy. */
+export interface WrapRequest {
+  command: string;
+  args: readonly string[];
+  cwd: string;
+  /** The agent's PATH, set inside the sandbox. */
+  path: string | undefined;
+  tmpDir: string;
+  policy: SandboxPolicy;
+  /** `unreadableOwnFolders()` when the wrap is made. */
+  ownUnwritable: readonly string[];
+}
+
+export interface WrappedArgv {
   command: string;
   args: string[];
-  env: NodeJS.ProcessEnv;
   /** Call when the process has exited (or never started): its network allowance ends. */
   release(): void;
+}
+
+/**
+ * The wrapper's environment: the agent's, with Parley's PATH for the wrapper's own
+ * programs. The sandbox adds its own variables (the proxy's) inside bubblewrap.
+ */
+export function wrapperEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  // SHLVL: bash reads ~/.bashrc when its stdin is a socket (Node's pipes are) and it thinks it is the first shell.
+  return { ...env, PATH: process.env.PATH, SHLVL: '1' };
 }
 
 const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
@@ -59,6 +85,31 @@ interface Shared {
   open: OpenNetworkRuntime | null;
 }
 let shared: Shared | null = null;
+
+/** Wraps handed out and not released yet, in this process: the runtimes keep their mount points while any is held. */
+let unreleased = 0;
+let mountPointsMade = false;
+
+/**
+ * Whether a wrap made mount points (files the runtime creates to mount over missing
+ * names it keeps unwritable) that may still be there: the runtime removes them only
+ * once no wrap of its is held, so until then none is held longer than its turn.
+ */
+export const mountPointsLeft = () => mountPointsMade;
+
+/** Counts the wrap until its release; `release` runs once. */
+function held(release: () => void, makesMountPoints: boolean): () => void {
+  unreleased += 1;
+  if (makesMountPoints) mountPointsMade = true;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    release();
+    unreleased -= 1;
+    if (unreleased === 0) mountPointsMade = false;
+  };
+}
 
 /**
  * The runtime's package, where its files are on disk. Packaged, it lies outside the app
@@ -249,31 +300,39 @@ export class AgentSandbox {
     tmpDir: string,
     policy: SandboxPolicy,
   ): Promise<WrappedCommand> {
+    const wrapped = await this.wrapArgv({
+      command,
+      args,
+      cwd,
+      path: env.PATH,
+      tmpDir,
+      policy,
+      ownUnwritable: unreadableOwnFolders(),
+    });
+    return { ...wrapped, env: wrapperEnv(env) };
+  }
+
+  /**
+   * The wrapped program and its arguments, which depend on nothing in the agent's
+   * environment but its PATH: the rest (its token among it) is the spawn's own, so a wrap
+   * made ahead of its turn serves it (wrap-ahead.ts).
+   */
+  async wrapArgv(request: WrapRequest): Promise<WrappedArgv> {
     if (!this.status.available) throw new Error('the sandbox is not available');
+    const { command, args, cwd, tmpDir, policy } = request;
     const commandId = randomBytes(16).toString('base64url');
     // The wrapper (its shell, bubblewrap, socat) runs with Parley's PATH; the agent gets its
     // own back inside, set by the shell that then becomes the agent (no `env` to start).
-    const own = [`TMPDIR=${quote(tmpDir)}`, ...(env.PATH !== undefined ? [`PATH=${quote(env.PATH)}`] : [])];
+    const own = [`TMPDIR=${quote(tmpDir)}`, ...(request.path !== undefined ? [`PATH=${quote(request.path)}`] : [])];
     const inner = `unset NO_PROXY no_proxy; export ${own.join(' ')}; exec ${[command, ...args].map(quote).join(' ')}`;
-    const filesystem = { ...policy.filesystem, denyWrite: [...policy.filesystem.denyWrite, ...unreadableOwnFolders()] };
+    const filesystem = { ...policy.filesystem, denyWrite: [...policy.filesystem.denyWrite, ...request.ownUnwritable] };
     const config = { filesystem, network: turnNetwork() };
-    // SHLVL: bash reads ~/.bashrc when its stdin is a socket (Node's pipes are) and it thinks it is the first shell.
-    const outerEnv = { ...env, PATH: process.env.PATH, SHLVL: '1' };
+    const makesMountPoints = mountPointsNeeded(policy, request.ownUnwritable).length > 0;
     const open = shared?.open;
     if (policy.reach !== 'endpoints') {
       if (!open) throw new Error('the sandbox is not available');
       const [program, ...rest] = await open.wrap(inner, cwd, config, commandId, policy.allowedDomains, wrapperShell);
-      let released = false;
-      return {
-        command: program!,
-        args: rest,
-        env: outerEnv,
-        release: () => {
-          if (released) return;
-          released = true;
-          open.release(commandId);
-        },
-      };
+      return { command: program!, args: rest, release: held(() => open.release(commandId), makesMountPoints) };
     }
     SandboxManager.registerCommandNetworkLists(commandId, { allowedDomains: policy.allowedDomains });
     try {
@@ -281,19 +340,14 @@ export class AgentSandbox {
         commandId,
       });
       const [program, ...rest] = wrapped.argv;
-      let released = false;
-      // The sandbox adds its own variables (the proxy's) inside bubblewrap; ours stay ours.
       return {
         command: program!,
         args: rest,
-        env: outerEnv,
-        release: () => {
-          if (released) return;
-          released = true;
+        release: held(() => {
           SandboxManager.unregisterCommandNetworkLists(commandId);
           // Its mount points (the files bubblewrap bound over denied ones) go once no command uses them.
           SandboxManager.cleanupAfterCommand();
-        },
+        }, makesMountPoints),
       };
     } catch (error) {
       SandboxManager.unregisterCommandNetworkLists(commandId);

@@ -8,7 +8,16 @@ import path from 'node:path';
 import type { AdapterName, TurnTrust } from '../../shared/domain';
 import type { AgentContext } from '../agents/types';
 import { agentConfigDirs, codexConfigEndpoints, defaultModelHosts, modelEndpoints, sandboxPolicy } from './policy';
-import type { AgentSandbox, SandboxStatus } from './sandbox';
+import { diskFacts, mountPointsNeeded, pathsTheWrapReads } from './disk-facts';
+import {
+  unreadableOwnFolders,
+  wrapperEnv,
+  type AgentSandbox,
+  type SandboxStatus,
+  type WrappedArgv,
+  type WrapRequest,
+} from './sandbox';
+import { mayServe, mayWrapAhead, type WrapInputs } from './wrap-ahead';
 
 export type SandboxChoice = 'sandbox' | 'unsandboxed' | 'refuse';
 
@@ -54,7 +63,16 @@ export interface TurnToWrap {
 }
 
 export type SandboxedStart =
-  | { kind: 'start'; command: string; args: string[]; env: NodeJS.ProcessEnv; release: () => void; warning?: string }
+  | {
+      kind: 'start';
+      command: string;
+      args: string[];
+      env: NodeJS.ProcessEnv;
+      release: () => void;
+      warning?: string;
+      /** Inside the sandbox: its next turn may be wrapped ahead. */
+      sandboxed?: true;
+    }
   | { kind: 'refused'; reason: string };
 
 /** The program's install folder, found through PATH and symlinks (`.bin/claude` → its package). */
@@ -102,23 +120,8 @@ function configuredEndpoints(adapter: string, env: NodeJS.ProcessEnv, home: stri
   }
 }
 
-export async function sandboxedLaunch(options: TurnSandboxOptions, turn: TurnToWrap): Promise<SandboxedStart> {
-  const status = options.sandbox.status;
-  const choice = sandboxChoice(status, turn.trust, options.unsandboxedAllowed(turn.context));
-  if (choice === 'refuse') return { kind: 'refused', reason: refusal(status, turn.context?.peer) };
-  if (choice === 'unsandboxed') {
-    return {
-      kind: 'start',
-      command: turn.command,
-      args: turn.args,
-      env: { ...turn.env, TMPDIR: turn.runTmp },
-      release: () => {},
-      warning: status.available ? undefined : status.reason,
-    };
-  }
-  // Inside, a missing program is only an exit code of the wrapper: say it as a start that failed.
-  if (!resolves(turn.command, turn.env, turn.cwd))
-    throw Object.assign(new Error(`spawn ${turn.command} ENOENT`), { code: 'ENOENT' });
+/** The wrap a turn needs: its command and where it runs, and its policy, computed now. */
+function wrapRequest(options: TurnSandboxOptions, turn: TurnToWrap): WrapRequest {
   const home = turn.env.HOME || os.homedir();
   const cwd = path.resolve(turn.cwd);
   const policy = sandboxPolicy({
@@ -144,6 +147,98 @@ export async function sandboxedLaunch(options: TurnSandboxOptions, turn: TurnToW
     programDirs: programDirs(turn.command, turn.env),
     home,
   });
-  const wrapped = await options.sandbox.wrap(turn.command, turn.args, cwd, turn.env, turn.runTmp, policy);
-  return { kind: 'start', ...wrapped };
+  return {
+    command: turn.command,
+    args: turn.args,
+    cwd,
+    path: turn.env.PATH,
+    tmpDir: turn.runTmp,
+    policy,
+    ownUnwritable: unreadableOwnFolders(),
+  };
+}
+
+/** The request with what the disk says about it now. */
+function inputsOf(request: WrapRequest): WrapInputs {
+  return {
+    ...request,
+    workingDir: process.cwd(),
+    disk: diskFacts(pathsTheWrapReads(request.policy, request.ownUnwritable)),
+    mountPoints: mountPointsNeeded(request.policy, request.ownUnwritable),
+  };
+}
+
+/** A wrap made for a turn that has not started yet (wrap-ahead.ts). */
+export interface AheadWrap {
+  /** The turn's temporary folder, the one the wrap names. */
+  tmpDir: string;
+  inputs: WrapInputs;
+  /** Null when it could not be made, or the disk changed while it was. */
+  wrapped: Promise<WrappedArgv | null>;
+  /** Ends its network allowance, once it is made. */
+  release(): Promise<void>;
+}
+
+/**
+ * Wraps the turn ahead of its start, or says why not (null): the sandbox does not run,
+ * the program is gone, or the wrap would leave files behind (`mayWrapAhead`).
+ */
+export function wrapAhead(options: TurnSandboxOptions, turn: TurnToWrap): AheadWrap | null {
+  if (!options.sandbox.available || !resolves(turn.command, turn.env, turn.cwd)) return null;
+  const request = wrapRequest(options, turn);
+  const inputs = inputsOf(request);
+  if (!mayWrapAhead(inputs)) return null;
+  const wrapped = options.sandbox.wrapArgv(request).then(
+    (made) => {
+      // The disk moved under the wrap: what it found may be of either moment.
+      if (diskFacts(pathsTheWrapReads(request.policy, request.ownUnwritable)) === inputs.disk) return made;
+      made.release();
+      return null;
+    },
+    () => null,
+  );
+  return { tmpDir: turn.runTmp, inputs, wrapped, release: () => wrapped.then((made) => made?.release()) };
+}
+
+/**
+ * How the turn starts. `ahead`, the run's wrap made when its previous turn ended, serves
+ * when it is the one this turn's inputs would make now; otherwise it is released and
+ * the turn wrapped here. Its folder is the turn's `runTmp` either way.
+ */
+export async function sandboxedLaunch(
+  options: TurnSandboxOptions,
+  turn: TurnToWrap,
+  ahead?: AheadWrap,
+): Promise<SandboxedStart> {
+  let aheadUsed = false;
+  try {
+    const status = options.sandbox.status;
+    const choice = sandboxChoice(status, turn.trust, options.unsandboxedAllowed(turn.context));
+    if (choice === 'refuse') return { kind: 'refused', reason: refusal(status, turn.context?.peer) };
+    if (choice === 'unsandboxed') {
+      return {
+        kind: 'start',
+        command: turn.command,
+        args: turn.args,
+        env: { ...turn.env, TMPDIR: turn.runTmp },
+        release: () => {},
+        warning: status.available ? undefined : status.reason,
+      };
+    }
+    // Inside, a missing program is only an exit code of the wrapper: say it as a start that failed.
+    if (!resolves(turn.command, turn.env, turn.cwd))
+      throw Object.assign(new Error(`spawn ${turn.command} ENOENT`), { code: 'ENOENT' });
+    const request = wrapRequest(options, turn);
+    if (ahead && mayServe(ahead.inputs, inputsOf(request))) {
+      const made = await ahead.wrapped;
+      if (made) {
+        aheadUsed = true;
+        return { kind: 'start', ...made, sandboxed: true, env: wrapperEnv(turn.env) };
+      }
+    }
+    const wrapped = await options.sandbox.wrapArgv(request);
+    return { kind: 'start', ...wrapped, sandboxed: true, env: wrapperEnv(turn.env) };
+  } finally {
+    if (ahead && !aheadUsed) void ahead.release();
+  }
 }
