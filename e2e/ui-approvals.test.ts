@@ -53,10 +53,7 @@ async function scan(page: Page, name: string): Promise<void> {
   expect(await axeInBothSchemes(page, `approvals-${name}`), `axe on ${name}`).toEqual({});
 }
 
-/**
- * The role's chat line that says `asked PEER/ROLE…`, the n-th one (from 0); the notice of
- * an earlier approval may come first in it.
- */
+/** The role's chat line that says `asked PEER/ROLE…`, the n-th one (from 0). */
 function askLine(page: Page, n: number): Locator {
   return page
     .getByRole('region', { name: 'Messages' })
@@ -227,13 +224,13 @@ describeInBrowser('approvals where people work', () => {
     const [atBob] = await bob.api.call('threads.list', { peerStarted: true });
     const texts = (await bob.api.call('threads.get', { id: atBob!.id })).texts.map((t) => t.body);
     expect(texts).not.toContain('and the salaries?');
-    // The card's detail shows the text as denied, not failed.
+    // The card's detail shows the text as denied, by whom, not failed.
     const card = threadCard(threadsRegion(page), 'bob', 'researcher');
     await card.getByRole('button', { expanded: false }).first().click();
     const denied = card.getByRole('list', { name: 'Texts with bob/researcher' }).locator('li').filter({
       hasText: 'and the salaries?',
     });
-    await visible(denied.getByText('Denied', { exact: true }));
+    await visible(denied.getByText('Denied by alice', { exact: true }));
     await shoot(page, 'approvals-denied');
     await alice.api.call('connections.setPolicy', { id: await connectionId(alice, 'bob'), outgoing: 'send' });
     expect(problems).toEqual([]);
@@ -274,8 +271,8 @@ describeInBrowser('approvals where people work', () => {
       await visible(text.getByText('Held', { exact: true }));
       await scan(page, 'incoming-held-detail');
       await text.getByRole('button', { name: /^Deny text #\d+ from alice\/assistant$/ }).click();
-      await visible(text.getByText('Denied', { exact: true }));
-      await visible(text.getByText('Never given to the agent: a person denied it.'));
+      await visible(text.getByText('Denied by bob', { exact: true }));
+      await visible(text.getByText('Never given to the agent: bob denied it.'));
       // alice is told (revision 2's `declined`): her ask line says so, where it had said delivered.
       const asker = await open(alice, { view: 'conversation-1' });
       await visible(asker.page.locator('.ask-state').filter({ hasText: 'bob declined' }), 30_000);

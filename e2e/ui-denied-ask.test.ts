@@ -99,6 +99,14 @@ describeInBrowser('a denied or declined ask', () => {
           .getByText(/was denied by|Do not send it again/)
           .count(),
       ).toBe(0);
+      // The text on the agent conversation's card names who denied it too.
+      const card = threadCard(threadsRegion(page), 'bob', 'researcher');
+      await card.getByRole('button', { expanded: false }).first().click();
+      const denied = card.getByRole('list', { name: 'Texts with bob/researcher' }).locator('li').filter({
+        hasText: 'the salaries?',
+      });
+      await visible(denied.getByText('Denied by alice', { exact: true }));
+      await card.getByRole('button', { expanded: true }).first().click();
       await shoot(page, 'denied-ask');
       expect(await axeInBothSchemes(page, 'denied-ask')).toEqual({});
       expect(problems).toEqual([]);

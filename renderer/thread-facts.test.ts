@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ConnectionSummary, Message, RunSummary, TextView, TurnSummary } from '../shared/domain';
 import {
+  approvedWords,
   answeredAfter,
   askState,
   canWithdraw,
@@ -654,6 +655,18 @@ describe('texts that wait for approval', () => {
       'A person denied it: the agent never got it.',
     ],
     [
+      'an outgoing text denied by someone named',
+      { ...text(1, 'out', 'failed', 1, 'denied'), deniedBy: 'alice' },
+      'Denied by alice',
+      'alice denied it, so it was never sent.',
+    ],
+    [
+      'an incoming text denied by someone named',
+      { ...text(1, 'in', 'handled', 1, 'denied'), deniedBy: 'bob' },
+      'Denied by bob',
+      'bob denied it: the agent never got it.',
+    ],
+    [
       'an incoming text held when the connection was revoked',
       text(1, 'in', 'handled', 1, 'revoke'),
       'Dropped',
@@ -661,6 +674,27 @@ describe('texts that wait for approval', () => {
     ],
   ] as const)('%s', (_, given, label, help) => {
     expect(textLabel(given, 'bob/researcher')).toMatchObject({ label, help });
+  });
+
+  it.each([
+    [
+      'approved by a person, and gone',
+      { ...text(1, 'out', 'acked', 1), approvedBy: { name: 'alice', always: false } },
+      'Approved by alice',
+    ],
+    [
+      'let through by a rule',
+      { ...text(1, 'out', 'sent', 1), approvedBy: { name: 'alice', always: true } },
+      'Always allowed by alice',
+    ],
+    ['never held', text(1, 'out', 'acked', 1), undefined],
+    [
+      'refused at the peer after it was approved: its line says why instead',
+      { ...text(1, 'out', 'failed', 1, 'queue', 'peer'), approvedBy: { name: 'alice', always: false } },
+      undefined,
+    ],
+  ] as const)('who let a held ask through: %s', (_, given, words) => {
+    expect(approvedWords(given)).toBe(words);
   });
 
   it('says why a dropped text never reached the agent', () => {

@@ -88,6 +88,9 @@ export function answeredAfter(text: TextView, texts: readonly TextView[]): boole
   return text.direction === 'out' && texts.some((t) => t.direction === 'in' && t.createdAt > text.createdAt);
 }
 
+/** A denied text's badge, with who denied it when the text says (a summary's last text does not). */
+const deniedLabel = (text: TextView) => (text.deniedBy ? `Denied by ${text.deniedBy}` : 'Denied');
+
 /**
  * The badge of a text as people read it. `withAgent` says whether a received text is
  * what the working agent was given; `turn` is the turn that took a handled one;
@@ -122,7 +125,11 @@ export function textLabel(
       return deliveredLabel(text, peer, options.peerTurn, options.answered ?? false);
     case 'failed':
       if (text.reason === 'denied')
-        return { label: 'Denied', tone: 'neutral', help: 'A person denied it, so it was never sent.' };
+        return {
+          label: deniedLabel(text),
+          tone: 'neutral',
+          help: `${text.deniedBy ?? 'A person'} denied it, so it was never sent.`,
+        };
       return {
         label: 'Failed',
         tone: 'bad',
@@ -140,10 +147,10 @@ export function textLabel(
     case 'handled': {
       if (text.reason === 'denied')
         return {
-          label: 'Denied',
+          label: deniedLabel(text),
           tone: 'neutral',
-          help: 'A person denied it: the agent never got it.',
-          note: 'Never given to the agent: a person denied it.',
+          help: `${text.deniedBy ?? 'A person'} denied it: the agent never got it.`,
+          note: `Never given to the agent: ${text.deniedBy ?? 'a person'} denied it.`,
         };
       if (text.reason !== null)
         return {
@@ -396,6 +403,16 @@ function notDelivered(
     default:
       return { tone: 'bad', words: `Not delivered${text.reason ? `: ${text.reason}` : ''}` };
   }
+}
+
+/**
+ * Who let a held text through, in words, once it went on: the person who approved it, or
+ * whose always-allow rule did. Nothing for a text that never waited, or one still held or failed.
+ */
+export function approvedWords(text: TextView): string | undefined {
+  const by = text.approvedBy;
+  if (!by || text.state === 'held' || text.state === 'failed') return undefined;
+  return by.always ? `Always allowed by ${by.name}` : `Approved by ${by.name}`;
 }
 
 /**

@@ -380,6 +380,12 @@ export interface TextView {
    * conversation's texts (`threads.get`); a summary's last text leaves it out.
    */
   deniedBy?: string | null;
+  /**
+   * Who here let it through, for a text that waited for approval or would have: `always`
+   * when that person's always-allow rule did, not a decision on this text. On an agent
+   * conversation's texts, like `deniedBy`.
+   */
+  approvedBy?: { name: string; always: boolean } | null;
   createdAt: string;
 }
 

@@ -104,9 +104,10 @@ describe('scripted agent', () => {
   it('in a conversation or task: asks through `parley send`, sleeps, echoes, and passes on notices about texts', async () => {
     for (const context of [contexts.conversation!, contexts.task!]) {
       const run = await runAgent(context, [
-        // How its previous turn ended, and a person's no to its text, are Parley's to say;
-        // they are not repeated as the reply.
+        // How its previous turn ended, and a person's word on its held text, are Parley's to
+        // say; they are not repeated as the reply.
         ['notice', 'parley', 'You were stopped by alice before your previous turn finished.'],
+        ['notice', 'parley', 'Your text #4 to bob/researcher was approved by alice; it goes out as usual.'],
         ['notice', 'parley', 'Your text #1 to bob/researcher was denied by alice: it was not sent.'],
         ['notice', 'parley', 'Your text #2 to bob/researcher was rejected (declined): a person at bob declined it.'],
         ['notice', 'parley', 'Your text #3 to bob/researcher was rejected (queue): bob has too much waiting.'],

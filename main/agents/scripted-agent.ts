@@ -46,13 +46,13 @@ const ASK = /^ask\s+([^\s/]+\/[^\s:]+)\s*:\s*([\s\S]+)$/i;
 const QUIET_ASK = /^(quietly|silently)\s+ask\s+([^\s/]+\/[^\s:]+)\s*:\s*([\s\S]+)$/i;
 const SLEEP = /^sleep\s+(\d+(?:\.\d+)?)$/i;
 // What Parley tells an agent that people already see in Parley's own words: how its previous
-// turn ended (stopped, withdrawn, cut off by a restart), and a person's no to one of its texts
-// (denied here: "Denied by alice" on the ask's line; declined at the peer: "bob declined").
-// The agent does not repeat those as if they were its reply; other notices (a text the peer
-// refused, a connection paused) it passes on.
+// turn ended (stopped, withdrawn, cut off by a restart), and a person's word on one of its
+// held texts (approved: "Approved by alice" on the ask's line; denied here: "Denied by alice";
+// declined at the peer: "bob declined"). The agent does not repeat those as if they were its
+// reply; other notices (a text the peer refused, a connection paused) it passes on.
 const SAID_BY_PARLEY = [
   /\byour previous turn (finished|was working)\b/,
-  /^Your text #\d+ to \S+ was (denied by |rejected \(declined\))/,
+  /^Your text #\d+ to \S+ was (approved by |denied by |rejected \(declined\))/,
 ];
 
 async function handle(turn: ScriptedTurn, input: ScriptedTurn['inputs'][number]): Promise<string> {

@@ -88,6 +88,16 @@ describe('always allow a held text (DESIGN §12.10)', () => {
       { state: 'approved', who: 'alice', reason: null },
       { state: 'approved', who: 'alice', reason: 'always allowed' },
     ]);
+    // The texts say who let each through: alice herself, then her rule.
+    const [thread] = await alice.owner('threads.list', { root: { kind: 'conversation', id: first.id } });
+    expect(
+      (await alice.owner('threads.get', { id: thread!.id })).texts
+        .filter((t) => t.direction === 'out')
+        .map((t) => t.approvedBy),
+    ).toEqual([
+      { name: 'alice', always: false },
+      { name: 'alice', always: true },
+    ]);
     const [inRoot] = await alice.owner('allowRules.list', { connectionId: aliceToBob });
     expect(inRoot).toMatchObject({
       peer: 'bob/researcher',

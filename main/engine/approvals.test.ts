@@ -116,6 +116,7 @@ describe('outgoing texts that ask first (DESIGN §11.9)', () => {
       'bob/researcher says: answer from researcher: the budget?',
     );
     expect((await texts(alice, thread.id, 'out')).map((t) => t.state)).toEqual(['acked']);
+    expect((await texts(alice, thread.id, 'out')).map((t) => t.approvedBy)).toEqual([{ name: 'alice', always: false }]);
     expect(await alice.owner('approvals.list', {})).toEqual([]);
     expect((await alice.owner('attention.list', {})).items.filter((item) => item.kind === 'held')).toEqual([]);
     // Deciding twice is refused, saying who did.

@@ -276,6 +276,7 @@ const textView = (row: ListedTextRow): TextView => ({
   sentByTurnId: row.sent_by_turn,
   takenByTurnId: row.taken_by_turn,
   deniedBy: row.denied_by,
+  approvedBy: row.approved_by === null ? null : { name: row.approved_by, always: row.approved_by_rule === 1 },
   createdAt: row.created_at,
 });
 

@@ -1,15 +1,16 @@
 // The state of an ask, under the chat line of the turn that made it ("bob/researcher"):
 // held for approval (with Approve and Deny), delivered, working (the peer's agent has it),
 // answered, stopped or failed there, or why it was not delivered with the fix when the
-// person can apply it. Which turn sent an ask and which turn posted a line are stored and
-// come with the conversation and its agent conversations (thread-facts.ts, placeAsks); a
-// turn that posted no line gets a row of its own ("asked bob/researcher").
+// person can apply it; once a held ask went, who let it through. Which turn sent an ask and
+// which turn posted a line are stored and come with the conversation and its agent
+// conversations (thread-facts.ts, placeAsks); a turn that posted no line gets a row of its
+// own ("asked bob/researcher").
 import { useEffect, useMemo } from 'react';
 import type { AskRef, Message, ThreadSummary } from '../../shared/domain';
 import { selectConnection, useConnections } from '../state/connections';
 import { selectIsOwner, useSession } from '../state/session';
 import { selectThread, selectThreadDetail, useThreads, watchThread, type ThreadListKey } from '../state/threads';
-import { askState, canWithdraw, peerKey, placeAsks, type AskLink, type LoneAsks } from '../thread-facts';
+import { approvedWords, askState, canWithdraw, peerKey, placeAsks, type AskLink, type LoneAsks } from '../thread-facts';
 import { approvalOfText, selectApprovals, useApprovals } from '../state/approvals';
 import { ApprovalActions, ApprovalContent } from './approvals';
 import { ArrowOutIcon } from './icons';
@@ -100,11 +101,13 @@ export function AskLine({
   if (!thread || !detail || !text) return null;
   const approval = text.state === 'held' ? approvalOfText(approvals, text.id) : undefined;
   const state = askState(text, detail.texts, thread, connection, isOwner, approval?.canDecide ?? false);
+  const approved = approvedWords(text);
   return (
     <div className={`ask-state ask-${state.tone}`}>
       {state.tone === 'accent' ? <span className="dot" aria-hidden="true" /> : <ArrowOutIcon size={13} />}
       <span className="ask-peer">{asked ? `asked ${peerKey(thread)}` : peerKey(thread)}</span>
       <span className="ask-words">{state.words}</span>
+      {approved && <span className="ask-approved">{approved}</span>}
       {state.fix === 'unpause' && connection && (
         <button
           type="button"

@@ -68,6 +68,10 @@ export interface ListedTextRow extends TextRow {
   taken_by_turn: number | null;
   /** Who denied it, when a person did. */
   denied_by: string | null;
+  /** Who let it through, when it was held and approved, or would have been and a rule of theirs allowed it. */
+  approved_by: string | null;
+  /** Whether that was an always-allow rule rather than a decision on this text. */
+  approved_by_rule: 0 | 1;
 }
 
 export type FailedBy = 'us' | 'peer';
@@ -419,14 +423,19 @@ export function listTexts(db: Db, threadRowId: number, limit = 500, before = Num
        END AS taken_by_turn,
        CASE WHEN page.reason = 'denied' THEN
          (SELECT approvals.decided_by_name FROM approvals WHERE approvals.text_id = page.id AND approvals.state = 'denied')
-       END AS denied_by
+       END AS denied_by,
+       approved.decided_by_name AS approved_by,
+       -- An approval carries a reason only when an always-allow rule made it.
+       approved.reason IS NOT NULL AS approved_by_rule
      FROM (
        SELECT * FROM (SELECT * FROM texts WHERE thread_id = @thread AND direction = 'out' AND id < @before
                       ORDER BY seq DESC LIMIT @limit)
        UNION ALL
        SELECT * FROM (SELECT * FROM texts WHERE thread_id = @thread AND direction = 'in' AND id < @before
                       ORDER BY seq DESC LIMIT @limit)
-     ) AS page ORDER BY page.id DESC LIMIT @limit`,
+     ) AS page
+     LEFT JOIN approvals AS approved ON approved.text_id = page.id AND approved.state = 'approved'
+     ORDER BY page.id DESC LIMIT @limit`,
     params,
   ).reverse();
 }
