@@ -120,6 +120,8 @@ export async function measureWire(
   bob: WirePeer,
   threads: number,
   durationMs = MEASURE_MS,
+  /** Run just before and just after the measured sends, the warm-up and the drains left out (a profile). */
+  around: { before(): Promise<void>; after(): Promise<void> } | null = null,
 ): Promise<WireStats & { receiverCpuMs: number }> {
   // Opens every agent conversation (the first text of each makes it on both sides).
   await alice.request('send', { threads, perThread: Number.MAX_SAFE_INTEGER, durationMs: WARMUP_MS });
@@ -128,6 +130,7 @@ export async function measureWire(
   // perThread counts what each agent conversation has committed so far: add the warm-up's.
   const before = await alice.request<{ threads: Array<{ committed: number }> }>('sent');
   const most = Math.max(0, ...before.threads.map((t) => t.committed));
+  await around?.before();
   const cpuBefore = (await bob.request<{ cpuMs: number }>('stats')).cpuMs;
   const stats = await alice.request<WireStats>('send', {
     threads,
@@ -136,6 +139,7 @@ export async function measureWire(
     bodyBytes: BODY_BYTES,
   });
   const receiverCpuMs = (await bob.request<{ cpuMs: number }>('stats')).cpuMs - cpuBefore;
+  await around?.after();
   await bob.request('drain');
   return { ...stats, receiverCpuMs };
 }
@@ -271,21 +275,32 @@ export async function wireBench(
     await alice.request('prepare', { threads: Math.max(...counts), to: 'bob/sink', role: 'source' });
     for (const threads of counts) {
       const tlsBefore = await measureBaseline(threads, true, baselineMs);
-      if (options.profileDir) {
-        await alice.request('profile', { action: 'start' });
-        await bob.request('profile', { action: 'start' });
-      }
-      const parley = await measureWire(alice, bob, threads, measureMs);
-      if (options.profileDir) {
-        for (const [who, peer] of [
-          ['alice', alice],
-          ['bob', bob],
-        ] as const)
-          await peer.request('profile', {
-            action: 'stop',
-            file: path.join(options.profileDir, `wire-${threads}-${who}.cpuprofile`),
-          });
-      }
+      // The profile covers what a text costs: not the warm-up, which opens the agent conversations.
+      const profile = options.profileDir;
+      const peers = [
+        ['alice', alice],
+        ['bob', bob],
+      ] as const;
+      const parley = await measureWire(
+        alice,
+        bob,
+        threads,
+        measureMs,
+        profile
+          ? {
+              before: async () => {
+                for (const [, peer] of peers) await peer.request('profile', { action: 'start' });
+              },
+              after: async () => {
+                for (const [who, peer] of peers)
+                  await peer.request('profile', {
+                    action: 'stop',
+                    file: path.join(profile, `wire-${threads}-${who}.cpuprofile`),
+                  });
+              },
+            }
+          : null,
+      );
       if (parley.failed > 0 || Object.keys(parley.errors).length > 0)
         throw new Error(`wire ${threads}: ${parley.failed} failed, errors ${JSON.stringify(parley.errors)}`);
       const plain = await measureBaseline(threads, false, baselineMs);

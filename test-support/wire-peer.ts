@@ -138,6 +138,7 @@ class Driver {
   private profiler: Session | null = null;
 
   constructor(private readonly inst: Installation) {
+    this.inOneRead = inst.db.transaction((run: () => void) => run());
     this.ackState = inst.db
       .prepare("SELECT state FROM texts WHERE thread_id = ? AND direction = 'out' AND seq = ?")
       .pluck();
@@ -154,6 +155,9 @@ class Driver {
 
   private readonly toCheck = new Map<number, number>();
 
+  /** Made once: better-sqlite3 builds a new wrapper on every db.transaction() call. */
+  private readonly inOneRead: (run: () => void) => void;
+
   private checkChanged(): void {
     const ids = [...this.toCheck];
     this.toCheck.clear();
@@ -161,7 +165,7 @@ class Driver {
       for (const [id, at] of ids) this.check(id, at);
     };
     if (this.inst.db.inTransaction) checkAll();
-    else this.inst.db.transaction(checkAll)();
+    else this.inOneRead(checkAll);
   }
 
   private check(threadRowId: number, at: number): void {
