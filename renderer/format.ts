@@ -13,14 +13,40 @@ export function dayDate(iso: string): string {
   return Number.isNaN(date.getTime()) ? '' : dayDateFormat.format(date);
 }
 
+/** The local day that holds `now`, as [midnight, next midnight): kept, since a list asks once per row. */
+let today = { from: 0, to: 0 };
+function dayOf(now: number): { from: number; to: number } {
+  if (now >= today.from && now < today.to) return today;
+  const start = new Date(now);
+  start.setHours(0, 0, 0, 0);
+  const end = new Date(start);
+  end.setDate(end.getDate() + 1);
+  today = { from: start.getTime(), to: end.getTime() };
+  return today;
+}
+
+/** Times already put in words, by format and time: a scrolled list formats the same few again and again. */
+const formatted = new Map<string, string>();
+function formatOnce(format: Intl.DateTimeFormat, which: string, iso: string, date: Date): string {
+  const key = which + iso;
+  let text = formatted.get(key);
+  if (text === undefined) {
+    if (formatted.size >= 5000) formatted.clear();
+    text = format.format(date);
+    formatted.set(key, text);
+  }
+  return text;
+}
+
 /** "14:03" today, "Tue 14:03" this week, "3 Mar 2025" before. */
 export function shortTime(iso: string, now = Date.now()): string {
   const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return '';
-  const age = now - date.getTime();
-  if (new Date(now).toDateString() === date.toDateString()) return timeFormat.format(date);
-  if (age < 6 * 24 * 3600_000) return dayFormat.format(date);
-  return dateFormat.format(date);
+  const at = date.getTime();
+  if (Number.isNaN(at)) return '';
+  const day = dayOf(now);
+  if (at >= day.from && at < day.to) return formatOnce(timeFormat, 't', iso, date);
+  if (now - at < 6 * 24 * 3600_000) return formatOnce(dayFormat, 'w', iso, date);
+  return formatOnce(dateFormat, 'd', iso, date);
 }
 
 export function fullTime(iso: string): string {
@@ -28,8 +54,15 @@ export function fullTime(iso: string): string {
   return Number.isNaN(date.getTime()) ? iso : fullFormat.format(date);
 }
 
+const numberFormat = new Intl.NumberFormat();
+
+/** A count in the page's own language ("12,345"): as `toLocaleString`, without a new formatter each time. */
+export function formatCount(n: number): string {
+  return numberFormat.format(n);
+}
+
 export function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
+  return `${formatCount(n)} ${n === 1 ? one : many}`;
 }
 
 /** First line of a text, for previews. */

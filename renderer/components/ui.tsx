@@ -13,7 +13,7 @@ import {
   type ReactNode,
 } from 'react';
 import type { RunSummary } from '../../shared/domain';
-import { hueOf, initials, runStateLabel } from '../format';
+import { formatCount, hueOf, initials, runStateLabel } from '../format';
 import type { TextLabel } from '../thread-facts';
 import { messageOf } from '../state/client';
 import { useUi } from '../state/ui';
@@ -44,8 +44,8 @@ export function Badge({ tone = 'neutral', children, title }: { tone?: Tone; chil
 export function UnreadBadge({ count }: { count: number }) {
   if (count <= 0) return null;
   return (
-    <span className="unread-badge" title={`${count.toLocaleString()} unread`}>
-      {count > 99 ? '99+' : count.toLocaleString()}
+    <span className="unread-badge" title={`${formatCount(count)} unread`}>
+      {count > 99 ? '99+' : formatCount(count)}
       <span className="visually-hidden"> unread</span>
     </span>
   );

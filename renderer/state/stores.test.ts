@@ -156,6 +156,16 @@ describe('threads store', () => {
     await store.loadRange('conversation:1', 2490, 2500);
     expect(calls.filter(([m]) => m === 'threads.page')).toHaveLength(2);
 
+    // Pages that land together are placed together: one change, one layout of the list.
+    changes = 0;
+    const again = useThreads.subscribe(() => changes++);
+    await store.loadRange('conversation:1', 2200, 2400);
+    again();
+    expect(changes).toBe(1);
+    expect(calls.filter(([m]) => m === 'threads.page')).toHaveLength(4);
+    expect(list().rows!.slice(2200, 2400)).toEqual(all.slice(2200, 2400).map((t) => t.id));
+    expect(list().ids).toHaveLength(360);
+
     // A new agent conversation comes first; the rows read so far keep their threads.
     const added = thread(9000);
     all = [added, ...all];
@@ -163,7 +173,7 @@ describe('threads store', () => {
     expect(list().total).toBe(2501);
     expect(list().rows![0]).toBe(9000);
     expect(list().rows![2500]).toBe(3499);
-    expect(list().ids).toHaveLength(161);
+    expect(list().ids).toHaveLength(361);
   });
 
   it('reads a short list whole after its first page, so everything that links to it finds its rows', async () => {

@@ -106,6 +106,12 @@ function grown(rows: number[], total: number): number[] {
   return rows;
 }
 
+/** Threads read at an offset of a list. */
+interface Page {
+  offset: number;
+  threads: ThreadSummary[];
+}
+
 /** Pages of each list asked for and not yet placed; forgotten when the list's rows shift. */
 const requested = new Map<ThreadListKey, Set<number>>();
 
@@ -129,23 +135,67 @@ export const useThreads = create<ThreadsState>()((set, get) => {
       },
     }));
 
-  /** Puts a page's threads at their positions; a thread already elsewhere in the list moves. */
-  const place = (key: ThreadListKey, offset: number, threads: ThreadSummary[], total: number) => {
+  /** Puts pages' threads at their positions; a thread already elsewhere in the list moves. */
+  const place = (key: ThreadListKey, pages: readonly Page[], total: number) => {
     const { summaries } = get();
     const list = get().lists[key];
     if (!list?.rows) return;
     const rows = grown(list.rows.slice(), total);
     // What was read before: a thread of the page may be there, at a place it has left.
     let known: Set<number> | null = null;
-    threads.forEach((thread, i) => {
-      summaries.set(thread.id, thread);
-      if (rows[offset + i] === thread.id) return;
-      known ??= new Set(list.ids);
-      if (known.has(thread.id)) rows[rows.indexOf(thread.id)] = 0;
-      rows[offset + i] = thread.id;
-    });
-    // One change to the store, so its readers (and the list's layout of every row) run once per page.
+    for (const { offset, threads } of pages)
+      threads.forEach((thread, i) => {
+        summaries.set(thread.id, thread);
+        if (rows[offset + i] === thread.id) return;
+        known ??= new Set(list.ids);
+        if (known.has(thread.id)) {
+          const at = rows.indexOf(thread.id);
+          if (at >= 0) rows[at] = 0;
+        }
+        rows[offset + i] = thread.id;
+        // Placed now: a later page of the batch that has it moves it from here.
+        known.add(thread.id);
+      });
+    // One change to the store, so its readers (and the list's layout of every row) run once.
     setList(key, { rows, ids: idsOf(rows), total: rows.length }, true);
+  };
+
+  /**
+   * Pages read as rows come into view are placed on the next frame, all that landed by then
+   * in one change: replies that arrive a few milliseconds apart (the pages in view and
+   * either side are asked for together) would otherwise each cost a render and a layout of
+   * every row, several in one frame.
+   */
+  let landing: { key: ThreadListKey; asked: Set<number>; page: Page; total: number }[] = [];
+  let landed: (() => void) | null = null;
+  let flushing: Promise<void> | null = null;
+  const flush = () => {
+    const batch = landing;
+    const done = landed;
+    landing = [];
+    landed = null;
+    flushing = null;
+    const byKey = new Map<ThreadListKey, { pages: Page[]; total: number }>();
+    for (const { key, asked, page, total } of batch) {
+      asked.delete(page.offset / PAGE);
+      // The list was read anew meanwhile: this page belongs to the old one.
+      if (requested.get(key) !== asked) continue;
+      const entry = byKey.get(key) ?? { pages: [], total };
+      entry.pages.push(page);
+      entry.total = total;
+      byKey.set(key, entry);
+    }
+    for (const [key, { pages, total }] of byKey) place(key, pages, total);
+    done?.();
+  };
+  const land = (key: ThreadListKey, asked: Set<number>, page: Page, total: number): Promise<void> => {
+    landing.push({ key, asked, page, total });
+    const placed = (flushing ??= new Promise<void>((resolve) => {
+      landed = resolve;
+      if (typeof requestAnimationFrame === 'function') requestAnimationFrame(flush);
+      else queueMicrotask(flush);
+    }));
+    return placed;
   };
 
   const reorder = (ids: number[]) => {
@@ -185,7 +235,7 @@ export const useThreads = create<ThreadsState>()((set, get) => {
           if (offset >= total) break;
           const next = await call('threads.page', { ...listParams(key), offset, limit: NEXT_PAGES });
           if (next.threads.length === 0) break;
-          place(key, offset, next.threads, next.total);
+          place(key, [{ offset, threads: next.threads }], next.total);
           offset += next.threads.length;
         }
         setList(key, { loading: false });
@@ -215,12 +265,10 @@ export const useThreads = create<ThreadsState>()((set, get) => {
           asked.add(page);
           try {
             const next = await call('threads.page', { ...listParams(key), offset: page * PAGE, limit: PAGE });
-            // The list was read anew meanwhile: this page belongs to the old one.
-            if (requested.get(key) !== asked) return;
-            place(key, page * PAGE, next.threads, next.total);
+            // Still asked for until placed: a render before then must not ask for it again.
+            await land(key, asked, { offset: page * PAGE, threads: next.threads }, next.total);
           } catch {
             // Asked again when its rows are next in view.
-          } finally {
             asked.delete(page);
           }
         }),

@@ -3,8 +3,8 @@
 // view are read before they come into it.
 import { useVirtualizer, type VirtualItem, type Virtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useLayoutEffect, useRef } from 'react';
-import type { ThreadSummary } from '../../../shared/domain';
-import { selectConnection, useConnections } from '../../state/connections';
+import type { ConnectionSummary, ThreadSummary } from '../../../shared/domain';
+import { useConnections } from '../../state/connections';
 import { useThreads } from '../../state/threads';
 import { connectionState, waitingForAgent, type ConnectionState } from '../../thread-facts';
 import { cardShape, CardHeights } from '../card-heights';
@@ -29,6 +29,19 @@ function shapeOf(thread: ThreadSummary, linkState: ConnectionState | null): stri
   const shape = cardShape(thread, linkState);
   shapes.set(thread, { linkState, shape });
   return shape;
+}
+
+/** Each connection's state, by id, per list of connections: estimates run for every row read at each layout. */
+const statesByList = new WeakMap<readonly ConnectionSummary[], Map<number, ConnectionState | null>>();
+const NO_CONNECTIONS: readonly ConnectionSummary[] = [];
+function linkStates(list: readonly ConnectionSummary[] | null | undefined): Map<number, ConnectionState | null> {
+  const key = list ?? NO_CONNECTIONS;
+  let states = statesByList.get(key);
+  if (!states) {
+    states = new Map(key.map((c) => [c.id, connectionState(c)]));
+    statesByList.set(key, states);
+  }
+  return states;
 }
 
 /**
@@ -79,7 +92,7 @@ export function VirtualThreads({
       if (id === 0) return PLACEHOLDER_HEIGHT;
       const thread = useThreads.getState().summaries.get(id);
       if (!thread) return PLACEHOLDER_HEIGHT;
-      const linkState = connectionState(selectConnection(thread.connection.id)(useConnections.getState()));
+      const linkState = linkStates(useConnections.getState().list).get(thread.connection.id) ?? null;
       const known = heights.current!.height(shapeOf(thread, linkState));
       if (known !== undefined) return known;
       // Until a card like it is measured: a card, plus a line for a close reason or for counts.
