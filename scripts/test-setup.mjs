@@ -93,8 +93,28 @@ function findPrograms(programs, debianPackages, purpose) {
   };
 }
 
+/**
+ * bubblewrap installed is not yet a sandbox: a kernel or container that refuses new user
+ * namespaces (a chroot, some containers, AppArmor's restriction) makes every wrap fail.
+ */
+function namespacesWork(found) {
+  if (!found.ok) return found;
+  const probe = spawnSync(
+    onPath('bwrap'),
+    ['--unshare-user', '--unshare-net', '--unshare-pid', '--dev-bind', '/', '/', 'true'],
+    {
+      encoding: 'utf8',
+      timeout: 10_000,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  if (probe.status === 0) return found;
+  const line = (probe.stderr ?? '').split('\n').find((l) => l.trim()) ?? probe.error?.message ?? `exit ${probe.status}`;
+  return { ok: false, why: `bubblewrap cannot make the sandbox’s namespaces on this machine (${line.trim()})` };
+}
+
 const browser = await findBrowser();
-const sandbox = findPrograms(['bwrap', 'socat'], ['bubblewrap', 'socat'], 'the agents’ sandbox');
+const sandbox = namespacesWork(findPrograms(['bwrap', 'socat'], ['bubblewrap', 'socat'], 'the agents’ sandbox'));
 const nat = findPrograms(['nft', 'ip'], ['nftables', 'iproute2'], 'the NAT lab');
 
 let browserVersion = '';

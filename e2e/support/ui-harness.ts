@@ -9,9 +9,9 @@ import { expect } from 'vitest';
 import type { Person, RoleView } from '../../shared/domain';
 import type { ApiClient } from '../../test-support/api-client';
 import { removeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
-import { browserPath } from './system-parts';
+import { browserPath } from '../../test-support/system-parts';
 
-export { describeInBrowser, noBrowser } from './system-parts';
+export { describeInBrowser, noBrowser } from '../../test-support/system-parts';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 export const screenshotDir = path.join(root, 'e2e', 'screenshots');

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describeWithSandbox } from '../../test-support/system-parts';
 import type { AgentSettings } from '../../shared/domain';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
@@ -77,7 +78,7 @@ async function setUp(bobOptions: Parameters<typeof openPeer>[1] = {}) {
   return { alice, bob, ask, bobsConnection: pairing.inviterConnectionId };
 }
 
-describe('an agent told by a peer to read and write what is not its business', () => {
+describeWithSandbox('an agent told by a peer to read and write what is not its business', () => {
   it('in the sandbox, fails at every attempt and still answers the peer', async () => {
     const { bob, ask } = await setUp();
     expect(bob.installation.sandbox.available).toBe(true);
@@ -150,5 +151,20 @@ describe('where the sandbox cannot start', () => {
       required: false,
     });
     expect(await ask('read /etc/hostname', 'hostname: done')).toBe('bob/researcher says: read /etc/hostname: done');
+  }, 90_000);
+
+  it('says so where bubblewrap is installed but may not make its namespaces (a chroot, a locked-down container)', async () => {
+    // What bubblewrap says inside a chroot or where user namespaces are restricted.
+    const refusing = path.join(dir, 'refusing-bwrap');
+    writeFileSync(
+      refusing,
+      '#!/bin/sh\necho "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n',
+      { mode: 0o755 },
+    );
+    const { bob } = await setUp({ sandbox: { mode: 'on', bwrapPath: refusing } });
+    const reason =
+      'bubblewrap cannot make the sandbox’s namespaces here (bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.)';
+    expect(await bob.owner('sandbox.get', {})).toEqual({ available: false, reason });
+    expect((await bob.owner('roles.list', {}))[0]).toMatchObject({ name: 'researcher', unsandboxed: reason });
   }, 90_000);
 });

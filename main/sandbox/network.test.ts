@@ -8,7 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { describeWithSandbox } from '../../test-support/system-parts';
 import type { AgentSettings, TurnTrust } from '../../shared/domain';
 import { startUiServer, type UiServer } from '../http/ui-server';
 import { distPaths } from '../paths';
@@ -116,7 +117,7 @@ async function setUp(trustOfRole: Record<string, TurnTrust>, modelHold = 1) {
 
 const answers = (entries: Array<[string, string]>) => entries.map(([what, result]) => `${what}: ${result}`).join('; ');
 
-describe('at level answer, an agent reaches its model endpoint and nothing else on this machine', () => {
+describeWithSandbox('at level answer, an agent reaches its model endpoint and nothing else on this machine', () => {
   it('is refused the app API, the peer listener and another loopback port, and still answers', async () => {
     const { bob, model, other, api, peer, run } = await setUp({ researcher: 'answer' });
     expect(bob.installation.sandbox.available).toBe(true);
@@ -141,7 +142,7 @@ describe('at level answer, an agent reaches its model endpoint and nothing else 
   }, 90_000);
 });
 
-describe('every level at once', () => {
+describeWithSandbox('every level at once', () => {
   it('gives each turn its own level’s network while turns at other levels run beside it', async () => {
     // The model endpoint answers /one and /two only once all three turns ask: all three are running.
     const { model, other, api, run } = await setUp({ researcher: 'answer', builder: 'work', helper: 'own' }, 3);

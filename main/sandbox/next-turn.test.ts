@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { describeWithSandbox } from '../../test-support/system-parts';
 import type { AgentSettings } from '../../shared/domain';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
@@ -61,7 +62,7 @@ const obedient = (): AgentSettings => ({
 const aheadFolders = (t: TestInstallation) =>
   readdirSync(path.join(t.installation.dataDir, 'turns')).filter((name) => name.startsWith('next-'));
 
-describe('the next turn of a run working for a peer', () => {
+describeWithSandbox('the next turn of a run working for a peer', () => {
   it('gets a role made since, a lowered trust and a folder made since, as a turn wrapped at its start would', async () => {
     const alice = await openPeer('alice');
     const bob = await openPeer('bob', { sandbox: { mode: 'on' } });
@@ -123,7 +124,7 @@ describe('the next turn of a run working for a peer', () => {
   }, 120_000);
 });
 
-describe('the next turn of a deleted conversation', () => {
+describeWithSandbox('the next turn of a deleted conversation', () => {
   it('is not kept: its folder goes with the conversation', async () => {
     const bob = await openPeer('bob', { sandbox: { mode: 'on' } });
     open.push(bob);
@@ -141,7 +142,7 @@ describe('the next turn of a deleted conversation', () => {
   }, 60_000);
 });
 
-describe('Parley working inside a role’s folder', () => {
+describeWithSandbox('Parley working inside a role’s folder', () => {
   it('holds no wrap ahead while the files the runtime made to mount over are there, so they go with the turn', async () => {
     const bob = await openPeer('bob', { sandbox: { mode: 'on' } });
     open.push(bob);
@@ -179,7 +180,7 @@ describe('Parley working inside a role’s folder', () => {
   }, 60_000);
 });
 
-describe('a wrap made ahead', () => {
+describeWithSandbox('a wrap made ahead', () => {
   let root: string;
   let sandbox: AgentSandbox;
   beforeAll(async () => {

@@ -5,6 +5,7 @@
 // every turn), so installations opened in one process share them: this module's own for
 // turns that reach only their model endpoints, and a copy in a worker thread
 // (open-network.ts) for turns that reach further.
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, type Dirent, existsSync, lstatSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -228,8 +229,28 @@ function precheck(bwrapPath: string | undefined): SandboxStatus {
       return { available: false, reason: `bubblewrap is not at ${bwrap}` };
     }
     if (!findOnPath('socat')) return { available: false, reason: 'socat is not installed' };
+    const refused = namespacesRefused(bwrap);
+    if (refused !== null)
+      return { available: false, reason: `bubblewrap cannot make the sandbox’s namespaces here (${refused})` };
   }
   return { available: true };
+}
+
+/**
+ * Whether bubblewrap may make the namespaces every wrap asks for (null: it may), else
+ * its own words. A kernel or container that refuses new user namespaces — a chroot, some
+ * containers, Ubuntu's AppArmor restriction — leaves bubblewrap installed but every turn
+ * failing at its start; found once, at open, it is said where the sandbox's state is.
+ */
+function namespacesRefused(bwrap: string): string | null {
+  const probe = spawnSync(bwrap, ['--unshare-user', '--unshare-net', '--unshare-pid', '--dev-bind', '/', '/', 'true'], {
+    encoding: 'utf8',
+    timeout: 10_000,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  if (probe.status === 0) return null;
+  const said = (probe.stderr ?? '').split('\n').find((line) => line.trim().length > 0);
+  return (said ?? probe.error?.message ?? `it exited with ${probe.status}`).trim().slice(0, 200);
 }
 
 async function startRuntimes(state: Shared, bwrapPath: string | undefined): Promise<SandboxStatus> {

@@ -8,6 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeWithSandbox } from '../../test-support/system-parts';
 import { AgentSandbox, unreadableOwnFolders } from './sandbox';
 import { sandboxedLaunch } from './turn-sandbox';
 
@@ -34,7 +35,7 @@ const writer = `
   process.stdout.write(JSON.stringify(got));
 `;
 
-describe('Parley started from inside a role’s folder', () => {
+describeWithSandbox('Parley started from inside a role’s folder', () => {
   it('keeps its shell settings and the repository’s hooks and config unwritable to that role’s agent', async () => {
     if (!sandbox.available) throw new Error(`the sandbox must run here: ${JSON.stringify(sandbox.status)}`);
     const dataDir = path.join(root, 'data');

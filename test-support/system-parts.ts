@@ -17,7 +17,7 @@ interface SystemParts {
   nat: Part;
 }
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = fileURLToPath(new URL('..', import.meta.url));
 const SYSTEM_CHROMIUM = '/usr/bin/chromium';
 
 function read(): SystemParts {
@@ -57,4 +57,14 @@ export function noBrowser(what: string): boolean {
 /** `describe` for tests that drive the browser: skipped, with the reason printed, where there is none. */
 export function describeInBrowser(name: string, body: () => void): void {
   describe.skipIf(noBrowser(name))(name, body);
+}
+
+/** True, with the reason printed once, when the agents' OS sandbox cannot run here. */
+export function noSandbox(what: string): boolean {
+  return parts.sandbox.ok === false && skipping(`${what} (needs the agents’ sandbox)`, parts.sandbox.why);
+}
+
+/** `describe` for tests of the real sandbox: skipped, with the reason printed, where it cannot run. */
+export function describeWithSandbox(name: string, body: () => void): void {
+  describe.skipIf(noSandbox(name))(name, body);
 }
