@@ -168,13 +168,15 @@ describeInBrowser('finding one’s place, in plain words', () => {
     const jump = messages.getByRole('button', { name: 'Jump to the first unread' });
     await visible(jump);
     // The line sits just above the first new answer, after what was read before.
-    const order = await messages.evaluate((region) => {
-      const texts = [...region.querySelectorAll('.virtual-row')]
-        .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
-        .map((row) => (row.querySelector('.new-divider') ? 'NEW' : (row.textContent ?? '').slice(0, 40)));
-      return texts;
-    });
-    expect(order.at(-1)).toContain('draft 3, line 1');
+    const lastRow = () =>
+      messages.evaluate((region) => {
+        const texts = [...region.querySelectorAll('.virtual-row')]
+          .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
+          .map((row) => (row.querySelector('.new-divider') ? 'NEW' : (row.textContent ?? '').slice(0, 40)));
+        return texts.at(-1) ?? '';
+      });
+    // The turn's end reaches the page a moment after its answer: "writer is working…" goes then.
+    await until(async () => (await lastRow()).includes('draft 3, line 1'), 'the third answer last on screen');
     await jump.click();
     const divider = messages.locator('.new-divider');
     await until(() => divider.evaluate((element) => element === document.activeElement), 'the focus on the New line');

@@ -10,7 +10,7 @@ import { openPeer, pair } from '../../test-support/network';
 import { MAX_UNAUTHENTICATED_PER_ADDRESS } from '../net/limits';
 import { decodeInvite, encodeInvite } from './invitation';
 import { DHT_HEAD_START_MS, dhtHeadStart } from './links';
-import { plainDialError, unreachableSentence } from './pairing';
+import { acceptWorthRedialling, plainDialError, unreachableSentence } from './pairing';
 import { RELAY_DIAL_MS, UnreachableError } from './reach';
 
 let testnet: Testnet;
@@ -292,6 +292,35 @@ describe('the DHT carrier', () => {
     ],
   ])('says %s as %j', (error, words) => {
     expect(plainDialError(error)).toBe(words);
+  });
+
+  it.each([
+    ['every dial by key went unanswered', [['dht', new Error('Opening handshake has timed out')]], true],
+    [
+      'the key timed out and the relay too',
+      [
+        ['dht', new Error('Opening handshake has timed out')],
+        ['relay', new Error('Opening handshake has timed out')],
+      ],
+      false,
+    ],
+    [
+      'the inviter is not on the DHT',
+      [['dht', Object.assign(new Error('Peer not found'), { code: 'PEER_NOT_FOUND' })]],
+      false,
+    ],
+    [
+      'the address refused and the key timed out',
+      [
+        ['address', Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })],
+        ['dht', new Error('Opening handshake has timed out')],
+      ],
+      false,
+    ],
+    ['nothing was tried', [], false],
+  ] as const)('accepts again once when %s: %s', (_, tried, again) => {
+    const attempts = tried.map(([path, error]) => ({ path, target: 'k'.repeat(64), error, timeoutMs: 8_000 }));
+    expect(acceptWorthRedialling(new UnreachableError(attempts))).toBe(again);
   });
 
   it('tells a relay that ran out of time by the longer time it had, not the 8 s of a direct dial', () => {

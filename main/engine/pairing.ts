@@ -108,8 +108,8 @@ export class Pairing {
     let connection: ConnectionRow | null = null;
     // The name the inviter says in its hello is checked again: it may differ from the invitation's.
     let refusedName: string | null = null;
-    try {
-      await this.links.connect(target, invite.fingerprint, this.links.hello(invite.secret), (hello, peer) => {
+    const connect = () =>
+      this.links.connect(target, invite.fingerprint, this.links.hello(invite.secret), (hello, peer) => {
         const named = cleanPeerName(hello.name);
         const helloClash = this.clashOf(named);
         if (helloClash) {
@@ -133,6 +133,12 @@ export class Pairing {
           return { ...row, dht_key: target.dhtKey };
         });
         return { connectionId: connection.id };
+      });
+    try {
+      await connect().catch((error: unknown) => {
+        if (!acceptWorthRedialling(error)) throw error;
+        log.info('pairing', `${inviter} gave no answer by its DHT key; trying once more`);
+        return connect();
       });
     } catch (error) {
       // The inviter was reached, and this side could not record the connection: said as it is.
@@ -221,6 +227,25 @@ function revokedRefusal(connection: ConnectionRow): string {
   return `${why}; a revoked peer cannot be paired again`;
 }
 
+/**
+ * A person accepting an invitation would rather wait a little longer than be told to try
+ * again: a first dial by key can go unanswered while a node that has just joined the DHT
+ * is still filling its table, and a second lookup then finds the inviter. Only when every
+ * way tried timed out by key; a refusal, a wrong fingerprint or an address that failed is
+ * said at once.
+ */
+export function acceptWorthRedialling(error: unknown): boolean {
+  return (
+    error instanceof UnreachableError &&
+    error.attempts.length > 0 &&
+    error.attempts.every((a) => a.path === 'dht' && isTimeout(a.error))
+  );
+}
+
+function isTimeout(error: Error & { code?: string }): boolean {
+  return /handshake has timed out|ETIMEDOUT|timed out/i.test(error.message) || error.code === 'ETIMEDOUT';
+}
+
 /** A dial's failure in plain words (the libraries' own say little to a person). */
 export function plainDialError(error: Error & { code?: string }, timeoutMs = DIAL_TIMEOUT_MS): string {
   const code = error.code ?? '';
@@ -235,8 +260,7 @@ export function plainDialError(error: Error & { code?: string }, timeoutMs = DIA
   if (code.includes('HOLEPUNCH')) return 'holepunching through the routers failed';
   if (code === 'PEER_CONNECTION_FAILED') return 'it did not let this installation in';
   if (code === 'RELAY_ABORTED') return 'the relay did not join the two of you (it may be down or full)';
-  if (/handshake has timed out|ETIMEDOUT|timed out/i.test(message) || code === 'ETIMEDOUT')
-    return `no answer within ${Math.round(timeoutMs / 1000)} s`;
+  if (isTimeout(error)) return `no answer within ${Math.round(timeoutMs / 1000)} s`;
   return message;
 }
 
