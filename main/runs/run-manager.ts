@@ -14,8 +14,7 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { ContextRef } from '../../shared/domain';
-import type { AgentAdapter, AgentContext } from '../agents/types';
-import type { EventHub } from '../events';
+import type { AgentContext } from '../agents/types';
 import { log } from '../log';
 import type { Db } from '../store/database';
 import { transaction } from '../store/database';
@@ -46,43 +45,14 @@ import { commitEnd, recordEnd, type EndWriter } from './turn-end';
 import { nextPhase, stopIsCommitted, stopReason } from './turn-phase';
 import { claimInputs, newActiveTurn, prepareLaunch, type PreparedTurn } from './turn-start';
 import { commitStop, holdUnstarted, timeLimitReason } from './turn-stop';
-import type { AdapterName, TurnTrust } from '../../shared/domain';
-import type { TurnSandboxOptions } from '../sandbox/turn-sandbox';
 import { mountPointsLeft } from '../sandbox/sandbox';
+import type { RunManagerOptions } from './run-options';
 import { WrapsAhead } from './wraps-ahead';
 
 export type { TurnAction } from './active-turn';
 export type { ThreadHooks } from './thread-hooks';
 export { agentEnvironment, startFailure } from './agent-start';
-
-export interface RunManagerOptions {
-  db: Db;
-  events: EventHub;
-  adapters: Record<AdapterName, AgentAdapter>;
-  /** Where agents work when their role names no folder. */
-  workDir: string;
-  /** Environment every agent gets: PARLEY_API and a PATH with `parley` first. */
-  agentEnv: Record<string, string>;
-  paths: { node: string; scriptedAgent: string };
-  maxConcurrentTurns?: number;
-  defaultTurnTimeoutSec?: number;
-  /** How long an agent has between SIGTERM and SIGKILL. */
-  stopGraceMs?: number;
-  /** Cap on an agent's stdout kept for its output. */
-  maxOutputBytes?: number;
-  /** False holds every turn (inputs still commit): the wire benchmark measures without agents. */
-  startTurns?: boolean;
-  /** How long an agent's request to use a tool waits for a person. */
-  permissionTimeoutMs?: number;
-  /** The OS sandbox every agent starts in (main/sandbox); without it agents start as they are. */
-  sandbox?: TurnSandboxOptions;
-  /** Turns' private files and temporary folders; by default `turns` beside `workDir`. */
-  turnsDir?: string;
-  /** Whom a turn works for, which decides its sandbox and its agent's own mode; by default 'own'. */
-  trustOf?: (run: RunRow, context: AgentContext) => TurnTrust;
-  /** A role that names no folder works in its own, made on first use; by default `workDir` itself. */
-  roleFolder?: (roleId: number) => string;
-}
+export type { RunManagerOptions } from './run-options';
 
 export class RunManager {
   private readonly db: Db;

@@ -9,7 +9,7 @@ import { listPeople } from '../store/queries/people';
 import { insertTurn, pendingInputs, takeInputs, type InputRow, type RunRow } from '../store/queries/runs';
 import { hashToken } from '../tokens';
 import type { ActiveTurn } from './active-turn';
-import type { RunManagerOptions } from './run-manager';
+import type { RunManagerOptions } from './run-options';
 import { WORKING } from './turn-phase';
 
 /** In one transaction: a new turn, whose token is `token`, takes every input pending for the run. */
