@@ -1,11 +1,12 @@
 // Links to peers: listening, dialling with backoff, the handshake on every new link,
 // and one open link per connection. Both sides dial whenever they are not connected;
 // when two links meet, both keep the one dialled by the smaller installation ID.
-// How a dial races a peer's paths (address, DHT, relays) is reach.ts.
+// How a dial races a peer's paths (address, DHT, relays) is reach.ts; when the next dial
+// comes, redial.ts; where dials arrive, link-listener.ts; what links tell us of where a
+// peer is reached, peer-whereabouts.ts.
 import type { ConnectionSummary } from '../../shared/domain';
 import { log } from '../log';
 import type { DhtBootstrap } from '../net/dht-bootstrap';
-import { transaction } from '../store/database';
 import { isStorageFailure } from '../store/storage-errors';
 import { relayKeys } from '../store/queries/relays';
 import {
@@ -13,30 +14,26 @@ import {
   connectionByFingerprint,
   getConnectionRow,
   listConnectionRows,
-  setAnnouncedAddress,
   setDhtKey,
-  setLastPath,
-  setRelays,
-  type ConnectionRow,
 } from '../store/queries/connections';
-import { checkPeerAddress } from './announced';
 import type { EngineCore, OpenLink } from './engine-core';
-import { wsFramePort, type FramePort } from './frame-port';
+import type { FramePort } from './frame-port';
 import { handshake, HandshakeError, type Admission } from './handshake';
+import { listenForLinks, type Arrival } from './link-listener';
 import { PeerLink } from './peer-link';
+import {
+  parseRelays,
+  reachable,
+  remember,
+  rememberDialledPath,
+  takeAnnouncedAddress,
+  takeReach,
+} from './peer-whereabouts';
 import { reachPeer, type LinkPath, type ReachTarget } from './reach';
-import { attemptsAfterOpen, keepNewLink, redialDelay, type Backoff } from './redial';
+import { keepNewLink, Redials } from './redial';
 import { chosenRelay } from './relay-choice';
 import { DhtCarrier } from './dht-carrier';
-import {
-  carrierOf,
-  listenForPeers,
-  peerAuthenticated,
-  type Carrier,
-  type PeerCertificate,
-  type PeerListener,
-} from './transport';
-import type { PortListener } from './port-network';
+import type { PeerCertificate, PeerListener } from './transport';
 
 export {
   DHT_HEAD_START_MS,
@@ -48,7 +45,8 @@ export {
   type ReachTarget,
 } from './reach';
 export { holepunchWorthRetrying } from './relay-choice';
-import { CloseCode, PROTOCOL_REVISION, PROTOCOL_VERSION, type Frame, type HelloFrame, type ReachFrame } from './wire';
+export { parseRelays } from './peer-whereabouts';
+import { CloseCode, PROTOCOL_VERSION, type Frame, type HelloFrame, type ReachFrame } from './wire';
 
 export interface LinkEvents {
   /** A link opened for a connection (after the handshake, and after any duplicate was settled). */
@@ -63,19 +61,11 @@ export interface LinkEvents {
 /** At shutdown, how long peers have to answer the closing of their link. */
 const SHUTDOWN_WAIT_MS = 300;
 
-interface Dialer {
-  timer: NodeJS.Timeout | null;
-  /** Dials that did not bring a link since the last one of ours that did. */
-  attempt: number;
-  dialling: boolean;
-  /** When the timer fires (ms since the epoch). */
-  at: number | null;
-}
-
 export class LinkManager {
   /** Links still in their handshake. */
   private readonly handshakes = new Set<PeerLink>();
-  private readonly dialers = new Map<number, Dialer>();
+  /** Each connection's next dial while it is offline. */
+  private readonly redials: Redials;
   private readonly lastErrors = new Map<number, string>();
   private listener: PeerListener | null = null;
   private carrier: DhtCarrier | null = null;
@@ -86,13 +76,14 @@ export class LinkManager {
   /** host:port the listener is bound to. */
   private boundAddress: string | null = null;
   private closed = false;
-  private readonly backoff: Backoff;
 
   constructor(
     private readonly core: EngineCore,
     private readonly events: LinkEvents,
   ) {
-    this.backoff = core.options.reconnect ?? { minMs: 250, maxMs: 30_000 };
+    this.redials = new Redials(core.options.reconnect ?? { minMs: 250, maxMs: 30_000 }, (connectionId, dialer) =>
+      this.dial(connectionId, dialer),
+    );
   }
 
   /**
@@ -101,22 +92,9 @@ export class LinkManager {
    */
   async listen(host: string, port: number): Promise<string> {
     if (this.listener) throw new Error('already listening for peers');
-    const { identity, revision, ports } = this.core.options;
-    this.listener = ports
-      ? portListener(
-          await ports.listen(identity, host, port, (p, peer) => this.accepted(p, peer), revision ?? PROTOCOL_REVISION),
-        )
-      : await listenForPeers(
-          identity,
-          host,
-          port,
-          (ws, peer, socket) =>
-            this.accepted(wsFramePort(ws, socket), peer, {
-              carrier: carrierOf(socket),
-              authenticated: () => peerAuthenticated(ws),
-            }),
-          revision,
-        );
+    this.listener = await listenForLinks(this.core.options, host, port, (p, peer, arrival) =>
+      this.accepted(p, peer, arrival),
+    );
     const { port: bound } = this.listener.address;
     this.ourAddress = `${host.includes(':') ? `[${host}]` : host}:${bound}`;
     this.boundAddress = this.ourAddress;
@@ -208,18 +186,7 @@ export class LinkManager {
     const { connectionId } = open;
     const connection = getConnectionRow(this.core.db, connectionId);
     if (!connection) return;
-    // Its address is taken from its hello as before (by the side it dialled), not from here:
-    // a dialler keeps dialling the address it was given, a proxy's included.
-    let note: string | null = null;
-    const key = frame.dht;
-    const relays = JSON.stringify(frame.relays);
-    if (key !== null && key !== connection.dht_key) {
-      const holder = connectionByDhtKey(this.core.db, key);
-      if (holder && holder.id !== connectionId)
-        note = `ignored the DHT key ${connection.name} announced: it is ${holder.name}'s`;
-      else this.remember(connectionId, (db) => setDhtKey(db, connectionId, key));
-    }
-    if (relays !== connection.relays) this.remember(connectionId, (db) => setRelays(db, connectionId, relays));
+    const note = takeReach(this.core.db, connection, frame);
     if (note) this.noteError(connectionId, note);
     else this.core.connectionChanged(connectionId);
   }
@@ -281,8 +248,7 @@ export class LinkManager {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const dialer of this.dialers.values()) if (dialer.timer) clearTimeout(dialer.timer);
-    this.dialers.clear();
+    this.redials.close();
     const links = [...[...this.core.open.values()].map((open) => open.link), ...this.handshakes];
     // Peers are told, and see this side offline at once; one that does not answer is not waited for.
     const told = Promise.all(
@@ -314,18 +280,14 @@ export class LinkManager {
 
   /** The next dial while offline, for owners to see. */
   redial(connectionId: number): ConnectionSummary['redial'] {
-    const dialer = this.dialers.get(connectionId);
-    if (!dialer?.timer || dialer.at === null) return null;
-    return { attempt: dialer.attempt, at: new Date(dialer.at).toISOString() };
+    return this.redials.next(connectionId);
   }
 
   /** The connection is revoked: its link leaves the table (the caller closes it) and nothing redials. */
   detach(connectionId: number): OpenLink | undefined {
     const open = this.core.open.get(connectionId);
     this.core.open.delete(connectionId);
-    const dialer = this.dialers.get(connectionId);
-    if (dialer?.timer) clearTimeout(dialer.timer);
-    this.dialers.delete(connectionId);
+    this.redials.forget(connectionId);
     return open;
   }
 
@@ -364,23 +326,8 @@ export class LinkManager {
       link.close(CloseCode.shuttingDown, 'shutting down');
       return null;
     }
-    if (target.address && target.dhtKey)
-      this.remember(connectionId, (db) => setLastPath(db, connectionId, path === 'direct' ? 'direct' : 'dht'));
-    if (path !== 'direct' && target.dhtKey) {
-      const key = target.dhtKey;
-      this.remember(connectionId, (db) => setDhtKey(db, connectionId, key));
-    }
+    rememberDialledPath(this.core.db, connectionId, target, path);
     return this.opened(connectionId, link, path, relay);
-  }
-
-  /** A note about a peer worth keeping; not worth a link when it cannot be saved (a full disk). */
-  private remember(connectionId: number, write: (db: EngineCore['db']) => void): void {
-    try {
-      transaction(this.core.db, () => write(this.core.db));
-    } catch (error) {
-      if (!isStorageFailure(error)) throw error;
-      log.warn('could not record how a peer is reached', { connectionId, error: String(error) });
-    }
   }
 
   private track(link: PeerLink): PeerLink {
@@ -389,15 +336,8 @@ export class LinkManager {
     return link;
   }
 
-  /**
-   * A dialler's port reached our listener. `carrier` is what it came over besides TCP;
-   * `authenticated` gives back the place it held as a stranger once its hello is accepted.
-   */
-  private accepted(
-    port: FramePort,
-    peer: PeerCertificate,
-    { carrier, authenticated }: { carrier?: Carrier; authenticated?: () => void } = {},
-  ): void {
+  /** A dialler's port reached our listener. */
+  private accepted(port: FramePort, peer: PeerCertificate, { carrier, authenticated }: Arrival = {}): void {
     if (this.closed) {
       port.close(CloseCode.shuttingDown, 'shutting down');
       return;
@@ -430,10 +370,10 @@ export class LinkManager {
         this.handshakes.delete(link);
         // A known peer now: its connection no longer counts against the caps on strangers.
         authenticated?.();
-        const note = announced === null ? null : this.takeAnnouncedAddress(connectionId, announced);
+        const note = announced === null ? null : takeAnnouncedAddress(this.core.db, connectionId, announced);
         // Noise proved the peer holds this key, TLS that it holds the pinned certificate: its DHT key from now on.
         if (carrier && getConnectionRow(this.core.db, connectionId)?.dht_key !== carrier.remoteKey)
-          this.remember(connectionId, (db) => setDhtKey(db, connectionId, carrier.remoteKey));
+          remember(this.core.db, connectionId, (db) => setDhtKey(db, connectionId, carrier.remoteKey));
         this.opened(connectionId, link, carrier?.path ?? 'direct', carrier?.relay ?? null);
         if (note) this.noteError(connectionId, note);
       })
@@ -447,26 +387,6 @@ export class LinkManager {
           isStorageFailure(error) ? 'try again later' : 'handshake failed',
         );
       });
-  }
-
-  /**
-   * The address a known peer announced: dialled from now on if it is one; otherwise why
-   * not. Not worth refusing the link over when it cannot be saved (the disk is full): the
-   * peer announces it again on every link.
-   */
-  private takeAnnouncedAddress(connectionId: number, address: string): string | null {
-    const connection = getConnectionRow(this.core.db, connectionId)!;
-    if (address === connection.address) return null;
-    const checked = checkPeerAddress(address);
-    if (!checked.ok)
-      return `ignored the address ${connection.name} announced (${JSON.stringify(address)}): ${checked.reason}`;
-    try {
-      transaction(this.core.db, () => setAnnouncedAddress(this.core.db, connectionId, address));
-    } catch (error) {
-      if (!isStorageFailure(error)) throw error;
-      log.warn('could not record the address a peer announced', { error: String(error) });
-    }
-    return null;
   }
 
   /** A link finished its handshake: keep one per peer, then open it. */
@@ -483,8 +403,7 @@ export class LinkManager {
     this.core.open.set(connectionId, open);
     this.paths.set(connectionId, { path, relay });
     this.lastErrors.delete(connectionId);
-    const dialer = this.dialers.get(connectionId);
-    if (dialer) dialer.attempt = attemptsAfterOpen(dialer.attempt, link.dialledBy === this.core.fingerprint);
+    this.redials.opened(connectionId, link.dialledBy === this.core.fingerprint);
     link.onClose((code, reason) => this.linkClosed(open, code, reason));
     link.open((frame) => this.events.frame(open, frame));
     this.events.opened(open);
@@ -508,22 +427,7 @@ export class LinkManager {
     if (this.closed) return;
     const connection = getConnectionRow(this.core.db, connectionId);
     if (!connection || connection.status === 'revoked' || !reachable(connection)) return;
-    let dialer = this.dialers.get(connectionId);
-    if (!dialer) {
-      dialer = { timer: null, attempt: 0, dialling: false, at: null };
-      this.dialers.set(connectionId, dialer);
-    }
-    if (dialer.timer || dialer.dialling) return;
-    const delay = delayMs ?? redialDelay(dialer.attempt, this.backoff, Math.random());
-    dialer.attempt++;
-    const state = dialer;
-    state.at = Date.now() + delay;
-    state.timer = setTimeout(() => {
-      state.timer = null;
-      state.at = null;
-      void this.dial(connectionId, state);
-    }, delay);
-    state.timer.unref();
+    this.redials.schedule(connectionId, delayMs);
   }
 
   /** Dials a known connection once; on failure the next dial is scheduled. */
@@ -555,28 +459,4 @@ export class LinkManager {
     }
     if (!this.isOnline(connectionId)) this.scheduleDial(connectionId);
   }
-}
-
-/** The relays a connection's peer named (a JSON array of keys); nothing when it is not one. */
-export function parseRelays(json: string): string[] {
-  try {
-    const parsed: unknown = JSON.parse(json);
-    return Array.isArray(parsed) ? parsed.filter((k): k is string => typeof k === 'string') : [];
-  } catch {
-    return [];
-  }
-}
-
-/** A port network's listener as the engine holds a listener: it carries no DHT streams. */
-function portListener(listener: PortListener): PeerListener {
-  return {
-    address: listener.address,
-    carry: (stream) => stream.destroy(),
-    hasRoom: () => false,
-    close: () => listener.close(),
-  };
-}
-
-function reachable(connection: ConnectionRow): boolean {
-  return connection.address !== null || connection.dht_key !== null;
 }

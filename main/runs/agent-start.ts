@@ -1,8 +1,64 @@
-// Starting an agent: the environment every agent gets, and why a start failed, in
-// words for people.
+// Starting an agent: the environment every agent gets, the start in its sandbox or,
+// without one, as it is, and why a start failed, in words for people.
 import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
-import type { ProcessResult } from '../agents/types';
+import type { Role, TurnTrust } from '../../shared/domain';
+import type { AgentContext, AgentLaunch, ProcessResult } from '../agents/types';
+import {
+  sandboxedLaunch,
+  type AheadWrap,
+  type SandboxedStart,
+  type TurnSandboxOptions,
+  type TurnToWrap,
+} from '../sandbox/turn-sandbox';
+
+/** The turn as the sandbox wraps it: its program, folder and level, and its temporary folder. */
+export function turnToWrap(
+  role: Role,
+  trust: TurnTrust,
+  context: AgentContext | null,
+  launch: AgentLaunch,
+  runTmp: string,
+): TurnToWrap {
+  return {
+    adapter: role.agent.adapter,
+    baseUrl: 'baseUrl' in role.agent ? role.agent.baseUrl : undefined,
+    trust,
+    context,
+    command: launch.command,
+    args: launch.args,
+    cwd: launch.cwd,
+    env: launch.env,
+    runTmp,
+  };
+}
+
+/**
+ * How the turn's agent starts: in the sandbox when there is one (with `ahead`, the wrap
+ * made when the run's last turn ended, if it serves), or as it is; never rejects.
+ */
+export function startOf(
+  sandbox: TurnSandboxOptions | undefined,
+  turn: TurnToWrap,
+  ahead: AheadWrap | undefined,
+): Promise<SandboxedStart> {
+  if (!sandbox)
+    return Promise.resolve({
+      kind: 'start',
+      command: turn.command,
+      args: turn.args,
+      env: { ...turn.env, TMPDIR: turn.runTmp },
+      release: () => {},
+    });
+  return sandboxedLaunch(sandbox, turn, ahead).catch((error: unknown) => ({
+    kind: 'refused' as const,
+    // Out of descriptors or processes: the same words as a start without the sandbox.
+    reason: (error as NodeJS.ErrnoException).code
+      ? startFailure(turn.command, error)
+      : (descriptorsExhausted(turn.command) ??
+        `Parley could not start the agent in its sandbox: ${(error as Error).message}`),
+  }));
+}
 
 /** The sandbox's own start-up says little when no descriptor is left ("bash not found"): this says why. */
 export function descriptorsExhausted(command: string): string | null {

@@ -8,96 +8,51 @@
 // turn, and a notice tells the agent. Then the process tree ends and the session is
 // kept. Nothing but new work — a text, a person's message — starts the agent again;
 // notices for a stopped run wait with the rest.
-import { randomBytes } from 'node:crypto';
+//
+// This is the facade over a turn's life; its steps are in files named for them: the
+// start (./turn-start, ./agent-start), the stop (./turn-stop), the end (./turn-end).
 import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { ContextRef } from '../../shared/domain';
-import { contextAudience } from '../access/lookup';
-import { eventAudience } from '../access/rules';
-import type { AgentAdapter, AgentContext, AgentInput, AgentLaunch, TurnOutcome } from '../agents/types';
-import { startWatch } from '../agents/model-watch';
-import type { EventHub } from '../events';
+import type { AgentContext } from '../agents/types';
 import { log } from '../log';
 import type { Db } from '../store/database';
 import { transaction } from '../store/database';
-import { getConversationRow } from '../store/queries/conversations';
-import { listPeople } from '../store/queries/people';
 import { getRole } from '../store/queries/roles';
 import {
-  turnStatus,
   getRun,
   insertInput,
-  insertTurn,
-  pendingInputs,
   runnableRuns,
   runningTurns,
-  setRunSession,
-  takeInputs,
   findRun,
   ensureRun,
-  markTurnStopping,
-  finishStoppedTurn,
-  holdWaitingWork,
   lastTurnStopped,
   type InputKind,
   type RunRow,
 } from '../store/queries/runs';
 import { isStorageFailure } from '../store/storage-errors';
-import { hashToken, newToken } from '../tokens';
+import { newToken } from '../tokens';
 import type { ActiveTurn, TurnAction } from './active-turn';
 import { AgentProcesses } from './agent-process';
-import { descriptorsExhausted, notStartedResult, startFailure } from './agent-start';
+import { notStartedResult, startOf, turnToWrap } from './agent-start';
 import { DurableWrites } from './durable-writes';
 import { PermissionRequests } from './permission-requests';
 import { recoverInterrupted } from './recover-interrupted';
+import { tellChanged } from './run-changed';
 import { describeRun } from './run-context';
-import { postNotice } from './run-lines';
 import type { ThreadHooks } from './thread-hooks';
-import { endWithFollowUp, turnOutcome, writeEnd } from './turn-end';
-import { nextPhase, stopIsCommitted, stopReason, WORKING } from './turn-phase';
-import type { AdapterName, TurnTrust } from '../../shared/domain';
-import {
-  sandboxedLaunch,
-  wrapAhead,
-  type SandboxedStart,
-  type TurnSandboxOptions,
-  type TurnToWrap,
-} from '../sandbox/turn-sandbox';
+import { commitEnd, recordEnd, type EndWriter } from './turn-end';
+import { nextPhase, stopIsCommitted, stopReason } from './turn-phase';
+import { claimInputs, newActiveTurn, prepareLaunch, type PreparedTurn } from './turn-start';
+import { commitStop, holdUnstarted, timeLimitReason } from './turn-stop';
 import { mountPointsLeft } from '../sandbox/sandbox';
+import type { RunManagerOptions } from './run-options';
 import { WrapsAhead } from './wraps-ahead';
 
 export type { TurnAction } from './active-turn';
 export type { ThreadHooks } from './thread-hooks';
 export { agentEnvironment, startFailure } from './agent-start';
-
-export interface RunManagerOptions {
-  db: Db;
-  events: EventHub;
-  adapters: Record<AdapterName, AgentAdapter>;
-  /** Where agents work when their role names no folder. */
-  workDir: string;
-  /** Environment every agent gets: PARLEY_API and a PATH with `parley` first. */
-  agentEnv: Record<string, string>;
-  paths: { node: string; scriptedAgent: string };
-  maxConcurrentTurns?: number;
-  defaultTurnTimeoutSec?: number;
-  /** How long an agent has between SIGTERM and SIGKILL. */
-  stopGraceMs?: number;
-  /** Cap on an agent's stdout kept for its output. */
-  maxOutputBytes?: number;
-  /** False holds every turn (inputs still commit): the wire benchmark measures without agents. */
-  startTurns?: boolean;
-  /** How long an agent's request to use a tool waits for a person. */
-  permissionTimeoutMs?: number;
-  /** The OS sandbox every agent starts in (main/sandbox); without it agents start as they are. */
-  sandbox?: TurnSandboxOptions;
-  /** Turns' private files and temporary folders; by default `turns` beside `workDir`. */
-  turnsDir?: string;
-  /** Whom a turn works for, which decides its sandbox and its agent's own mode; by default 'own'. */
-  trustOf?: (run: RunRow, context: AgentContext) => TurnTrust;
-  /** A role that names no folder works in its own, made on first use; by default `workDir` itself. */
-  roleFolder?: (roleId: number) => string;
-}
+export type { RunManagerOptions } from './run-options';
 
 export class RunManager {
   private readonly db: Db;
@@ -121,6 +76,8 @@ export class RunManager {
   private readonly aheads = new WrapsAhead();
   /** Ended turns whose end is still being written (and their next turn wrapped). */
   private readonly ending = new Set<Promise<void>>();
+  /** What writing a turn's end needs (./turn-end). */
+  private readonly ends: EndWriter;
 
   constructor(private readonly options: RunManagerOptions) {
     this.db = options.db;
@@ -140,6 +97,12 @@ export class RunManager {
       isActive: (turnId) => this.active.has(turnId),
       changed: (run) => this.changed(run),
     });
+    this.ends = {
+      db: options.db,
+      durable: this.durable,
+      hooks: () => this.threadHooks,
+      changed: (run) => this.changed(run),
+    };
     mkdirSync(options.workDir, { recursive: true, mode: 0o700 });
     this.privateDir = options.turnsDir ?? path.join(path.dirname(path.resolve(options.workDir)), 'turns');
     mkdirSync(this.privateDir, { recursive: true, mode: 0o700 });
@@ -246,23 +209,10 @@ export class RunManager {
       const active = this.activeTurnOf(run.id);
       if (active) {
         if (turns.includes(active)) continue;
-        if (!stopIsCommitted(active.phase)) this.commitStop(active, reason);
+        if (!stopIsCommitted(active.phase)) commitStop(this.db, this.permissions, active, reason);
         turns.push(active);
-      } else if (holdWaitingWork(this.db, run) > 0) {
+      } else if (holdUnstarted(this.db, run, stoppedBy)) {
         held = true;
-        insertInput(
-          this.db,
-          run.id,
-          'notice',
-          `${stoppedBy} stopped you before you started on what follows; it waited until now.`,
-          'parley',
-          false,
-        );
-        postNotice(
-          this.db,
-          run,
-          `Stopped by ${stoppedBy} before the agent started; what waited goes to it with the next message.`,
-        );
         this.changedAfterCommit(run);
       }
     }
@@ -346,119 +296,37 @@ export class RunManager {
     const run = getRun(this.db, runId);
     if (!run) return;
     const token = newToken('prt');
-    const { turnId, inputs, attempt } = transaction(this.db, () => {
-      const pending = pendingInputs(this.db, run);
-      // A re-run after a crash takes back the inputs of the interrupted turn.
-      const attempt = pending.some((input) => input.turn_id !== null) ? 1 : 0;
-      const turnId = insertTurn(this.db, run.id, attempt, hashToken(token));
-      takeInputs(
-        this.db,
-        turnId,
-        pending.map((input) => input.id),
-      );
-      return { turnId, inputs: pending, attempt };
-    });
-    let launch: AgentLaunch;
-    let context: AgentContext;
-    let trust: TurnTrust = 'own';
+    const { turnId, inputs, attempt } = claimInputs(this.db, run, token);
     const role = getRole(this.db, run.role_id);
     // The run's next turn made ahead comes with its folder; it is released if it does not serve.
     const ahead = this.options.sandbox ? this.aheads.take(run.id) : undefined;
     // The turn's own temporary folder (TMPDIR, and its adapter's private files); gone with the turn.
     const runTmp = ahead?.tmpDir ?? path.join(this.privateDir, `turn-${turnId}`);
+    let prepared: PreparedTurn;
     try {
-      if (!role) throw new Error('the role no longer exists');
-      context = this.describeContext(run);
-      trust = this.options.trustOf?.(run, context) ?? context.trust?.level ?? 'answer';
-      mkdirSync(runTmp, { recursive: true, mode: 0o700 });
-      const defaultCwd = this.options.roleFolder?.(role.id) ?? this.options.workDir;
-      mkdirSync(defaultCwd, { recursive: true, mode: 0o700 });
-      const adapter = this.options.adapters[role.agent.adapter];
-      launch = adapter.prepare({
-        role,
-        session: run.session,
-        people: listPeople(this.db).map((person) => person.name),
-        // Notices first: they say what happened before the requests that follow.
-        inputs: [...inputs.filter((i) => i.kind === 'notice'), ...inputs.filter((i) => i.kind !== 'notice')].map(
-          (input): AgentInput => ({
-            kind: input.kind,
-            from: input.author_name,
-            body: input.body,
-            at: input.created_at,
-          }),
-        ),
-        context,
-        peers: this.threadHooks?.peers() ?? [],
-        trust,
-        env: { ...this.options.agentEnv, PARLEY_TOKEN: token },
-        defaultCwd,
-        privateDir: runTmp,
-        paths: this.options.paths,
-      });
+      prepared = prepareLaunch(
+        this.db,
+        this.options,
+        { describe: (run) => this.describeContext(run), peers: () => this.threadHooks?.peers() ?? [] },
+        { run, role, inputs, token, runTmp },
+      );
     } catch (error) {
       rmSync(runTmp, { recursive: true, force: true });
       void ahead?.release();
       void this.durable.durably(`the end of turn ${turnId}`, () =>
-        this.commitEnd(run, turnId, { ok: false, error: (error as Error).message }, null),
+        commitEnd(this.ends, run, turnId, { ok: false, error: (error as Error).message }, null),
       );
       if (inputs.some((input) => input.kind === 'text' || input.answers === 1))
         this.threadHooks?.turnState(run, turnId, 'failed');
       return;
     }
-    const active: ActiveTurn = {
-      turnId,
-      run,
-      tree: null,
-      marker: `PARLEY_TOKEN=${token}`,
-      phase: WORKING,
-      answerPermissions: () => {},
-      exited: Promise.resolve(),
-      ending: null,
-      leaderFirst: launch.stopsItsChildren === true,
-      context,
-      texts: inputs.filter((input) => input.kind === 'text').length,
-      answers: inputs.some((input) => input.answers === 1),
-      sent: new Set(),
-      settled: Promise.resolve(),
-      timer: null,
-      session: run.session,
-      live: [],
-      liveTimer: null,
-      modelWatch: startWatch(Date.now()),
-      modelTimer: null,
-      retrying: null,
-    };
+    const { launch } = prepared;
+    const active = newActiveTurn(turnId, run, token, prepared, inputs);
     this.active.set(turnId, active);
     if (active.texts > 0 || active.answers) this.threadHooks?.turnState(run, turnId, 'working');
-    const toWrap: TurnToWrap = {
-      adapter: role.agent.adapter,
-      baseUrl: 'baseUrl' in role.agent ? role.agent.baseUrl : undefined,
-      trust,
-      context: active.context,
-      command: launch.command,
-      args: launch.args,
-      cwd: launch.cwd,
-      env: launch.env,
-      runTmp,
-    };
+    const toWrap = turnToWrap(prepared.role, prepared.trust, active.context, launch, runTmp);
     let sandboxed = false;
-    const wrapping: Promise<SandboxedStart> = this.options.sandbox
-      ? sandboxedLaunch(this.options.sandbox, toWrap, ahead).catch((error: unknown) => ({
-          kind: 'refused' as const,
-          // Out of descriptors or processes: the same words as a start without the sandbox.
-          reason: (error as NodeJS.ErrnoException).code
-            ? startFailure(launch.command, error)
-            : (descriptorsExhausted(launch.command) ??
-              `Parley could not start the agent in its sandbox: ${(error as Error).message}`),
-        }))
-      : Promise.resolve({
-          kind: 'start',
-          command: launch.command,
-          args: launch.args,
-          env: { ...launch.env, TMPDIR: runTmp },
-          release: () => {},
-        });
-    active.settled = wrapping
+    active.settled = startOf(this.options.sandbox, toWrap, ahead)
       .then((start) => {
         if (start.kind === 'refused') return notStartedResult(start.reason);
         sandboxed = start.sandboxed === true;
@@ -472,40 +340,22 @@ export class RunManager {
         if (active.modelTimer) clearTimeout(active.modelTimer);
         this.active.delete(turnId);
         if (this.closed) return;
-        const what = `the end of turn ${turnId}`;
         // Its process is gone: nothing it asked for waits any more.
         this.endPermissions(turnId);
-        if (stopReason(active.phase) !== null) {
-          await this.durable.durably(what, () => this.commitStopped(active));
-          return;
-        }
-        const outcome = turnOutcome(active, launch, result);
-        await this.durable.durably(what, async () => {
-          if (turnStatus(this.db, turnId) !== 'running') return;
-          if (!(await endWithFollowUp(this.db, this.threadHooks, active, outcome, (changed) => this.changed(changed))))
-            this.commitEnd(run, turnId, outcome, active.session);
-        });
-        // No answer went back: the asker hears how it ended, or that the turn relayed the
-        // question and waits on those asks (their answer comes down the chain, or a notice
-        // that they ended unanswered starts a turn here that answers).
-        if ((active.texts > 0 || active.answers) && !active.sent.has('replied') && !active.sent.has('reported'))
-          this.threadHooks?.turnState(
-            run,
-            turnId,
-            active.sent.has('relayed') ? 'relayed' : outcome.ok ? 'ended' : 'failed',
-          );
+        await recordEnd(this.ends, active, launch, result);
       })
       .catch((error: unknown) => log.error('could not record the end of a turn', { turnId, error: String(error) }))
       .finally(() => {
         // Its end is written: the run's next turn is wrapped now rather than when it starts.
-        if (sandboxed) this.prepareAhead(run.id, toWrap);
+        if (sandboxed && !this.closed && this.options.sandbox)
+          this.aheads.prepare(this.options.sandbox, run.id, toWrap, this.privateDir, (id) => !!getRun(this.db, id));
         this.ending.delete(active.settled);
         this.schedule();
       });
     this.ending.add(active.settled);
-    const limitSec = role?.agent.turnTimeoutSec ?? this.timeoutSec;
+    const limitSec = prepared.role.agent.turnTimeoutSec ?? this.timeoutSec;
     active.timer = setTimeout(() => {
-      this.stopTurn(active, `Stopped by the time limit (${formatDuration(limitSec)})`).catch((error: unknown) =>
+      this.stopTurn(active, timeLimitReason(limitSec)).catch((error: unknown) =>
         log.error('could not stop a turn at its time limit', { turnId, error: String(error) }),
       );
     }, limitSec * 1000);
@@ -514,30 +364,10 @@ export class RunManager {
     if (attempt > 0) log.info('re-running an interrupted turn', { turnId, runId });
   }
 
-  /**
-   * Wraps the run's next turn as this one was (its command, folder and level, with a new
-   * temporary folder), in the background; the turn compares it with its own when it starts.
-   */
-  private prepareAhead(runId: number, ended: TurnToWrap): void {
-    if (this.closed || !this.options.sandbox || !getRun(this.db, runId) || mountPointsLeft()) return;
-    // Those of runs deleted some other way than `stopInTransaction` knew.
-    this.aheads.dropWhere((held) => !getRun(this.db, held));
-    const tmpDir = path.join(this.privateDir, `next-${runId}-${randomBytes(6).toString('hex')}`);
-    try {
-      mkdirSync(tmpDir, { mode: 0o700 });
-      const ahead = wrapAhead(this.options.sandbox, { ...ended, runTmp: tmpDir });
-      if (ahead) this.aheads.put(runId, ahead);
-      else rmSync(tmpDir, { recursive: true, force: true });
-    } catch (error) {
-      rmSync(tmpDir, { recursive: true, force: true });
-      log.warn('could not wrap a run’s next turn ahead', { runId, error: String(error) });
-    }
-  }
-
   /** Commits the stop, then signals the agent and waits until its end is committed. */
   private async stopTurn(active: ActiveTurn, reason: string): Promise<void> {
     if (!stopIsCommitted(active.phase)) {
-      transaction(this.db, () => this.commitStop(active, reason));
+      transaction(this.db, () => commitStop(this.db, this.permissions, active, reason));
       active.phase = nextPhase(active.phase, { type: 'stop-committed', reason });
     }
     await this.signalStop(active, reason);
@@ -577,49 +407,11 @@ export class RunManager {
     active.sent.add(action);
   }
 
-  /**
-   * Inside a transaction, before the first signal: what the turn was given counts as
-   * handled, what waited is held for the next turn, and the agent will hear of the stop.
-   */
-  private commitStop(active: ActiveTurn, reason: string): void {
-    const run = getRun(this.db, active.run.id);
-    // The context was deleted meanwhile: its run, turns and inputs went with it.
-    if (!run) return;
-    markTurnStopping(this.db, active.turnId, reason);
-    active.answerPermissions = this.permissions.endTurnInTransaction(active.turnId, reason);
-    holdWaitingWork(this.db, run);
-    insertInput(
-      this.db,
-      run.id,
-      'notice',
-      `${reason.replace(/^Stopped by/, 'You were stopped by').replace(/^Withdrawn by/, 'Your work was withdrawn by')} before your previous turn finished. What you were given in it was dropped and will not be retried.`,
-      'parley',
-      false,
-    );
-    postNotice(this.db, run, `${reason}.`);
-  }
-
   /** Ends agents whose context was deleted under them (a turn that started while a delete waited). */
   async reapOrphans(): Promise<void> {
     this.aheads.dropWhere((runId) => !getRun(this.db, runId));
     const orphans = [...this.active.values()].filter((turn) => !getRun(this.db, turn.run.id));
     await Promise.all(orphans.map((turn) => this.stopTurn(turn, 'Stopped: its conversation or task was deleted')));
-  }
-
-  /** The stopped turn's process is gone: the turn ends, keeping the session. */
-  private commitStopped(active: ActiveTurn): void {
-    if (!getRun(this.db, active.run.id)) return;
-    transaction(this.db, () => {
-      if (active.session !== null) setRunSession(this.db, active.run.id, active.session);
-      finishStoppedTurn(this.db, active.turnId);
-    });
-    this.changed(active.run);
-  }
-
-  private commitEnd(run: RunRow, turnId: number, result: TurnOutcome, session: string | null): void {
-    if (!getRun(this.db, run.id)) return;
-    transaction(this.db, () => writeEnd(this.db, run, turnId, result, session));
-    this.changed(run);
   }
 
   /** What a run works on, as told to its agent and returned by `parley context`. */
@@ -633,26 +425,6 @@ export class RunManager {
   }
 
   private changed(run: RunRow): void {
-    if (run.context_kind === 'conversation') {
-      const conversation = getConversationRow(this.db, run.context_id);
-      if (conversation)
-        this.options.events.emit(
-          { type: 'changed', kind: 'conversation', id: run.context_id },
-          eventAudience.conversation(conversation),
-        );
-    } else if (run.context_kind === 'task') {
-      this.options.events.emit(
-        { type: 'changed', kind: 'task', id: run.context_id },
-        contextAudience(this.db, { kind: 'task', id: run.context_id }),
-      );
-    } else {
-      this.threadHooks?.changed(run.context_id);
-    }
+    tellChanged(this.db, this.options.events, this.threadHooks, run);
   }
-}
-
-function formatDuration(seconds: number): string {
-  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
-  if (seconds % 60 === 0) return `${seconds / 60} min`;
-  return `${seconds} s`;
 }

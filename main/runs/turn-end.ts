@@ -4,11 +4,83 @@
 import type { AgentLaunch, ProcessResult, TurnOutcome } from '../agents/types';
 import { log } from '../log';
 import { transaction, type Db } from '../store/database';
-import { appendTurnOutput, endTurn, getRun, setRunSession, turnStatus, type RunRow } from '../store/queries/runs';
+import {
+  appendTurnOutput,
+  endTurn,
+  finishStoppedTurn,
+  getRun,
+  setRunSession,
+  turnStatus,
+  type RunRow,
+} from '../store/queries/runs';
 import type { ActiveTurn } from './active-turn';
+import type { DurableWrites } from './durable-writes';
 import { deliverOutput, postNotice } from './run-lines';
 import type { ThreadHooks } from './thread-hooks';
-import { failureOf } from './turn-phase';
+import { failureOf, stopReason } from './turn-phase';
+
+/** What writing a turn's end needs of the run manager. */
+export interface EndWriter {
+  db: Db;
+  /** Writes that wait for the disk to take them. */
+  durable: DurableWrites;
+  /** Read when the end is written: the engine's hooks, once it gave them. */
+  hooks(): ThreadHooks | null;
+  /** People watching the run are told it changed. */
+  changed(run: RunRow): void;
+}
+
+/**
+ * The turn's process is gone: its end is written (a stopped one's keeps its session), and
+ * a turn given texts that sent no answer back has its asker hear how it ended.
+ */
+export async function recordEnd(
+  ends: EndWriter,
+  active: ActiveTurn,
+  launch: AgentLaunch,
+  result: ProcessResult,
+): Promise<void> {
+  const { run, turnId } = active;
+  const what = `the end of turn ${turnId}`;
+  if (stopReason(active.phase) !== null) {
+    await ends.durable.durably(what, () => commitStopped(ends, active));
+    return;
+  }
+  const outcome = turnOutcome(active, launch, result);
+  await ends.durable.durably(what, async () => {
+    if (turnStatus(ends.db, turnId) !== 'running') return;
+    if (!(await endWithFollowUp(ends.db, ends.hooks(), active, outcome, (changed) => ends.changed(changed))))
+      commitEnd(ends, run, turnId, outcome, active.session);
+  });
+  // No answer went back: the asker hears how it ended, or that the turn relayed the
+  // question and waits on those asks (their answer comes down the chain, or a notice
+  // that they ended unanswered starts a turn here that answers).
+  if ((active.texts > 0 || active.answers) && !active.sent.has('replied') && !active.sent.has('reported'))
+    ends.hooks()?.turnState(run, turnId, active.sent.has('relayed') ? 'relayed' : outcome.ok ? 'ended' : 'failed');
+}
+
+/** The stopped turn's process is gone: the turn ends, keeping the session. */
+function commitStopped(ends: EndWriter, active: ActiveTurn): void {
+  if (!getRun(ends.db, active.run.id)) return;
+  transaction(ends.db, () => {
+    if (active.session !== null) setRunSession(ends.db, active.run.id, active.session);
+    finishStoppedTurn(ends.db, active.turnId);
+  });
+  ends.changed(active.run);
+}
+
+/** The turn's end, unless its run was deleted meanwhile. */
+export function commitEnd(
+  ends: EndWriter,
+  run: RunRow,
+  turnId: number,
+  result: TurnOutcome,
+  session: string | null,
+): void {
+  if (!getRun(ends.db, run.id)) return;
+  transaction(ends.db, () => writeEnd(ends.db, run, turnId, result, session));
+  ends.changed(run);
+}
 
 /** What a turn that was not stopped came to. */
 export function turnOutcome(active: ActiveTurn, launch: AgentLaunch, result: ProcessResult): TurnOutcome {

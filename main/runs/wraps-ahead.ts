@@ -1,8 +1,12 @@
 // The wraps made ahead for runs' next turns (main/sandbox/wrap-ahead.ts), one per run and
 // a few at most: each holds a network registration and a temporary folder until its
 // turn takes it, so the oldest goes when another comes, and all go at close.
-import { rmSync } from 'node:fs';
-import type { AheadWrap } from '../sandbox/turn-sandbox';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { log } from '../log';
+import { mountPointsLeft } from '../sandbox/sandbox';
+import { wrapAhead, type AheadWrap, type TurnSandboxOptions, type TurnToWrap } from '../sandbox/turn-sandbox';
 
 export class WrapsAhead {
   /** In the order they were made. */
@@ -10,6 +14,33 @@ export class WrapsAhead {
   private closed = false;
 
   constructor(private readonly max = 4) {}
+
+  /**
+   * Wraps the run's next turn as `ended` was (its command, folder and level, with a new
+   * temporary folder in `dir`), in the background; the turn compares it with its own when
+   * it starts. `runExists` tells the runs not deleted meanwhile.
+   */
+  prepare(
+    sandbox: TurnSandboxOptions,
+    runId: number,
+    ended: TurnToWrap,
+    dir: string,
+    runExists: (runId: number) => boolean,
+  ): void {
+    if (!runExists(runId) || mountPointsLeft()) return;
+    // Those of runs deleted without the run manager dropping theirs.
+    this.dropWhere((held) => !runExists(held));
+    const tmpDir = path.join(dir, `next-${runId}-${randomBytes(6).toString('hex')}`);
+    try {
+      mkdirSync(tmpDir, { mode: 0o700 });
+      const ahead = wrapAhead(sandbox, { ...ended, runTmp: tmpDir });
+      if (ahead) this.put(runId, ahead);
+      else rmSync(tmpDir, { recursive: true, force: true });
+    } catch (error) {
+      rmSync(tmpDir, { recursive: true, force: true });
+      log.warn('could not wrap a run’s next turn ahead', { runId, error: String(error) });
+    }
+  }
 
   put(runId: number, ahead: AheadWrap): void {
     if (this.closed) {
