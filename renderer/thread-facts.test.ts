@@ -1,19 +1,9 @@
 // What the window says about agent conversations, by tables of the API's data.
 import { describe, expect, it } from 'vitest';
 import type { ConnectionSummary, Message, RunSummary, TextView, TurnSummary } from '../shared/domain';
-import {
-  approvedWords,
-  answeredAfter,
-  askState,
-  canWithdraw,
-  connectionState,
-  listConnectionStates,
-  orphanedGroupTitle,
-  placeAsks,
-  receivedWithAgent,
-  textLabel,
-  waitingForAgent,
-} from './thread-facts';
+import { answeredAfter, orphanedGroupTitle, receivedWithAgent, textLabel, waitingForAgent } from './thread-facts';
+import { connectionState, listConnectionStates } from './connection-facts';
+import { approvedWords, askState, canWithdraw, placeAsks } from './ask-facts';
 import { idleRun, threadSummary } from '../test-support/renderer/test-summaries';
 
 const at = (second: number) => `2026-12-01T10:00:${String(second).padStart(2, '0')}.000Z`;

@@ -1,7 +1,7 @@
 // What the Agent conversations panel narrows its list to (state, peer, waiting on you),
 // and the one status a card shows. Pure functions over the summaries the store holds.
 import type { ThreadSummary } from '../shared/domain';
-import type { ConnectionState } from './thread-facts';
+import type { ConnectionState } from './connection-facts';
 
 export type StateFilter = 'all' | 'working' | 'open' | 'closed';
 

@@ -137,7 +137,7 @@ export class Pairing {
     try {
       await connect().catch((error: unknown) => {
         if (!acceptWorthRedialling(error)) throw error;
-        log.info('pairing', `${inviter} gave no answer by its DHT key; trying once more`);
+        log.info('the inviter gave no answer by its DHT key; trying once more', { inviter });
         return connect();
       });
     } catch (error) {

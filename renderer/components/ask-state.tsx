@@ -10,7 +10,7 @@ import type { AskRef, Message, ThreadSummary } from '../../shared/domain';
 import { selectConnection, useConnections } from '../state/connections';
 import { selectIsOwner, useSession } from '../state/session';
 import { selectThread, selectThreadDetail, useThreads, watchThread, type ThreadListKey } from '../state/threads';
-import { approvedWords, askState, canWithdraw, peerKey, placeAsks, type AskLink, type LoneAsks } from '../thread-facts';
+import { approvedWords, askState, canWithdraw, peerKey, placeAsks, type AskLink, type LoneAsks } from '../ask-facts';
 import { approvalOfText, selectApprovals, useApprovals } from '../state/approvals';
 import { ApprovalActions, ApprovalContent } from './approvals';
 import { ArrowOutIcon } from './icons';

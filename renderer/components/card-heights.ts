@@ -3,7 +3,8 @@
 // its row is measured moves every row after it, so estimates have to be right. Cards with
 // the same lines, the same peer and the same badges have the same height at one width.
 import type { ThreadSummary } from '../../shared/domain';
-import { waitingForAgent, type ConnectionState } from '../thread-facts';
+import { waitingForAgent } from '../thread-facts';
+import { type ConnectionState } from '../connection-facts';
 import { isActive } from './ui';
 
 /**

@@ -5,7 +5,7 @@ import { useEffect, useId, useMemo, useState, type ReactNode } from 'react';
 import type { ConnectionSummary, ThreadSummary } from '../../shared/domain';
 import { selectConnections, useConnections } from '../state/connections';
 import { selectThreadList, useThreads, type ThreadListKey } from '../state/threads';
-import { connectionStateLabel, connectionStateTone, listConnectionStates } from '../thread-facts';
+import { connectionStateLabel, connectionStateTone, listConnectionStates } from '../connection-facts';
 import { useTabs } from './tabs';
 import { Badge, useWide } from './ui';
 

@@ -8,7 +8,7 @@ import { selectApprovals, useApprovals } from '../state/approvals';
 import { selectConnections, useConnections } from '../state/connections';
 import { selectFilter, useThreadFilters } from '../state/thread-filters';
 import type { ThreadListKey } from '../state/threads';
-import { connectionState, connectionStateNote, type ConnectionState } from '../thread-facts';
+import { connectionState, connectionStateNote, type ConnectionState } from '../connection-facts';
 import { isFiltered, peersOf, stateFilterLabel, type StateFilter } from '../thread-filters';
 import { AlertIcon } from './icons';
 import './thread-panel-bar.css';

@@ -26,7 +26,7 @@ import {
   useSendText,
 } from '../components/ui';
 import { fullTime, shortTime } from '../format';
-import type { AskLink, LoneAsks } from '../thread-facts';
+import type { AskLink, LoneAsks } from '../ask-facts';
 import { approvalsForRoot, selectApprovals, useApprovals } from '../state/approvals';
 import { messageOf } from '../state/client';
 import {

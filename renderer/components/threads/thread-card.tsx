@@ -10,17 +10,14 @@ import { selectConnection, useConnections } from '../../state/connections';
 import { selectThread, selectThreadList, useThreads, type ThreadListKey } from '../../state/threads';
 import { selectExpandedThreads, useUi } from '../../state/ui';
 import { cardStatus } from '../../thread-filters';
+import { textLabel, waitingForAgent, type TextLabel } from '../../thread-facts';
 import {
-  canWithdraw,
   connectionState,
   connectionStateLabel,
   connectionStateNote,
   connectionStateTone,
-  peerKey,
-  textLabel,
-  waitingForAgent,
-  type TextLabel,
-} from '../../thread-facts';
+} from '../../connection-facts';
+import { canWithdraw, peerKey } from '../../ask-facts';
 import { WaitingForApproval } from '../approvals';
 import { cardShape } from '../card-heights';
 import { ArrowInIcon, ArrowOutIcon, ChevronIcon } from '../icons';

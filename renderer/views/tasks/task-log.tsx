@@ -7,7 +7,7 @@ import { Markdown } from '../../components/markdown';
 import { TextWithCode } from '../../components/text-with-code';
 import { Avatar } from '../../components/ui';
 import { fullTime, shortTime } from '../../format';
-import type { AskLink, LoneAsks } from '../../thread-facts';
+import type { AskLink, LoneAsks } from '../../ask-facts';
 
 /** The log in order, with each ask under the entry its turn posted, or alone where it was made. */
 export function TaskLog({ log, asks, roleName }: { log: TaskLogEntry[]; asks: AskPlaces; roleName: string }) {
