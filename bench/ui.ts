@@ -10,13 +10,14 @@
 //    how many rows are in the DOM (virtualized: a screenful, not 10,000);
 //  - with --trace FILE, Chromium traces of the cold paint and of both scrolls (FILE-COUNT-cold.json,
 //    FILE-COUNT-loading.json and FILE-COUNT-scroll.json, for the Performance panel or chrome://tracing);
+//    with --trace-js too, with the CPU profile of the page's script in them;
 //  - an app API call's round trip in browser mode: `session.whoami` over the page's own
 //    /api WebSocket, p50 and p95 of 2,000 calls after 200 warm-up calls.
 //
 // Goal per line: the first rows painted within 300 ms of the click with the list from the
 // server (cold), and no long frame (over 50 ms) while scrolling.
 //
-// `node dist/bench/ui.js [--threads 10000,100000] [--scale S] [--trace FILE]` prints one JSON line named
+// `node dist/bench/ui.js [--threads 10000,100000] [--scale S] [--trace FILE [--trace-js]]` prints one JSON line named
 // "ui" per count on stdout, after one line "ui-open" (bench/ui-open.ts: how fast the window
 // opens); `npm run bench` runs it after dist/bench/run.js.
 import { fileURLToPath } from 'node:url';
@@ -59,7 +60,14 @@ export interface UiBenchResult {
     reachedEnd: boolean;
   };
   /** Scrolling right after the cold paint, the rows coming into view read page by page. */
-  scrollWhileLoading: { frames: number; p50FrameMs: number; maxFrameMs: number; longFrames: number };
+  scrollWhileLoading: {
+    frames: number;
+    p50FrameMs: number;
+    maxFrameMs: number;
+    longFrames: number;
+    /** Which frames were long (their place among the frames, from 0) and how long: to find them in a trace. */
+    long: { frame: number; ms: number }[];
+  };
   /** How many rows the list says it has (its header's count), read or not. */
   loadedRows: number;
   apiRoundTrip: { calls: number; p50Ms: number; p95Ms: number };
@@ -111,7 +119,7 @@ export async function seededServe(count: number): Promise<{ serve: ServeProcess;
 }
 
 export async function benchUi(
-  options: { threads?: number; browser?: Browser; screenshot?: string; trace?: string } = {},
+  options: { threads?: number; browser?: Browser; screenshot?: string; trace?: string; traceJs?: boolean } = {},
 ): Promise<UiBenchResult> {
   const count = options.threads ?? 10_000;
   const { serve, conversationId } = await seededServe(count);
@@ -178,12 +186,15 @@ export async function benchUi(
       if (!options.trace) return;
       await browser.startTracing(page, {
         path: `${options.trace}-${phase}.json`,
+        // The CPU profiler (--trace-js) names the functions but slows every frame two to three times.
         categories: [
+          'toplevel',
+          'blink.user_timing',
           'devtools.timeline',
-          'disabled-by-default-devtools.timeline',
           'v8.execute',
-          'blink',
-          'disabled-by-default-v8.cpu_profiler',
+          ...(options.traceJs
+            ? ['disabled-by-default-devtools.timeline', 'blink', 'disabled-by-default-v8.cpu_profiler']
+            : []),
         ],
       });
     };
@@ -307,6 +318,7 @@ export async function benchUi(
         p50FrameMs: round(percentile(whileLoading, 50)),
         maxFrameMs: round(Math.max(...whileLoading)),
         longFrames: longFramesWhileLoading,
+        long: whileLoading.map((ms, frame) => ({ frame, ms: round(ms) })).filter((f) => f.ms > LONG_FRAME_MS),
       },
       loadedRows,
       goal: `threadsPaintColdMs<=300 and no frame over ${LONG_FRAME_MS} ms while scrolling`,
@@ -321,7 +333,12 @@ export async function benchUi(
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { values } = parseArgs({
-    options: { threads: { type: 'string' }, scale: { type: 'string' }, trace: { type: 'string' } },
+    options: {
+      threads: { type: 'string' },
+      scale: { type: 'string' },
+      trace: { type: 'string' },
+      'trace-js': { type: 'boolean' },
+    },
   });
   const scale = values.scale === undefined ? 1 : Number(values.scale);
   const counts = (values.threads ?? '10000,100000').split(',').map((n) => Math.max(100, Math.round(Number(n) * scale)));
@@ -331,7 +348,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       process.stdout.write(JSON.stringify(await benchUiOpen(browser)) + '\n');
       for (const threads of counts) {
         const trace = values.trace ? `${values.trace}-${threads}` : undefined;
-        const result = await benchUi({ threads, browser, trace });
+        const result = await benchUi({ threads, browser, trace, traceJs: values['trace-js'] ?? false });
         process.stdout.write(JSON.stringify(result) + '\n');
       }
     } finally {

@@ -78,7 +78,12 @@ export function ThreadList({
   // Group labels come from the summaries: only grouped lists follow every summary change.
   const groupVersion = groupByRoot ? version : 0;
   // `groupVersion`: a summary changed, and with it perhaps the title of its group.
-  const source = useMemo(() => rowSource(ids, rows, groupByRoot), [ids, rows, groupByRoot, groupVersion]);
+  // A list's rows change in place as pages are read: `revision` says they did.
+  const revision = filteredIds ? 0 : (list?.revision ?? 0);
+  const source = useMemo(
+    () => rowSource(ids, rows, groupByRoot, revision),
+    [ids, rows, groupByRoot, groupVersion, revision],
+  );
   const loadRange = useThreads((s) => s.loadRange);
   const onRange = useCallback(
     (start: number, end: number) => void loadRange(listKey, start, end),

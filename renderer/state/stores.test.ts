@@ -174,6 +174,12 @@ describe('threads store', () => {
     expect(list().rows![0]).toBe(9000);
     expect(list().rows![2500]).toBe(3499);
     expect(list().ids).toHaveLength(361);
+
+    // A page read after that lands where the rows are now, and the ids keep the rows' order.
+    await store.loadRange('conversation:1', 2100, 2200);
+    expect(list().rows!.slice(2100, 2200)).toEqual(all.slice(2100, 2200).map((t) => t.id));
+    expect(list().ids).toEqual(list().rows!.filter((id) => id !== 0));
+    expect(list().ids).toHaveLength(461);
   });
 
   it('reads a short list whole after its first page, so everything that links to it finds its rows', async () => {

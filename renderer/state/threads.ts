@@ -39,6 +39,8 @@ export interface ThreadList {
   rows: number[] | null;
   /** How many agent conversations the list holds, read or not. */
   total: number;
+  /** Bumped whenever `rows` changes, in place or replaced: what the list's layout follows. */
+  revision: number;
   /** Read whole, not a page at a time (a list grouped by root): kept when it is read again. */
   whole: boolean;
   error: string | null;
@@ -93,10 +95,48 @@ export function orderThreads(threads: ThreadSummary[]): number[] {
     .map((t) => t.id);
 }
 
-/** A list's dense ids, from its rows (a plain loop: a list may have 100,000 rows, and this runs per page read). */
+/** Rows per block of `readPerBlock`: a page of rows read as they come into view. */
+const BLOCK = 100;
+
+/**
+ * How many rows of each block of BLOCK rows are read, per rows array: a list of 100,000
+ * rows holds a few pages read, and its ids are gathered from those blocks alone.
+ */
+const readPerBlock = new WeakMap<readonly number[], number[]>();
+
+function blocksOf(rows: readonly number[]): number[] {
+  let blocks = readPerBlock.get(rows);
+  if (!blocks) {
+    blocks = [];
+    for (let i = 0; i < rows.length; i++) {
+      const block = Math.floor(i / BLOCK);
+      while (blocks.length <= block) blocks.push(0);
+      if (rows[i] !== 0) blocks[block]!++;
+    }
+    readPerBlock.set(rows, blocks);
+  }
+  return blocks;
+}
+
+/** Writes one row of a list's rows in place, keeping the count of its block. */
+function setRow(rows: number[], index: number, id: number): void {
+  const blocks = blocksOf(rows);
+  const block = Math.floor(index / BLOCK);
+  while (blocks.length <= block) blocks.push(0);
+  if (rows[index] === 0 && id !== 0) blocks[block]!++;
+  else if (rows[index] !== 0 && id === 0) blocks[block]!--;
+  rows[index] = id;
+}
+
+/** A list's dense ids, from its rows: only the blocks with rows read are looked through. */
 function idsOf(rows: readonly number[]): number[] {
+  const blocks = blocksOf(rows);
   const ids: number[] = [];
-  for (let i = 0; i < rows.length; i++) if (rows[i] !== 0) ids.push(rows[i]!);
+  for (let block = 0; block < blocks.length; block++) {
+    if (blocks[block] === 0) continue;
+    const end = Math.min(rows.length, (block + 1) * BLOCK);
+    for (let i = block * BLOCK; i < end; i++) if (rows[i] !== 0) ids.push(rows[i]!);
+  }
   return ids;
 }
 
@@ -126,6 +166,7 @@ export const useThreads = create<ThreadsState>()((set, get) => {
           ids: null,
           rows: null,
           total: 0,
+          revision: 0,
           whole: false,
           error: null,
           loading: false,
@@ -135,12 +176,16 @@ export const useThreads = create<ThreadsState>()((set, get) => {
       },
     }));
 
-  /** Puts pages' threads at their positions; a thread already elsewhere in the list moves. */
+  /**
+   * Puts pages' threads at their positions; a thread already elsewhere in the list moves.
+   * The rows change in place, not copied (a list may have 100,000 rows and this runs per
+   * page read): `revision` says they changed.
+   */
   const place = (key: ThreadListKey, pages: readonly Page[], total: number) => {
     const { summaries } = get();
     const list = get().lists[key];
     if (!list?.rows) return;
-    const rows = grown(list.rows.slice(), total);
+    const rows = grown(list.rows, total);
     // What was read before: a thread of the page may be there, at a place it has left.
     let known: Set<number> | null = null;
     for (const { offset, threads } of pages)
@@ -150,14 +195,14 @@ export const useThreads = create<ThreadsState>()((set, get) => {
         known ??= new Set(list.ids);
         if (known.has(thread.id)) {
           const at = rows.indexOf(thread.id);
-          if (at >= 0) rows[at] = 0;
+          if (at >= 0) setRow(rows, at, 0);
         }
-        rows[offset + i] = thread.id;
+        setRow(rows, offset + i, thread.id);
         // Placed now: a later page of the batch that has it moves it from here.
         known.add(thread.id);
       });
     // One change to the store, so its readers (and the list's layout of every row) run once.
-    setList(key, { rows, ids: idsOf(rows), total: rows.length }, true);
+    setList(key, { rows, ids: idsOf(rows), total: rows.length, revision: list.revision + 1 }, true);
   };
 
   /**
@@ -224,7 +269,8 @@ export const useThreads = create<ThreadsState>()((set, get) => {
         for (const thread of first.threads) summaries.set(thread.id, thread);
         const ids = first.threads.map((t) => t.id);
         const rows = grown(ids.slice(), first.total);
-        setList(key, { rows, ids, total: rows.length, error: null, loading: false }, true);
+        const revision = (get().lists[key]?.revision ?? 0) + 1;
+        setList(key, { rows, ids, total: rows.length, revision, error: null, loading: false }, true);
         if (!whole && first.total > SMALL_LIST) return;
         // Let the first rows paint before parsing the rest takes the main thread.
         if (first.threads.length < first.total) await afterPaint();
@@ -346,7 +392,7 @@ export const useThreads = create<ThreadsState>()((set, get) => {
       if (!rows) continue;
       // Positions moved: pages asked for would land in the wrong place.
       requested.delete(key);
-      next[key] = { ...list, rows, ids: idsOf(rows), total: rows.length };
+      next[key] = { ...list, rows, ids: idsOf(rows), total: rows.length, revision: list.revision + 1 };
       changed = true;
     }
     if (changed) set({ lists: next });
@@ -361,7 +407,7 @@ export const useThreads = create<ThreadsState>()((set, get) => {
       const rows = list.rows.slice();
       rows.splice(index, 1);
       requested.delete(key);
-      lists[key] = { ...list, rows, ids: idsOf(rows), total: rows.length };
+      lists[key] = { ...list, rows, ids: idsOf(rows), total: rows.length, revision: list.revision + 1 };
     }
     set((s) => ({ version: s.version + 1, lists, details: { ...s.details, [id]: undefined } }));
   }

@@ -42,6 +42,8 @@ export function rowSource(
   ids: readonly number[] | null | undefined,
   rows: readonly number[] | null | undefined,
   groupByRoot: boolean,
+  /** Changes whenever `rows` did (they change in place as pages are read). */
+  revision = 0,
 ): RowSource {
   if (!ids || !rows) return { count: 0, at: () => undefined, key: (index) => index, threadId: () => 0, keys: 0 };
   if (!groupByRoot) {
@@ -55,8 +57,9 @@ export function rowSource(
       at,
       key: (index) => rows[index] || PENDING_KEY,
       threadId: (index) => rows[index] ?? 0,
-      // A page read gives its rows keys and sizes: one recompute of the list, not one per row measured.
-      keys: rows,
+      // A page read gives its rows keys and sizes: one recompute of the list, not one per row
+      // measured. The rows change in place: a new value per revision (and per rows, when filtered).
+      keys: [rows, revision],
     };
   }
   const { summaries } = useThreads.getState();

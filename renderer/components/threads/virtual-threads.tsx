@@ -2,7 +2,7 @@
 // side) are in the DOM, sized from what cards like them measured, and the rows near the
 // view are read before they come into it.
 import { useVirtualizer, type VirtualItem, type Virtualizer } from '@tanstack/react-virtual';
-import { useCallback, useEffect, useLayoutEffect, useRef } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { ConnectionSummary, ThreadSummary } from '../../../shared/domain';
 import { useConnections } from '../../state/connections';
 import { useThreads } from '../../state/threads';
@@ -18,6 +18,14 @@ const READ_AHEAD = 100;
 
 /** A row not read yet (`.thread-placeholder`, 80 px and its 8 px gap). */
 const PLACEHOLDER_HEIGHT = 88;
+
+/**
+ * Rows laid out past the furthest one in view so far. The virtualizer lays out every row
+ * it is given after each page read and each row measured: of a list of 100,000 it is given
+ * the rows down to there, and the rest is space of the placeholders' height, laid out as
+ * the view comes near it.
+ */
+const LAID_OUT_AHEAD = 300;
 
 /** The DOM's key of a row: rows not read yet share the virtualizer's key, not their element's. */
 const rowKey = (row: VirtualItem) => (row.key === PENDING_KEY ? `p${row.index}` : row.key);
@@ -126,8 +134,12 @@ export function VirtualThreads({
     const row = rowAt(previous.measurementsCache, top);
     anchor.current = row ? { index: row.index, key: row.key as string | number, offset: top - row.start } : null;
   }
+  const [reach, setReach] = useState(LAID_OUT_AHEAD);
+  const count = Math.min(source.count, reach);
+  const placeholderHeight = laidOut.current.instance?.itemSizeCache.get(PENDING_KEY) ?? PLACEHOLDER_HEIGHT;
   const virtualizer = useVirtualizer({
-    count: source.count,
+    count,
+    paddingEnd: (source.count - count) * placeholderHeight,
     getScrollElement,
     estimateSize,
     getItemKey,
@@ -156,6 +168,29 @@ export function VirtualThreads({
     // The virtualizer's offset, not the box's: reading that would lay the page out here, in the middle of the frame.
     if (Math.abs((virtualizer.scrollOffset ?? 0) - target) >= 1) box.scrollTop = target;
   });
+  // The view near the end of the rows laid out (a scroll, a jump down the scrollbar): lay
+  // out the rows down to there and past it, before the space there shows empty.
+  const sourceCount = source.count;
+  const extend = useCallback(() => {
+    const instance = laidOut.current.instance;
+    if (!instance) return;
+    const laid = instance.options.count;
+    if (laid >= sourceCount) return;
+    const end = instance.getTotalSize() - instance.options.paddingEnd;
+    // The virtualizer's offset and size, not the box's: reading those could lay the page out here.
+    // (Its own scroll listener, added before this one, has read the offset.)
+    const bottom = (instance.scrollOffset ?? 0) + (instance.scrollRect?.height ?? 0);
+    const height = instance.itemSizeCache.get(PENDING_KEY) ?? PLACEHOLDER_HEIGHT;
+    if (bottom + LAID_OUT_AHEAD * height < end) return;
+    const needed = laid + Math.max(0, Math.ceil((bottom - end) / height)) + LAID_OUT_AHEAD;
+    setReach((was) => Math.max(was, needed));
+  }, [sourceCount]);
+  useLayoutEffect(extend);
+  useEffect(() => {
+    const box = scrollRef.current;
+    box?.addEventListener('scroll', extend, { passive: true });
+    return () => box?.removeEventListener('scroll', extend);
+  }, [extend]);
   const shown = virtualizer.getVirtualItems();
   // The rows in view and a page's worth either side: read before they come into view, a
   // page lands out of sight and its rows arrive as cards, not as placeholders that change
