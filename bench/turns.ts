@@ -4,7 +4,7 @@
 //                 `spawn('node', [same script])` + stdin write (interleaved, medians).
 //  stop-latency   `conversations.stop` → the agent's process tree is gone.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Person } from '../shared/domain';
@@ -175,6 +175,40 @@ async function turnOverhead(
 
 // ── stop-latency ──────────────────────────────────────────────────────────────
 
+/**
+ * The pid, as this process sees it, of a descendant that knows itself as `nsPid`: an agent
+ * in the sandbox has a pid namespace of its own, so the pids it reports are that
+ * namespace's (`NSpid` in /proc/PID/status lists a process's pid in each namespace).
+ */
+function hostPidOf(nsPid: number): number | null {
+  if (!existsSync('/proc/self/status')) return nsPid;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let status: string;
+    try {
+      status = readFileSync(`/proc/${entry}/status`, 'utf8');
+    } catch {
+      continue;
+    }
+    const pids = /^NSpid:\s+(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/).map(Number) ?? [];
+    if (pids.at(-1) !== nsPid || !descendsFromUs(Number(entry))) continue;
+    return Number(entry);
+  }
+  return null;
+}
+
+function descendsFromUs(pid: number): boolean {
+  for (let at = pid, hops = 0; at > 1 && hops < 64; hops++) {
+    if (at === process.pid) return true;
+    try {
+      at = Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${at}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
+
 /** True while the pid is a live (non-zombie) process. */
 function pidAlive(pid: number): boolean {
   try {
@@ -207,14 +241,17 @@ async function stopLatency(
     }
     inst.runs.addInput(context, chat.roleId, 'message', `work ${i}`, owner.name);
     const signal = await signals.next();
-    const { pid, child } = JSON.parse(signal.text) as { pid: number; child: number };
-    if (!groupAlive(pid) || (linux && !pidAlive(child)))
+    const reported = JSON.parse(signal.text) as { pid: number; child: number };
+    // Inside the sandbox the agent is not its group's leader: both processes are checked.
+    const pid = linux ? hostPidOf(reported.pid) : reported.pid;
+    const child = linux ? hostPidOf(reported.child) : reported.child;
+    if (pid === null || child === null || (linux ? !pidAlive(pid) || !pidAlive(child) : !groupAlive(pid)))
       throw new Error('the agent tree is not running before the stop');
     const t0 = process.hrtime.bigint();
     const result = (await inst.call({ person: owner }, 'conversations.stop', { id: chat.id })) as { stopped: boolean };
     const t1 = process.hrtime.bigint();
     if (!result.stopped) throw new Error('conversations.stop did not stop anything');
-    if (groupAlive(pid)) throw new Error(`process group ${pid} still has a live member after the stop`);
+    if (linux ? pidAlive(pid) : groupAlive(pid)) throw new Error(`the agent ${pid} is still alive after the stop`);
     if (linux && pidAlive(child)) throw new Error(`the agent's child ${child} is still alive after the stop`);
     const turn = await turnEnded(inst, chat.runId());
     if (turn.status !== 'stopped') throw new Error(`stopped turn ended as ${turn.status}`);

@@ -30,7 +30,7 @@
 // Goals at 100 and at 1000 agent conversations: ratioStore ≥ 0.9 (the engine costs at most
 // a tenth over the durable work alone), ratioA2a ≥ 3, and p99 ≤ 15 ms at 100. Raw ws is
 // reported, not a goal: no durable store comes near it on this disk.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -277,6 +277,7 @@ export async function wireBench(
       const tlsBefore = await measureBaseline(threads, true, baselineMs);
       // The profile covers what a text costs: not the warm-up, which opens the agent conversations.
       const profile = options.profileDir;
+      if (profile) mkdirSync(profile, { recursive: true });
       const peers = [
         ['alice', alice],
         ['bob', bob],
