@@ -133,19 +133,18 @@ class Driver {
   private to = '';
   /** Per agent conversation row id, its texts waiting for their ack, oldest first. */
   private readonly waiting = new Map<number, Pending[]>();
-  private readonly ackState;
   private progress = { running: false, sent: 0, acked: 0, failed: 0 };
   private profiler: Session | null = null;
 
   constructor(private readonly inst: Installation) {
-    this.inOneRead = inst.db.transaction((run: () => void) => run());
-    this.ackState = inst.db
-      .prepare("SELECT state FROM texts WHERE thread_id = ? AND direction = 'out' AND seq = ?")
-      .pluck();
+    // Each head's state by (agent conversation, seq), all of a group commit's in one statement.
+    this.headStates = inst.db.prepare(
+      "SELECT j.key AS i, t.state FROM json_each(?) j JOIN texts t ON t.thread_id = j.value ->> 0 AND t.direction = 'out' AND t.seq = j.value ->> 1",
+    );
     // An ack (or reject) commits in a group commit whose after-actions emit 'thread'
     // changed: the moment that event fires is the moment the ack is durable here. The
-    // rows are looked at once per group commit, in one read transaction (a read on its
-    // own takes SQLite's locks each time, which would slow this process down).
+    // rows are looked at once per group commit, in one statement (a read per text, each
+    // taking SQLite's locks, would slow this process down).
     inst.events.observe((event) => {
       if (event.type !== 'changed' || event.kind !== 'thread' || !this.waiting.has(event.id)) return;
       this.toCheck.set(event.id, now());
@@ -154,31 +153,26 @@ class Driver {
   }
 
   private readonly toCheck = new Map<number, number>();
-
-  /** Made once: better-sqlite3 builds a new wrapper on every db.transaction() call. */
-  private readonly inOneRead: (run: () => void) => void;
+  private readonly headStates;
 
   private checkChanged(): void {
-    const ids = [...this.toCheck];
+    let ids = [...this.toCheck];
     this.toCheck.clear();
-    const checkAll = () => {
-      for (const [id, at] of ids) this.check(id, at);
-    };
-    if (this.inst.db.inTransaction) checkAll();
-    else this.inOneRead(checkAll);
-  }
-
-  private check(threadRowId: number, at: number): void {
-    const queue = this.waiting.get(threadRowId);
-    if (!queue) return;
-    while (queue.length > 0) {
-      const head = queue[0]!;
-      const state = this.ackState.get(threadRowId, head.seq) as string | undefined;
-      if (state !== 'acked' && state !== 'failed') return;
-      queue.shift();
-      head.resolve({ state, at });
+    // A thread whose head was settled may have its next text settled too (a window over 1).
+    while (ids.length > 0) {
+      const heads = ids.map(([id]) => [id, this.waiting.get(id)?.[0]?.seq ?? 0]);
+      const settled = this.headStates.all(JSON.stringify(heads)) as Array<{ i: number; state: string }>;
+      const again: Array<[number, number]> = [];
+      for (const { i, state } of settled) {
+        if (state !== 'acked' && state !== 'failed') continue;
+        const [id, at] = ids[i]!;
+        const queue = this.waiting.get(id)!;
+        queue.shift()!.resolve({ state, at });
+        if (queue.length === 0) this.waiting.delete(id);
+        else again.push([id, at]);
+      }
+      ids = again;
     }
-    this.waiting.delete(threadRowId);
   }
 
   private owner() {

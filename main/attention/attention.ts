@@ -118,7 +118,8 @@ const attentionChanged: AppEvent = { type: 'changed', kind: 'attention', id: 0 }
 export class Attention {
   private readonly sources: AttentionSource[];
   private readonly stopFollowing: () => void;
-  private pending: Audience[] = [];
+  /** Who hears of the next flush: a set, as a busy agent conversation's events share one audience object. */
+  private pending = new Set<Audience>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** What is new to each person, as of the last change. */
   private readonly unreadOf = new Map<number, Unread>();
@@ -139,7 +140,7 @@ export class Attention {
       // Any change may be news, or change who may read what.
       if (event.kind !== 'attention') this.unreadOf.clear();
       if (!followed.has(event.kind)) return;
-      this.pending.push(audience);
+      this.pending.add(audience);
       this.timer ??= setTimeout(() => this.flush(), options.coalesceMs ?? 250);
     });
   }
@@ -207,7 +208,7 @@ export class Attention {
     this.timer = null;
     this.warmTimer = null;
     this.unreadOf.clear();
-    this.pending = [];
+    this.pending = new Set();
   }
 
   /** Tells each audience that heard of a change since the last flush, once. */
@@ -216,12 +217,12 @@ export class Attention {
     // Read anew for the pages that hear this, whatever was read since the change itself.
     this.unreadOf.clear();
     const audiences = this.pending;
-    this.pending = [];
-    if (audiences.includes('everyone')) {
+    this.pending = new Set();
+    if (audiences.has('everyone')) {
       this.options.events.emit(attentionChanged, 'everyone');
       return;
     }
-    if (audiences.includes('owners')) this.options.events.emit(attentionChanged, 'owners');
+    if (audiences.has('owners')) this.options.events.emit(attentionChanged, 'owners');
     const people = new Set<number>();
     for (const audience of audiences) if (typeof audience === 'object') people.add(audience.personId);
     for (const personId of people) this.options.events.emit(attentionChanged, { personId });

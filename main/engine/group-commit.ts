@@ -53,6 +53,48 @@ const MAX_SYNCS = 3;
 
 type Outcome = { ok: true; value: unknown; after: Array<() => void> } | { ok: false; error: unknown };
 
+/**
+ * One piece's view of its commit. An object with methods rather than closures: a batch
+ * makes one per text, and the closures were a good part of what it allocated.
+ */
+class Piece implements Tx {
+  wrote = false;
+  readonly after: Array<() => void> = [];
+  /** Undo actions, made when the piece has one. */
+  own: Array<() => void> | null = null;
+  /** `afterOnce` keys this piece claimed. */
+  ownKeys: string[] | null = null;
+  /** `after` for the piece's function. */
+  readonly add = (action: () => void): void => {
+    this.after.push(action);
+  };
+
+  constructor(
+    /** Keys of `afterOnce` actions already due after this commit. */
+    private readonly once: Set<string>,
+  ) {}
+
+  writing(): void {
+    this.wrote = true;
+  }
+
+  undo(action: () => void): void {
+    (this.own ??= []).push(action);
+  }
+
+  afterOnce(key: string, action: () => void): boolean {
+    if (this.once.has(key)) return false;
+    this.once.add(key);
+    (this.ownKeys ??= []).push(key);
+    this.after.push(action);
+    return true;
+  }
+
+  due(key: string): boolean {
+    return this.once.has(key);
+  }
+}
+
 /** Thrown out of a batch's transaction to roll it back and run it again with savepoints. */
 class Redo extends Error {}
 
@@ -288,43 +330,23 @@ export class GroupCommit {
         if (!seen || seen.changes !== this.totalChanges.get() || seen.version !== this.dataVersion.get())
           this.stale('outside');
         for (const op of ops) {
-          const after: Array<() => void> = [];
-          const own: Array<() => void> = [];
-          const ownKeys: string[] = [];
-          let wrote = false;
-          const tx: Tx = {
-            writing: () => {
-              wrote = true;
-            },
-            undo: (action) => {
-              own.push(action);
-            },
-            afterOnce: (key, action) => {
-              if (once.has(key)) return false;
-              once.add(key);
-              ownKeys.push(key);
-              after.push(action);
-              return true;
-            },
-            due: (key) => once.has(key),
-          };
+          const piece = new Piece(once);
           const guarded = savepoints || op.savepoint;
           try {
-            const value = guarded
-              ? this.savepoint(op, (action) => after.push(action), tx)
-              : op.fn((action) => after.push(action), tx);
-            outcomes.push({ ok: true, value, after });
-            undos.push(...own);
+            const value = guarded ? this.savepoint(op, piece.add, piece) : op.fn(piece.add, piece);
+            outcomes.push({ ok: true, value, after: piece.after });
+            if (piece.own) undos.push(...piece.own);
           } catch (error) {
             // A failed piece's actions do not run: a later piece must be able to claim its keys.
-            for (const key of ownKeys) once.delete(key);
+            if (piece.ownKeys) for (const key of piece.ownKeys) once.delete(key);
+            const own = piece.own ?? [];
             // SQLite may roll back the whole transaction by itself (a full disk, an I/O error):
             // the pieces before this one are undone too, and no later piece may run outside it.
             if (!this.db.inTransaction) {
               undos.push(...own);
               throw error;
             }
-            if (!guarded && wrote) {
+            if (!guarded && piece.wrote) {
               undos.push(...own);
               throw new Redo();
             }
