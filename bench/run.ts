@@ -5,7 +5,7 @@
 //
 // LINE is any of the names below (default: all, in this order). `--scale` (default 1)
 // shrinks a run for development: iteration counts, the seeded database of thread-page,
-// the wire's measuring time. `--threads` and `--profile` are the wire's (with --profile,
+// the wire's measuring time. `--threads` and `--profile` are the wire's and wire-dht's (with --profile,
 // CPU profiles of both installations per measurement go to DIR).
 //
 //  turn-overhead  input committed → the agent has it, against a bare spawn (bench/turns.ts)
@@ -113,7 +113,8 @@ async function main(): Promise<void> {
   if (selected.has('thread-page')) await threadPageBench(emit, progress, { scale });
   if (selected.has('wire')) await wireBench(emit, progress, { threads, profileDir: values.profile, scale });
   if (selected.has('approvals')) await approvalsBench(emit, progress, { scale });
-  if (selected.has('wire-dht')) await wireDhtBench(emit, progress, { threads: threads?.filter((t) => t > 1), scale });
+  if (selected.has('wire-dht'))
+    await wireDhtBench(emit, progress, { threads: threads?.filter((t) => t > 1), scale, profileDir: values.profile });
   progress(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 

@@ -3,7 +3,7 @@
 // over UDP on 127.0.0.1), against two paired by address, at the same agent conversation
 // counts. Also the time from `connections.accept` to the link being online.
 import createTestnet from '@hyperswarm/testnet';
-import { measureWire, openWirePair } from './wire';
+import { measureWire, openWirePair, profiling } from './wire';
 
 export type WireDhtLine = {
   name: 'wire-dht';
@@ -26,7 +26,7 @@ const round = (value: number) => Math.round(value * 100) / 100;
 export async function wireDhtBench(
   emit: (line: WireDhtLine) => void,
   progress: (message: string) => void,
-  options: { threads?: number[]; scale?: number } = {},
+  options: { threads?: number[]; scale?: number; profileDir?: string } = {},
 ): Promise<void> {
   const counts = options.threads ?? [100];
   const scale = options.scale ?? 1;
@@ -40,8 +40,20 @@ export async function wireDhtBench(
       for (const pair of [direct, dht])
         await pair.alice.request('prepare', { threads: Math.max(...counts), to: 'bob/sink', role: 'source' });
       for (const threads of counts) {
-        const overDirect = await measureWire(direct.alice, direct.bob, threads, measureMs);
-        const overDht = await measureWire(dht.alice, dht.bob, threads, measureMs);
+        const overDirect = await measureWire(
+          direct.alice,
+          direct.bob,
+          threads,
+          measureMs,
+          profiling(options.profileDir, `wire-dht-${threads}-direct`, direct.alice, direct.bob),
+        );
+        const overDht = await measureWire(
+          dht.alice,
+          dht.bob,
+          threads,
+          measureMs,
+          profiling(options.profileDir, `wire-dht-${threads}-dht`, dht.alice, dht.bob),
+        );
         for (const [what, stats] of [
           ['direct', overDirect],
           ['dht', overDht],

@@ -115,6 +115,33 @@ export async function openWirePair(
 }
 
 /** One Parley measurement at `threads` agent conversations (prepared beforehand). */
+/**
+ * With a folder: a CPU profile of each installation around the measured sends (not the
+ * warm-up, which opens the agent conversations), as DIR/NAME-alice.cpuprofile and -bob.
+ */
+export function profiling(
+  dir: string | undefined,
+  name: string,
+  alice: WirePeer,
+  bob: WirePeer,
+): { before(): Promise<void>; after(): Promise<void> } | null {
+  if (!dir) return null;
+  mkdirSync(dir, { recursive: true });
+  const peers = [
+    ['alice', alice],
+    ['bob', bob],
+  ] as const;
+  return {
+    before: async () => {
+      for (const [, peer] of peers) await peer.request('profile', { action: 'start' });
+    },
+    after: async () => {
+      for (const [who, peer] of peers)
+        await peer.request('profile', { action: 'stop', file: path.join(dir, `${name}-${who}.cpuprofile`) });
+    },
+  };
+}
+
 export async function measureWire(
   alice: WirePeer,
   bob: WirePeer,
@@ -275,32 +302,12 @@ export async function wireBench(
     await alice.request('prepare', { threads: Math.max(...counts), to: 'bob/sink', role: 'source' });
     for (const threads of counts) {
       const tlsBefore = await measureBaseline(threads, true, baselineMs);
-      // The profile covers what a text costs: not the warm-up, which opens the agent conversations.
-      const profile = options.profileDir;
-      if (profile) mkdirSync(profile, { recursive: true });
-      const peers = [
-        ['alice', alice],
-        ['bob', bob],
-      ] as const;
       const parley = await measureWire(
         alice,
         bob,
         threads,
         measureMs,
-        profile
-          ? {
-              before: async () => {
-                for (const [, peer] of peers) await peer.request('profile', { action: 'start' });
-              },
-              after: async () => {
-                for (const [who, peer] of peers)
-                  await peer.request('profile', {
-                    action: 'stop',
-                    file: path.join(profile, `wire-${threads}-${who}.cpuprofile`),
-                  });
-              },
-            }
-          : null,
+        profiling(options.profileDir, `wire-${threads}`, alice, bob),
       );
       if (parley.failed > 0 || Object.keys(parley.errors).length > 0)
         throw new Error(`wire ${threads}: ${parley.failed} failed, errors ${JSON.stringify(parley.errors)}`);
