@@ -3,6 +3,7 @@
 // and the others are cancelled; when none gets through, the error says what each path did.
 import type { DhtCarrier } from './dht-carrier';
 import { wsFramePort, type FramePort } from './frame-port';
+import { DHT_HEDGE_MS, hedged } from './hedged-dial';
 import type { PortNetwork } from './port-network';
 import { nextDhtStep, relaysToTry } from './relay-choice';
 import { dialPeer, FingerprintMismatch, type PeerCertificate } from './transport';
@@ -107,17 +108,28 @@ export async function reachPeer(ways: ReachWays, target: ReachTarget, fingerprin
           // Only relays somebody chose, and only once holepunching failed: ours first, then the peer's.
           const relays = relaysToTry(target.stranger ? [] : ways.ourRelays(), target.relays ?? []);
           let relay: string | null = null;
-          for (let attempt = 1; ; attempt++) {
-            const { stream, path } = carrier.connect(key, relay);
-            const timeoutMs = relay ? Math.max(deadline - Date.now(), RELAY_DIAL_MS) : deadline - Date.now();
-            try {
-              const dialled = await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
+          /** One dial by key (through `via`, or holepunched); `path` says how it went once open. */
+          const dialByKey = async (via: string | null, signal: AbortSignal) => {
+            const { stream, path } = carrier.connect(key, via);
+            const timeoutMs = via ? Math.max(deadline - Date.now(), RELAY_DIAL_MS) : deadline - Date.now();
+            return {
+              ...(await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
                 stream,
                 revision,
-                signal: cancel.signal,
+                signal,
                 timeoutMs,
-              });
-              return { port: wsFramePort(dialled.ws, dialled.socket), peer: dialled.peer, path: path(), relay };
+              })),
+              path,
+            };
+          };
+          for (let attempt = 1; ; attempt++) {
+            const timeoutMs = relay ? Math.max(deadline - Date.now(), RELAY_DIAL_MS) : deadline - Date.now();
+            try {
+              // Holepunched dials get a second beside them when slow; a relay's pairing is slow by nature.
+              const dialled = relay
+                ? await dialByKey(relay, cancel.signal)
+                : await hedged((signal) => dialByKey(null, signal), DHT_HEDGE_MS, cancel.signal);
+              return { port: wsFramePort(dialled.ws, dialled.socket), peer: dialled.peer, path: dialled.path(), relay };
             } catch (error) {
               if (relay) attempts.push({ path: 'relay', target: relay, error: error as Error, timeoutMs });
               else attempts.push({ path: 'dht', target: key, error: error as Error, timeoutMs: DIAL_TIMEOUT_MS });
