@@ -5,8 +5,8 @@
 //
 // LINE is any of the names below (default: all, in this order). `--scale` (default 1)
 // shrinks a run for development: iteration counts, the seeded database of thread-page,
-// the wire's measuring time. `--threads` and `--profile` are the wire's and wire-dht's (with --profile,
-// CPU profiles of both installations per measurement go to DIR).
+// the wire's measuring time. `--threads` and `--profile` are the wire's and wire-dht's
+// (with --profile, CPU profiles of both installations per measurement go to DIR).
 //
 //  turn-overhead  input committed → the agent has it, against a bare spawn (bench/turns.ts)
 //  stop-latency   conversations.stop → the agent's process tree is gone (bench/turns.ts)

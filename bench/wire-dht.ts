@@ -40,20 +40,16 @@ export async function wireDhtBench(
       for (const pair of [direct, dht])
         await pair.alice.request('prepare', { threads: Math.max(...counts), to: 'bob/sink', role: 'source' });
       for (const threads of counts) {
-        const overDirect = await measureWire(
-          direct.alice,
-          direct.bob,
-          threads,
-          measureMs,
-          profiling(options.profileDir, `wire-dht-${threads}-direct`, direct.alice, direct.bob),
-        );
-        const overDht = await measureWire(
-          dht.alice,
-          dht.bob,
-          threads,
-          measureMs,
-          profiling(options.profileDir, `wire-dht-${threads}-dht`, dht.alice, dht.bob),
-        );
+        const over = (what: 'direct' | 'dht', pair: typeof direct) =>
+          measureWire(
+            pair.alice,
+            pair.bob,
+            threads,
+            measureMs,
+            profiling(options.profileDir, `wire-dht-${threads}-${what}`, pair.alice, pair.bob),
+          );
+        const overDirect = await over('direct', direct);
+        const overDht = await over('dht', dht);
         for (const [what, stats] of [
           ['direct', overDirect],
           ['dht', overDht],

@@ -114,7 +114,6 @@ export async function openWirePair(
   return { alice, bob, acceptMs, close };
 }
 
-/** One Parley measurement at `threads` agent conversations (prepared beforehand). */
 /**
  * With a folder: a CPU profile of each installation around the measured sends (not the
  * warm-up, which opens the agent conversations), as DIR/NAME-alice.cpuprofile and -bob.
@@ -142,6 +141,7 @@ export function profiling(
   };
 }
 
+/** One Parley measurement at `threads` agent conversations (prepared beforehand). */
 export async function measureWire(
   alice: WirePeer,
   bob: WirePeer,

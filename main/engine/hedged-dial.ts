@@ -26,7 +26,7 @@ export function hedged<T extends Opened>(
     const controllers: AbortController[] = [];
     let settled = false;
     let running = 0;
-    let firstError: { error: Error } | null = null;
+    let firstError: Error | undefined;
     let timer: ReturnType<typeof setTimeout> | null = null;
     const finish = () => {
       settled = true;
@@ -53,12 +53,12 @@ export function hedged<T extends Opened>(
         },
         (error: Error) => {
           running--;
-          firstError ??= { error };
+          firstError ??= error;
           if (settled) return;
           // Failed before a partner started: none will, and it fails as it is.
           if (controllers.length === 1 || running === 0) {
             finish();
-            reject(firstError.error);
+            reject(firstError);
           }
         },
       );
