@@ -100,6 +100,42 @@ describe('the search index', () => {
     }
   });
 
+  it('stays out of the way while changes keep coming, for at most its longest wait, and catches up once they stop', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const events = new EventHub();
+    const indexer = new SearchIndexer(db, events, undefined, { settleMs: 100, maxWaitMs: 1_000, now: Date.now });
+    try {
+      // Indexes what an earlier run left once it is quiet after the start.
+      say(1, 'left from before');
+      vi.advanceTimersByTime(100);
+      expect(hasWaitingRows(db)).toBe(false);
+      // A busy stretch: a change every 40 ms, each a message written.
+      const busy = (ms: number, word: string) => {
+        for (let t = 0; t < ms; t += 40) {
+          say(1, `${word} ${t}`);
+          events.emit({ type: 'changed', kind: 'conversation', id: 1 }, { personId: 1 });
+          vi.advanceTimersByTime(40);
+        }
+      };
+      busy(800, 'burst');
+      expect(hasWaitingRows(db)).toBe(true);
+      expect(matches('messages', 'burst')).toEqual([]);
+      // Quiet: indexed within two settling times (the first may still count the last change).
+      vi.advanceTimersByTime(200);
+      expect(hasWaitingRows(db)).toBe(false);
+      expect(matches('messages', 'burst')).toHaveLength(20);
+      // Busy for longer than the longest wait: indexed while the changes still come.
+      busy(1_400, 'steady');
+      expect(matches('messages', 'steady').length).toBeGreaterThan(0);
+      vi.advanceTimersByTime(200);
+      expect(matches('messages', 'steady')).toHaveLength(35);
+      consistent();
+    } finally {
+      indexer.close();
+      vi.useRealTimers();
+    }
+  });
+
   it('catches up a batch at a time', () => {
     for (let i = 0; i < 25; i++) say(1, `note number ${i}`);
     expect(indexWaitingRows(db, 10)).toBe(10);
