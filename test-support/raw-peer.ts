@@ -11,6 +11,8 @@ import { openPeer } from './network';
 /** A raw protocol client: sends frames, collects what comes back. */
 export class RawPeer {
   readonly frames: Frame[] = [];
+  /** WebSocket messages received (a message of revision 3 may carry several frames). */
+  messages = 0;
   closed: { code: number; reason: string } | null = null;
   private waiters: Array<() => void> = [];
 
@@ -19,7 +21,10 @@ export class RawPeer {
     private readonly socket: TLSSocket,
   ) {
     ws.on('message', (data: Buffer) => {
-      this.frames.push(JSON.parse(data.toString('utf8')) as Frame);
+      // From revision 3 one message may carry several frames, as an array.
+      const message = JSON.parse(data.toString('utf8')) as Frame | Frame[];
+      this.frames.push(...(Array.isArray(message) ? message : [message]));
+      this.messages++;
       this.wake();
     });
     ws.on('close', (code, reason) => {

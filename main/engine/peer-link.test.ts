@@ -206,6 +206,130 @@ describe.each([
   });
 });
 
+/** A port that counts the WebSocket messages it hands its link. */
+function counting(port: FramePort): { port: FramePort; messages: () => number } {
+  let messages = 0;
+  return {
+    messages: () => messages,
+    port: {
+      revision: port.revision,
+      send: (data) => port.send(data),
+      close: (code, reason) => port.close(code, reason),
+      terminate: () => port.terminate(),
+      ping: () => port.ping(),
+      listen: (events) =>
+        port.listen({
+          ...events,
+          message: (data, isBinary) => {
+            messages++;
+            events.message(data, isBinary);
+          },
+        }),
+    },
+  };
+}
+
+describe.each([
+  ['an in-memory pair', (revision: number) => Promise.resolve(memoryFramePorts(revision))],
+  [
+    'mutual TLS',
+    async (revision: number): Promise<[FramePort, FramePort]> => {
+      const listening = new Promise<FramePort>((resolve) => {
+        accepted = (port) => resolve(port);
+      });
+      const { ws, socket } = await dialPeer(alice, `127.0.0.1:${server.address.port}`, bob.fingerprint, { revision });
+      return [wsFramePort(ws, socket), await listening];
+    },
+  ],
+])('messages over %s', (_name, makePorts) => {
+  const thread = 'T'.repeat(22);
+  const ack = (seq: number): Frame => ({ type: 'ack', thread, seq });
+  const text = (seq: number, body = `text ${seq}`): Frame => ({
+    type: 'text',
+    thread,
+    seq,
+    from: 'assistant',
+    to: 'researcher',
+    body,
+  });
+
+  /** Two links past their handshake, open; the listener's messages counted. */
+  async function opened(revision: number) {
+    const [diallerPort, listenerPort] = await makePorts(revision);
+    const counted = counting(listenerPort);
+    const a = new PeerLink(diallerPort, cert(bob), 'dialler');
+    const b = new PeerLink(counted.port, cert(alice), 'dialler');
+    const listening = handshake(b, { side: 'listener', hello: hello('bob'), admit: () => ({ connectionId: 1 }) });
+    await handshake(a, { side: 'dialler', hello: hello('alice'), admit: () => ({ connectionId: 1 }) });
+    await listening;
+    const seen = watch(b);
+    seen.open();
+    const mine = watch(a);
+    mine.open();
+    const done = async () => {
+      a.close(CloseCode.normal, 'done');
+      await seen.closed;
+    };
+    return { a, b, diallerPort, seen, mine, messages: counted.messages, done };
+  }
+
+  it.each([3, 2])(
+    'at revision %i, sends the frames of one tick as one message from revision 3, one each before, in order',
+    async (revision) => {
+      const { a, seen, messages, done } = await opened(revision);
+      const before = messages();
+      const frames: Frame[] = [
+        ...Array.from({ length: 200 }, (_, i) => ack(i + 1)),
+        { type: 'turn', thread, seq: 1, state: 'working' },
+        ...Array.from({ length: 100 }, (_, i) => text(i + 1)),
+      ];
+      for (const frame of frames) expect(a.send(frame)).toBe(true);
+      await until(() => seen.frames.length === frames.length);
+      expect(seen.frames).toEqual(frames);
+      expect(messages() - before).toBe(revision >= 3 ? 1 : frames.length);
+      await done();
+    },
+  );
+
+  it('sends a frame too long to share a message alone, keeping the order', async () => {
+    const { a, seen, messages, done } = await opened(3);
+    const before = messages();
+    const frames = [ack(1), text(1, 'x'.repeat(70_000)), ack(2), ack(3)];
+    for (const frame of frames) a.send(frame);
+    await until(() => seen.frames.length === frames.length);
+    expect(seen.frames).toEqual(frames);
+    expect(messages() - before).toBe(3);
+    await done();
+  });
+
+  it('takes none of a message with a bad frame in it, and closes the link saying why', async () => {
+    const { diallerPort, seen, mine } = await opened(3);
+    diallerPort.send(JSON.stringify([ack(1), { ...ack(2), seq: -2 }]));
+    expect(await mine.closed).toMatchObject({
+      code: CloseCode.protocolError,
+      reason: expect.stringMatching(/^bad frame: seq/) as unknown,
+    });
+    expect(seen.frames).toEqual([]);
+  });
+
+  it('stops reading a message at the frame that breaks the protocol', async () => {
+    const { diallerPort, seen, mine } = await opened(3);
+    diallerPort.send(JSON.stringify([ack(1), hello('alice'), ack(2)]));
+    expect(await mine.closed).toMatchObject({ code: CloseCode.protocolError, reason: 'hello after the handshake' });
+    expect(seen.frames).toEqual([ack(1)]);
+  });
+
+  it('refuses a message of several frames on a link of revision 2', async () => {
+    const { diallerPort, seen, mine } = await opened(2);
+    diallerPort.send(JSON.stringify([ack(1), ack(2)]));
+    expect(await mine.closed).toMatchObject({
+      code: CloseCode.protocolError,
+      reason: 'a message of several frames needs revision 3',
+    });
+    expect(seen.frames).toEqual([]);
+  });
+});
+
 /**
  * A listener as Parley's was before revisions: the same mutual TLS, but its WebSocket
  * server has no say in the subprotocol (`ws` then takes the first one offered).
@@ -268,11 +392,12 @@ describe('the revision a link speaks', () => {
   }
 
   it('is the newest both ends speak: this revision between two of today', async () => {
-    expect(PROTOCOL_REVISION).toBe(2);
-    expect(await overTls(PROTOCOL_REVISION)).toEqual({ revisions: [2, 2], sent: true, received: ['turn', 'revoke'] });
+    expect(PROTOCOL_REVISION).toBe(3);
+    expect(await overTls(PROTOCOL_REVISION)).toEqual({ revisions: [3, 3], sent: true, received: ['turn', 'revoke'] });
     const [dialler, listener] = memoryFramePorts();
-    expect(await exchange(dialler, listener)).toEqual({ revisions: [2, 2], sent: true, received: ['turn', 'revoke'] });
-    // A dialler of revision 1 gets revision 1 from a listener of today.
+    expect(await exchange(dialler, listener)).toEqual({ revisions: [3, 3], sent: true, received: ['turn', 'revoke'] });
+    // A dialler of revision 2 or 1 gets its own from a listener of today.
+    expect(await overTls(2)).toEqual({ revisions: [2, 2], sent: true, received: ['turn', 'revoke'] });
     expect(await overTls(1)).toEqual({ revisions: [1, 1], sent: true, received: ['turn', 'revoke'] });
   });
 

@@ -9,15 +9,19 @@
 // In `hello-received` the peer may already send more (its roles, a resend) before the
 // engine has decided: those frames wait, in order, until `open()`. A frame that breaks
 // the protocol closes the link with a code that says why. A frame of a revision the
-// link did not agree to is never sent (wire.ts, version rules).
+// link did not agree to is never sent (wire.ts, version rules). From revision 3 the frames
+// sent in one tick leave as one message (a commit's texts or acks), and a message of
+// several frames is checked whole before any of them is taken.
 import { log } from '../log';
 import { HELLO_TIMEOUT_MS } from '../net/limits';
 import type { FramePort } from './frame-port';
 import type { PeerCertificate } from './transport';
 import {
+  BATCH_REVISION,
   CloseCode,
-  decodeFrame,
+  decodeMessage,
   encodeFrame,
+  encodeMessage,
   ProtocolError,
   revisionNeeded,
   type Frame,
@@ -31,6 +35,11 @@ const PING_EVERY_MS = 15_000;
 const MAX_EARLY_FRAMES = 10_000;
 /** A peer that does not finish the closing handshake is cut off after this. */
 const CLOSE_GRACE_MS = 2_000;
+/**
+ * A message of several frames stays under this many characters: at most three bytes
+ * each in UTF-8, well below the peer's MAX_FRAME_BYTES. A longer frame goes alone.
+ */
+const MAX_BATCH_CHARS = 64 * 1024;
 
 export class PeerLink {
   private current: LinkState = 'awaiting-hello';
@@ -44,6 +53,11 @@ export class PeerLink {
   private readonly helloTimer: NodeJS.Timeout;
   private pingTimer: NodeJS.Timeout | null = null;
   private alive = true;
+  /** Frames sent this tick, encoded, to leave as one message (revision 3). */
+  private pending: string[] = [];
+  private pendingChars = 0;
+  /** A frame of the message being read broke the protocol: the rest of it is not taken. */
+  private broken = false;
 
   constructor(
     private readonly port: FramePort,
@@ -106,8 +120,27 @@ export class PeerLink {
   send(frame: Frame): boolean {
     if (this.current === 'closing' || this.current === 'closed') return false;
     if (revisionNeeded(frame) > this.port.revision) return false;
-    return this.port.send(encodeFrame(frame));
+    const encoded = encodeFrame(frame);
+    if (this.port.revision < BATCH_REVISION) return this.port.send(encoded);
+    if (this.pendingChars + encoded.length > MAX_BATCH_CHARS && !this.flush()) return false;
+    this.pending.push(encoded);
+    this.pendingChars += encoded.length;
+    if (this.pending.length === 1) process.nextTick(this.flushPending);
+    return true;
   }
+
+  /** Sends the frames waiting as one message; false when the port is no longer open. */
+  private flush(): boolean {
+    if (this.pending.length === 0) return true;
+    const message = encodeMessage(this.pending);
+    this.pending = [];
+    this.pendingChars = 0;
+    return this.port.send(message);
+  }
+
+  private readonly flushPending = (): void => {
+    this.flush();
+  };
 
   onClose(listener: (code: number, reason: string) => void): void {
     this.closeListeners.push(listener);
@@ -116,6 +149,8 @@ export class PeerLink {
   /** Starts closing; frames the peer sent before it saw the close still arrive. */
   close(code: number, reason: string): void {
     if (this.current === 'closing' || this.current === 'closed') return;
+    // What was sent before the close goes before it.
+    this.flush();
     this.current = 'closing';
     this.port.close(code, reason);
     setTimeout(() => this.port.terminate(), CLOSE_GRACE_MS).unref();
@@ -123,10 +158,10 @@ export class PeerLink {
 
   private receive(data: Buffer | string, isBinary: boolean): void {
     if (this.current === 'closed') return;
-    let frame: Frame;
+    let frames: Frame[];
     try {
       if (isBinary) throw new ProtocolError(CloseCode.protocolError, 'binary frames are not part of the protocol');
-      frame = decodeFrame(data);
+      frames = decodeMessage(data, this.port.revision);
     } catch (error) {
       const protocolError =
         error instanceof ProtocolError ? error : new ProtocolError(CloseCode.protocolError, 'bad frame');
@@ -135,6 +170,14 @@ export class PeerLink {
       this.close(protocolError.closeCode, protocolError.message);
       return;
     }
+    this.broken = false;
+    for (const frame of frames) {
+      this.receiveFrame(frame);
+      if (this.broken) return;
+    }
+  }
+
+  private receiveFrame(frame: Frame): void {
     switch (this.current) {
       case 'awaiting-hello':
         if (frame.type !== 'hello') {
@@ -160,6 +203,7 @@ export class PeerLink {
   }
 
   private protocolError(message: string): void {
+    this.broken = true;
     this.fail(new ProtocolError(CloseCode.protocolError, message));
     this.close(CloseCode.protocolError, message);
   }

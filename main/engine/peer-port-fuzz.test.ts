@@ -41,7 +41,8 @@ function collect(ws: WebSocket): {
   const frames: Frame[] = [];
   const waiters: Array<() => void> = [];
   ws.on('message', (data: Buffer) => {
-    frames.push(JSON.parse(data.toString()) as Frame);
+    const message = JSON.parse(data.toString()) as Frame | Frame[];
+    frames.push(...(Array.isArray(message) ? message : [message]));
     for (const wake of waiters.splice(0)) wake();
   });
   ws.on('error', () => {});
@@ -159,17 +160,19 @@ describe('the peer port under fuzzing', () => {
     await expectAnswers();
   }, 180_000);
 
-  it('takes 500 random JSON frames on a paired link', async () => {
+  it('takes 500 random JSON frames on a paired link, some as messages of several frames', async () => {
     const types = ['text', 'ack', 'reject', 'roles', 'revoke-not', 'hello'];
+    const junkFrame = () => {
+      const body = fuzz.junk();
+      return fuzz.chance(0.5) && typeof body === 'object' && body !== null && !Array.isArray(body)
+        ? { type: fuzz.pick(types), ...body }
+        : body;
+    };
     let current = await link();
     for (let i = 0; i < 500; i++) {
       if (current.ws.readyState !== current.ws.OPEN) current = await link();
-      const body = fuzz.junk();
-      const frame =
-        fuzz.chance(0.5) && typeof body === 'object' && body !== null && !Array.isArray(body)
-          ? { type: fuzz.pick(types), ...body }
-          : body;
-      current.ws.send(JSON.stringify(frame));
+      const message = fuzz.chance(0.2) ? Array.from({ length: 1 + fuzz.int(5) }, junkFrame) : junkFrame();
+      current.ws.send(JSON.stringify(message));
     }
     current.ws.close();
     await expectAnswers();

@@ -6,10 +6,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   chooseSubprotocol,
+  BATCH_REVISION,
   decodeFrame,
+  decodeMessage,
+  encodeMessage,
   frameRevision,
   frameSchema,
   hotFrame,
+  MAX_FRAMES_PER_MESSAGE,
   MAX_TEXT_CHARS,
   offeredSubprotocols,
   ProtocolError,
@@ -144,7 +148,7 @@ describe('the fast decoder of text and ack frames', () => {
 
 describe('revisions of protocol 2', () => {
   it('names each revision as a WebSocket subprotocol and reads it back; anything else is revision 0', () => {
-    expect(offeredSubprotocols()).toEqual(['parley.2', 'parley.2.1', 'parley.2.2']);
+    expect(offeredSubprotocols()).toEqual(['parley.2', 'parley.2.1', 'parley.2.2', 'parley.2.3']);
     expect(offeredSubprotocols(0)).toEqual(['parley.2']);
     const table: Array<[string, number]> = [
       ['parley.2.1', 1],
@@ -165,7 +169,9 @@ describe('revisions of protocol 2', () => {
   it('lets the listener choose the newest revision both speak', () => {
     const table: Array<[string[], number, string | false]> = [
       // A dialler of today, a listener of today.
-      [['parley.2', 'parley.2.1', 'parley.2.2'], 2, 'parley.2.2'],
+      [['parley.2', 'parley.2.1', 'parley.2.2', 'parley.2.3'], 3, 'parley.2.3'],
+      // A dialler of today, a listener of revision 2.
+      [['parley.2', 'parley.2.1', 'parley.2.2', 'parley.2.3'], 2, 'parley.2.2'],
       // A dialler of revision 1, a listener of today.
       [['parley.2', 'parley.2.1'], 2, 'parley.2.1'],
       // A dialler and a listener of revision 1.
@@ -183,7 +189,7 @@ describe('revisions of protocol 2', () => {
       expect(chooseSubprotocol(new Set(offered), revision), offered.join(',')).toBe(chosen);
   });
 
-  it('puts every frame of protocol 2 in revision 0 except the ones added since', () => {
+  it('puts every frame of protocol 2 in revision 0 except the ones added since (revision 3 adds none)', () => {
     expect(Object.entries(frameRevision).filter(([, revision]) => revision > 0)).toEqual([
       ['turn', 1],
       ['turn-ack', 2],
@@ -192,7 +198,42 @@ describe('revisions of protocol 2', () => {
       ['status', 2],
       ['reach', 2],
     ]);
-    expect(Math.max(...Object.values(frameRevision))).toBe(PROTOCOL_REVISION);
+    expect(Math.max(...Object.values(frameRevision))).toBe(2);
+    expect(PROTOCOL_REVISION).toBe(BATCH_REVISION);
+  });
+
+  it('takes a message of several frames, as an array, only from revision 3, and then whole or not at all', () => {
+    const thread = 'T'.repeat(22);
+    const text = { type: 'text', thread, seq: 1, from: 'assistant', to: 'researcher', body: 'hi' };
+    const ack = { type: 'ack', thread, seq: 1 };
+    const turn = { type: 'turn', thread, seq: 1, state: 'working' };
+    const message = (frames: unknown) => JSON.stringify(frames);
+    const decode = (data: string, revision: number) => {
+      try {
+        return decodeMessage(data, revision).map((frame) => frame.type);
+      } catch (error) {
+        return (error as ProtocolError).message;
+      }
+    };
+    const table: Array<[string, number, string[] | string]> = [
+      [message(text), 3, ['text']],
+      [message(text), 2, ['text']],
+      [message([text, ack, turn]), 3, ['text', 'ack', 'turn']],
+      [message([ack]), 3, ['ack']],
+      [message([text, ack]), 2, 'a message of several frames needs revision 3'],
+      [message([text, ack]), 0, 'a message of several frames needs revision 3'],
+      [message([]), 3, 'a message of no frames'],
+      // One bad frame refuses the message: none of it is taken.
+      [message([text, { ...ack, seq: 0 }]), 3, 'bad frame: seq Too small: expected number to be >0'],
+      [message([text, [ack]]), 3, 'bad frame: frame Invalid input: expected object, received array'],
+      [message([text, 'ack']), 3, 'bad frame: frame Invalid input: expected object, received string'],
+      [message(Array.from({ length: MAX_FRAMES_PER_MESSAGE + 1 }, () => ack)), 3, 'a message of more than 4096 frames'],
+      ['[' + message(text), 3, 'frame is not JSON'],
+    ];
+    expect(table.map(([data, revision]) => [data, revision, decode(data, revision)])).toEqual(table);
+    // What a link sends: one frame alone is itself, several are an array.
+    expect(encodeMessage([message(ack)])).toBe(message(ack));
+    expect(decodeMessage(encodeMessage([message(text), message(ack)]), 3)).toEqual([text, ack]);
   });
 
   it('sends `relayed`, and a turn that names whom it waits on, only to a peer of revision 2', () => {

@@ -10,12 +10,18 @@
 // from before revisions close the link on one). Revision 1 adds `turn`. Revision 2 adds
 // `turn-ack` (a `turn` is sent again until acknowledged) and the `relayed` state,
 // `withdraw`, `noted`, `status`, the `declined` reason of `reject`, and `reach`.
+// Revision 3 adds no frame: a WebSocket message may carry several frames as a JSON array
+// (a commit's texts, or its acks, in one message rather than one message each).
 import { z } from 'zod';
 import { MAX_ROLE_NAME_CHARS, ROLE_NAME_PATTERN } from '../../shared/role-name';
 
 export const PROTOCOL_VERSION = 2;
 /** The newest revision of protocol 2 this Parley speaks (see the version rules above). */
-export const PROTOCOL_REVISION = 2;
+export const PROTOCOL_REVISION = 3;
+/** The revision from which a message may carry several frames, as a JSON array. */
+export const BATCH_REVISION = 3;
+/** Most frames one message carries: bounds the work a single message can ask for. */
+export const MAX_FRAMES_PER_MESSAGE = 4096;
 /** Largest frame accepted; a text body is capped well below it. */
 export const MAX_FRAME_BYTES = 256 * 1024;
 export const MAX_TEXT_CHARS = 100_000;
@@ -201,13 +207,35 @@ export class ProtocolError extends Error {
 
 /** Parses one frame; throws ProtocolError with the close code to use. */
 export function decodeFrame(data: Buffer | string): Frame {
+  return checkedFrame(parsedMessage(data));
+}
+
+/**
+ * Parses one WebSocket message: a frame, or from revision 3 a JSON array of frames. Every
+ * frame is checked before any is returned, so a message is taken whole or refused whole;
+ * throws ProtocolError with the close code to use.
+ */
+export function decodeMessage(data: Buffer | string, revision: number): Frame[] {
+  const json = parsedMessage(data);
+  if (!Array.isArray(json)) return [checkedFrame(json)];
+  if (revision < BATCH_REVISION)
+    throw new ProtocolError(CloseCode.protocolError, `a message of several frames needs revision ${BATCH_REVISION}`);
+  if (json.length === 0) throw new ProtocolError(CloseCode.protocolError, 'a message of no frames');
+  if (json.length > MAX_FRAMES_PER_MESSAGE)
+    throw new ProtocolError(CloseCode.protocolError, `a message of more than ${MAX_FRAMES_PER_MESSAGE} frames`);
+  return json.map(checkedFrame);
+}
+
+function parsedMessage(data: Buffer | string): unknown {
   if (Buffer.byteLength(data) > MAX_FRAME_BYTES) throw new ProtocolError(CloseCode.tooBig, 'frame too large');
-  let json: unknown;
   try {
-    json = JSON.parse(data.toString());
+    return JSON.parse(data.toString()) as unknown;
   } catch {
     throw new ProtocolError(CloseCode.protocolError, 'frame is not JSON');
   }
+}
+
+function checkedFrame(json: unknown): Frame {
   const fast = hotFrame(json);
   if (fast) return fast;
   const parsed = frameSchema.safeParse(json);
@@ -263,6 +291,11 @@ export function hotFrame(json: unknown): Frame | null {
 
 export function encodeFrame(frame: Frame): string {
   return JSON.stringify(frame);
+}
+
+/** Frames already encoded, as one message of revision 3: one alone stays a frame. */
+export function encodeMessage(encoded: readonly string[]): string {
+  return encoded.length === 1 ? encoded[0]! : `[${encoded.join(',')}]`;
 }
 
 /** A close reason fits in 123 bytes. */
