@@ -47,6 +47,9 @@
 //              body's n equals the seq.
 //   drain                                         → {handled}  marks received texts handled,
 //              as an agent would (keeps the receiver under its queue limit between runs)
+//   quiet                                         → {ms}  finishes what waits in the background
+//              (the search index's catch-up, as a search does first), so a baseline measured
+//              next does not share the machine with it
 //   stats                                         → {texts: {...}, cpuMs, rssMb}
 //   profile  {action: "start"}                    → starts the V8 CPU profiler in this process
 //   profile  {action: "stop", file}               → writes the .cpuprofile (open it in Chrome DevTools)
@@ -120,9 +123,8 @@ interface Root {
 
 interface Pending {
   seq: number;
-  t0: number;
   /** With the time the outcome was committed (the change event's time). */
-  resolve: (outcome: { state: 'acked' | 'failed'; at: number }) => void;
+  settled: (state: 'acked' | 'failed', at: number) => void;
 }
 
 const now = () => performance.now();
@@ -137,14 +139,20 @@ class Driver {
   private profiler: Session | null = null;
 
   constructor(private readonly inst: Installation) {
-    // Each head's state by (agent conversation, seq), all of a group commit's in one statement.
-    this.headStates = inst.db.prepare(
-      "SELECT j.key AS i, t.state FROM json_each(?) j JOIN texts t ON t.thread_id = j.value ->> 0 AND t.direction = 'out' AND t.seq = j.value ->> 1",
-    );
+    // A head's state by (agent conversation, seq): a group commit's heads are read in one
+    // read transaction (a read per text, each taking SQLite's locks, would slow this
+    // process down).
+    const headState = inst.db
+      .prepare("SELECT state FROM texts WHERE thread_id = ? AND direction = 'out' AND seq = ?")
+      .pluck();
+    this.headStates = inst.db.transaction((heads: number[]) => {
+      const states: Array<string | undefined> = [];
+      for (let i = 0; i < heads.length; i += 2)
+        states.push(headState.get(heads[i], heads[i + 1]) as string | undefined);
+      return states;
+    });
     // An ack (or reject) commits in a group commit whose after-actions emit 'thread'
-    // changed: the moment that event fires is the moment the ack is durable here. The
-    // rows are looked at once per group commit, in one statement (a read per text, each
-    // taking SQLite's locks, would slow this process down).
+    // changed: the moment that event fires is the moment the ack is durable here.
     inst.events.observe((event) => {
       if (event.type !== 'changed' || event.kind !== 'thread' || !this.waiting.has(event.id)) return;
       this.toCheck.set(event.id, now());
@@ -153,26 +161,35 @@ class Driver {
   }
 
   private readonly toCheck = new Map<number, number>();
-  private readonly headStates;
+  private readonly headStates: (heads: number[]) => Array<string | undefined>;
 
   private checkChanged(): void {
     let ids = [...this.toCheck];
     this.toCheck.clear();
     // A thread whose head was settled may have its next text settled too (a window over 1).
     while (ids.length > 0) {
-      const heads = ids.map(([id]) => [id, this.waiting.get(id)?.[0]?.seq ?? 0]);
-      const settled = this.headStates.all(JSON.stringify(heads)) as Array<{ i: number; state: string }>;
+      const heads: number[] = [];
+      for (const [id] of ids) heads.push(id, this.waiting.get(id)?.[0]?.seq ?? 0);
+      const states = this.headStates(heads);
       const again: Array<[number, number]> = [];
-      for (const { i, state } of settled) {
+      for (let i = 0; i < ids.length; i++) {
+        const state = states[i];
         if (state !== 'acked' && state !== 'failed') continue;
         const [id, at] = ids[i]!;
         const queue = this.waiting.get(id)!;
-        queue.shift()!.resolve({ state, at });
+        queue.shift()!.settled(state, at);
         if (queue.length === 0) this.waiting.delete(id);
         else again.push([id, at]);
       }
       ids = again;
     }
+  }
+
+  /** Calls `settled` once the text's ack (or failure) is committed here. */
+  private whenSettled(threadRowId: number, seq: number, settled: Pending['settled']): void {
+    const queue = this.waiting.get(threadRowId);
+    if (queue) queue.push({ seq, settled });
+    else this.waiting.set(threadRowId, [{ seq, settled }]);
   }
 
   private owner() {
@@ -290,6 +307,11 @@ class Driver {
         });
         return { handled };
       }
+      case 'quiet': {
+        const started = now();
+        await this.inst.call(this.owner(), 'search', { query: 'quiet' });
+        return { ms: Math.round(now() - started) };
+      }
       case 'stats': {
         const texts = db.prepare('SELECT direction, state, count(*) AS n FROM texts GROUP BY direction, state').all();
         const cpu = process.cpuUsage();
@@ -379,49 +401,66 @@ class Driver {
     let refusals = 0;
     const role = this.role;
 
-    const sendOne = async (root: Root, n: number): Promise<'acked' | 'failed' | 'error'> => {
+    type Outcome = 'acked' | 'failed' | 'error';
+    /** Sends text n of the root; `done` hears how it ended once that is committed. Callbacks: this process's CPU is measured. */
+    const sendOne = (root: Root, n: number, done: (outcome: Outcome) => void): void => {
       const body = `${root.index}:${n}|`.padEnd(bodyBytes, 'x');
       const start = now();
-      let result;
-      try {
-        result = await this.inst.engine.sendAs(root.run, role, this.to, body);
-      } catch (error) {
-        const code = (error as { code?: string }).code ?? (error as Error).message;
-        errors[code] = (errors[code] ?? 0) + 1;
-        return 'error';
-      }
-      stats.sent++;
-      this.progress.sent++;
-      root.threadRowId = result.threadRowId;
-      const outcome = await new Promise<{ state: 'acked' | 'failed'; at: number }>((resolve) => {
-        let queue = this.waiting.get(result.threadRowId);
-        if (!queue) this.waiting.set(result.threadRowId, (queue = []));
-        queue.push({ seq: result.seq, t0: start, resolve });
-      });
-      if (outcome.state === 'acked') {
-        latencies.push(outcome.at - start);
-        lastAck = Math.max(lastAck, outcome.at);
-        stats.acked++;
-        this.progress.acked++;
-      } else {
-        stats.failed++;
-        this.progress.failed++;
-      }
-      return outcome.state;
+      this.inst.engine.sendAs(root.run, role, this.to, body).then(
+        (result) => {
+          stats.sent++;
+          this.progress.sent++;
+          root.threadRowId = result.threadRowId;
+          this.whenSettled(result.threadRowId, result.seq, (state, at) => {
+            if (state === 'acked') {
+              latencies.push(at - start);
+              if (at > lastAck) lastAck = at;
+              stats.acked++;
+              this.progress.acked++;
+            } else {
+              stats.failed++;
+              this.progress.failed++;
+            }
+            done(state);
+          });
+        },
+        (error: unknown) => {
+          const code = (error as { code?: string }).code ?? (error as Error).message;
+          errors[code] = (errors[code] ?? 0) + 1;
+          done('error');
+        },
+      );
     };
+    const sent = (root: Root, n: number) => new Promise<Outcome>((resolve) => sendOne(root, n, resolve));
 
     const limited = slots < roots.length;
     const rootLoop = async (root: Root): Promise<void> => {
       let n = root.threadRowId === null ? 0 : (committedOut.get(root.threadRowId) as number);
+      if (window === 1 && !limited) {
+        // Stop-and-wait: each text's outcome sends the next, with no promise per text.
+        await new Promise<void>((resolve, reject) => {
+          const next = (): void => {
+            if (!(n < perThread && now() < stopAt)) return resolve();
+            sendOne(root, n + 1, (outcome) => {
+              if (outcome !== 'error') {
+                n++;
+                next();
+              } else if (++refusals > 10_000) reject(new Error(`sends keep failing: ${JSON.stringify(errors)}`));
+              // Refused (a full queue, a paused connection): try the same text again shortly.
+              else setTimeout(next, 10);
+            });
+          };
+          next();
+        });
+        return;
+      }
       if (window === 1) {
-        // Stop-and-wait, kept lean: this process's CPU is part of what is measured.
         while (n < perThread && now() < stopAt) {
-          if (limited) await acquire();
-          const outcome = await sendOne(root, n + 1);
-          if (limited) release();
+          await acquire();
+          const outcome = await sent(root, n + 1);
+          release();
           if (outcome !== 'error') n++;
           else {
-            // Refused (a full queue, a paused connection): try the same text again shortly.
             if (++refusals > 10_000) throw new Error(`sends keep failing: ${JSON.stringify(errors)}`);
             await new Promise((resolve) => setTimeout(resolve, 10));
           }
@@ -437,7 +476,7 @@ class Driver {
         n++;
         await acquire();
         // sendAs is called synchronously here, in order: group commit keeps that order.
-        const one: Promise<unknown> = sendOne(root, n).finally(() => {
+        const one: Promise<unknown> = sent(root, n).finally(() => {
           inFlight.delete(one);
           release();
         });
