@@ -6,7 +6,10 @@
 // (`ackTexts`) the way the engine does, then sends each agent conversation's next text as
 // a new piece, the way the benchmark's driver calls `sendAs`. Both databases are made by
 // the real migrations, synchronous=FULL, WAL, on the same disk, and checkpointed the way an
-// installation checkpoints (main/store/checkpointer.ts, after each group commit).
+// installation checkpoints (main/store/checkpointer.ts, after each group commit). Its two
+// databases live as long as the wire line's two installations do, growing round after
+// round as theirs do: a fresh, small database each time would sit in the page cache while
+// Parley's grew out of it.
 //
 // Parley ÷ this (`ratioStore`) is what the engine costs over its store; this ÷ wss is the
 // most any engine on this store could reach on this machine (the engine's throughput
@@ -20,9 +23,9 @@ import { GroupCommit } from '../main/engine/group-commit';
 import { loadOrCreateIdentity } from '../main/engine/identity';
 import { Checkpointer } from '../main/store/checkpointer';
 import { openDatabase, type Db } from '../main/store/database';
-import { insertConnection } from '../main/store/queries/connections';
-import { insertRole } from '../main/store/queries/roles';
-import { ackTexts, insertText, insertThread } from '../main/store/queries/threads';
+import { connectionByFingerprint, insertConnection } from '../main/store/queries/connections';
+import { getRoleByName, insertRole } from '../main/store/queries/roles';
+import { ackTexts, insertText, insertThread, lastSeq, threadByWireId } from '../main/store/queries/threads';
 import { runProcessPair } from './process-pair';
 
 export interface StoreStats {
@@ -37,17 +40,29 @@ const BODY_BYTES = 64;
 const WARMUP_MS = 300;
 const round = (value: number) => Math.round(value * 100) / 100;
 
-/** A store like an installation's, with one connection and `threads` agent conversations on it. */
-function openStore(dir: string, threads: number, startedBy: 'local' | 'peer'): { db: Db; rows: number[] } {
+/**
+ * A store like an installation's, with one connection and `threads` agent conversations
+ * on it: made on first use, and the same one again (with each conversation's last seq) after.
+ */
+function openStore(
+  dir: string,
+  threads: number,
+  startedBy: 'local' | 'peer',
+): { db: Db; rows: number[]; lastSeqs: number[] } {
   mkdirSync(dir, { recursive: true });
   const db = openDatabase(path.join(dir, 'parley.db'));
-  const connection = insertConnection(db, 'store-baseline', 'cert', 'peer', null, 'peer');
+  const connection =
+    connectionByFingerprint(db, 'store-baseline') ??
+    insertConnection(db, 'store-baseline', 'cert', 'peer', null, 'peer');
   const local = startedBy === 'local' ? 'source' : 'sink';
-  const role = insertRole(db, local, '', { adapter: 'command', command: ['true'] });
+  const role = getRoleByName(db, local) ?? insertRole(db, local, '', { adapter: 'command', command: ['true'] });
   const rows: number[] = [];
+  const lastSeqs: number[] = [];
   db.transaction(() => {
-    for (let i = 0; i < threads; i++)
-      rows.push(
+    for (let i = 0; i < threads; i++) {
+      const known = threadByWireId(db, connection.id, threadId(i));
+      const row =
+        known?.id ??
         insertThread(db, {
           connectionId: connection.id,
           wireId: threadId(i),
@@ -57,10 +72,12 @@ function openStore(dir: string, threads: number, startedBy: 'local' | 'peer'): {
           rootKind: 'thread',
           rootId: i + 1,
           startedBy,
-        }).id,
-      );
+        }).id;
+      rows.push(row);
+      lastSeqs.push(known ? lastSeq(db, row, startedBy === 'local' ? 'out' : 'in') : 0);
+    }
   })();
-  return { db, rows };
+  return { db, rows, lastSeqs };
 }
 
 const threadId = (i: number) => `store-baseline-${String(i).padStart(7, '0')}`;
@@ -109,7 +126,7 @@ export async function storeReceiver(dir: string, threads: number): Promise<void>
 
 /** `bench/run.js store-baseline-sender DIR PORT THREADS MS`: stop-and-wait per agent conversation. */
 export async function storeSender(dir: string, port: number, threads: number, durationMs: number): Promise<void> {
-  const { db, rows } = openStore(dir, threads, 'local');
+  const { db, rows, lastSeqs } = openStore(dir, threads, 'local');
   const checkpointer = new Checkpointer(db);
   const batch = new GroupCommit(db, () => checkpointer.wrote());
   const ws = new WebSocket(`wss://127.0.0.1:${port}/`, { rejectUnauthorized: false, perMessageDeflate: false });
@@ -121,7 +138,7 @@ export async function storeSender(dir: string, port: number, threads: number, du
   });
   const frame = corkedSender(ws, socket);
   const index = new Map(rows.map((_, i) => [threadId(i), i]));
-  const seqs = new Array<number>(threads).fill(0);
+  const seqs = lastSeqs;
   const onWire = new Array<number>(threads).fill(0);
   const sentAt = new Float64Array(threads);
   const latencies: number[] = [];
@@ -214,14 +231,17 @@ export async function storeSender(dir: string, port: number, threads: number, du
   process.stdout.write(JSON.stringify(result));
 }
 
-/** Runs the store-only receiver and sender as two processes; resolves with the sender's figures. */
-export function measureStoreBaseline(threads: number, durationMs: number): Promise<StoreStats> {
+/**
+ * Runs the store-only receiver and sender as two processes; resolves with the sender's
+ * figures. Their databases are in `dir`, kept from one call to the next.
+ */
+export function measureStoreBaseline(dir: string, threads: number, durationMs: number): Promise<StoreStats> {
   return runProcessPair<StoreStats>(
     'store baseline',
-    (scratch) => ['store-baseline-receiver', path.join(scratch, 'receiver'), String(threads)],
-    (scratch, port) => [
+    () => ['store-baseline-receiver', path.join(dir, 'receiver'), String(threads)],
+    (_scratch, port) => [
       'store-baseline-sender',
-      path.join(scratch, 'sender'),
+      path.join(dir, 'sender'),
       String(port),
       String(threads),
       String(durationMs),

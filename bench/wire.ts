@@ -169,6 +169,9 @@ export async function measureWire(
   const receiverCpuMs = (await bob.request<{ cpuMs: number }>('stats')).cpuMs - cpuBefore;
   await around?.after();
   await bob.request('drain');
+  // What the installations left for later (the search index catches up once they are
+  // quiet) is done now, not while a baseline is measured beside them.
+  await Promise.all([alice.request('quiet'), bob.request('quiet')]);
   return { ...stats, receiverCpuMs };
 }
 
@@ -305,6 +308,8 @@ export async function wireBench(
   const measureMs = Math.max(500, Math.round(MEASURE_MS * scale));
   const baselineMs = Math.max(500, Math.round(BASELINE_MS * scale));
   const pair = await openWirePair();
+  // The store alone keeps its databases for the line, as the pair keeps its installations.
+  const storeDir = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-store-'));
   try {
     const { alice, bob } = pair;
     await alice.request('prepare', { threads: Math.max(...counts), to: 'bob/sink', role: 'source' });
@@ -317,7 +322,7 @@ export async function wireBench(
         const parley = await measureWire(alice, bob, threads, measureMs, around);
         if (parley.failed > 0 || Object.keys(parley.errors).length > 0)
           throw new Error(`wire ${threads}: ${parley.failed} failed, errors ${JSON.stringify(parley.errors)}`);
-        rounds.push({ parley, store: await measureStoreBaseline(threads, baselineMs) });
+        rounds.push({ parley, store: await measureStoreBaseline(storeDir, threads, baselineMs) });
       }
       const plain = await measureBaseline(threads, false, baselineMs);
       const a2a = await measureA2a(threads, baselineMs);
@@ -381,6 +386,7 @@ export async function wireBench(
     }
   } finally {
     await pair.close();
+    rmSync(storeDir, { recursive: true, force: true });
   }
 }
 
