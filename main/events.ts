@@ -15,31 +15,48 @@ export interface EventViewer {
   readonly person: Person | null;
 }
 
+type Observer = (event: AppEvent, audience: Audience) => void;
+
 export class EventHub {
-  private readonly listeners = new Set<{ viewer: EventViewer; listener: Listener }>();
+  // Arrays replaced on every change rather than sets: a busy wire emits thousands of
+  // events a second and subscriptions change rarely. An entry removed during an emit is
+  // marked, so it hears nothing from that moment on, as from a set.
+  private listeners: ReadonlyArray<{ viewer: EventViewer; listener: Listener; active: boolean }> = [];
+  private observers: ReadonlyArray<{ observer: Observer; active: boolean }> = [];
 
   subscribe(viewer: EventViewer, listener: Listener): () => void {
-    const entry = { viewer, listener };
-    this.listeners.add(entry);
-    return () => this.listeners.delete(entry);
+    const entry = { viewer, listener, active: true };
+    this.listeners = [...this.listeners, entry];
+    return () => {
+      entry.active = false;
+      this.listeners = this.listeners.filter((other) => other !== entry);
+    };
   }
-
-  private readonly observers = new Set<(event: AppEvent, audience: Audience) => void>();
 
   /**
    * Sees every event regardless of audience, with the audience it went to: for
    * main-process code (what waits on people follows what they heard of) and tests.
    */
-  observe(listener: (event: AppEvent, audience: Audience) => void): () => void {
-    this.observers.add(listener);
-    return () => this.observers.delete(listener);
+  observe(observer: Observer): () => void {
+    const entry = { observer, active: true };
+    this.observers = [...this.observers, entry];
+    return () => {
+      entry.active = false;
+      this.observers = this.observers.filter((other) => other !== entry);
+    };
   }
 
   emit(event: AppEvent, audience: Audience): void {
-    for (const observer of this.observers) observer(event, audience);
-    for (const { viewer, listener } of this.listeners) {
+    const observers = this.observers;
+    for (let i = 0; i < observers.length; i++) {
+      const entry = observers[i]!;
+      if (entry.active) entry.observer(event, audience);
+    }
+    const listeners = this.listeners;
+    for (let i = 0; i < listeners.length; i++) {
+      const { viewer, listener, active } = listeners[i]!;
       const person = viewer.person;
-      if (person && inAudience(person, audience)) listener(event);
+      if (active && person && inAudience(person, audience)) listener(event);
     }
   }
 }

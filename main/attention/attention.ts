@@ -27,7 +27,7 @@ import {
 import type { AppEvent, ChangedKind } from '../../shared/api-contract';
 import type { Person } from '../../shared/domain';
 import { rootFacts } from '../access/lookup';
-import { decide, eventAudience, inAudience, type Audience, type RootFacts, type Target } from '../access/rules';
+import { decide, eventAudience, inAudience, type RootFacts, type Target } from '../access/rules';
 import type { EventHub } from '../events';
 import { transaction, type Db } from '../store/database';
 import {
@@ -118,8 +118,8 @@ const attentionChanged: AppEvent = { type: 'changed', kind: 'attention', id: 0 }
 export class Attention {
   private readonly sources: AttentionSource[];
   private readonly stopFollowing: () => void;
-  /** Who hears of the next flush: a set, as a busy agent conversation's events share one audience object. */
-  private pending = new Set<Audience>();
+  /** Who hears of the next flush: everyone, the owners, and people by id (one entry each, however many changes). */
+  private pending = { everyone: false, owners: false, people: new Set<number>() };
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** What is new to each person, as of the last change. */
   private readonly unreadOf = new Map<number, Unread>();
@@ -140,7 +140,9 @@ export class Attention {
       // Any change may be news, or change who may read what.
       if (event.kind !== 'attention') this.unreadOf.clear();
       if (!followed.has(event.kind)) return;
-      this.pending.add(audience);
+      if (audience === 'everyone') this.pending.everyone = true;
+      else if (audience === 'owners') this.pending.owners = true;
+      else this.pending.people.add(audience.personId);
       this.timer ??= setTimeout(() => this.flush(), options.coalesceMs ?? 250);
     });
   }
@@ -208,7 +210,7 @@ export class Attention {
     this.timer = null;
     this.warmTimer = null;
     this.unreadOf.clear();
-    this.pending = new Set();
+    this.pending = { everyone: false, owners: false, people: new Set() };
   }
 
   /** Tells each audience that heard of a change since the last flush, once. */
@@ -217,15 +219,13 @@ export class Attention {
     // Read anew for the pages that hear this, whatever was read since the change itself.
     this.unreadOf.clear();
     const audiences = this.pending;
-    this.pending = new Set();
-    if (audiences.has('everyone')) {
+    this.pending = { everyone: false, owners: false, people: new Set() };
+    if (audiences.everyone) {
       this.options.events.emit(attentionChanged, 'everyone');
       return;
     }
-    if (audiences.has('owners')) this.options.events.emit(attentionChanged, 'owners');
-    const people = new Set<number>();
-    for (const audience of audiences) if (typeof audience === 'object') people.add(audience.personId);
-    for (const personId of people) this.options.events.emit(attentionChanged, { personId });
+    if (audiences.owners) this.options.events.emit(attentionChanged, 'owners');
+    for (const personId of audiences.people) this.options.events.emit(attentionChanged, { personId });
   }
 
   private cachedUnread(viewer: Person): Unread {

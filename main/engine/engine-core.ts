@@ -114,24 +114,24 @@ export class EngineCore {
    * locks anew.
    */
   threadChangedAfter(thread: ThreadRow, tx: Tx): void {
-    let audience: Audience = 'everyone';
-    const event = { type: 'changed', kind: 'thread', id: thread.id } as const;
-    if (tx.afterOnce(`thread ${thread.id}`, () => this.options.events.emit(event, audience))) {
-      let known = this.audiences.get(thread);
-      if (known === undefined) {
-        known = this.audienceOf(thread);
-        this.audiences.set(thread, known);
-      }
-      audience = known;
+    if (tx.due('thread', thread.id)) return;
+    let tell = this.tellThreadChanged.get(thread);
+    if (tell === undefined) {
+      const event = { type: 'changed', kind: 'thread', id: thread.id } as const;
+      const audience = this.audienceOf(thread);
+      tell = () => this.options.events.emit(event, audience);
+      this.tellThreadChanged.set(thread, tell);
     }
+    tx.afterOnce('thread', thread.id, tell);
   }
 
   /**
-   * Audiences by the row object the thread cache holds: who reads an agent conversation
-   * follows from its root, which a row keeps until it is replaced (a root deleted, the
-   * cache dropped), and a busy one changes with every commit.
+   * Each agent conversation's change event, with its audience, by the row object the
+   * thread cache holds: who reads an agent conversation follows from its root, which a
+   * row keeps until it is replaced (a root deleted, the cache dropped), and a busy one
+   * changes with every commit.
    */
-  private readonly audiences = new WeakMap<ThreadRow, Audience>();
+  private readonly tellThreadChanged = new WeakMap<ThreadRow, () => void>();
 
   /** What waits for a person changed (held, decided, cancelled): its readers hear of it. */
   approvalChanged(approval: Pick<ApprovalRow, 'id' | 'kind' | 'context_kind' | 'context_id'>): void {
@@ -144,14 +144,15 @@ export class EngineCore {
   /** Inside a transaction: the approval's change event after the commit, its audience read now. */
   approvalChangedAfter(approval: Pick<ApprovalRow, 'id' | 'kind' | 'context_kind' | 'context_id'>, tx: Tx): void {
     const audience = approvalAudience(this.db, approval);
-    tx.afterOnce(`approval ${approval.id}`, () =>
+    tx.afterOnce('approval', approval.id, () =>
       this.options.events.emit({ type: 'changed', kind: 'approval', id: approval.id }, audience),
     );
   }
 
   /** Inside a transaction: the connection's change event, once after the commit. */
   connectionChangedAfter(connectionId: number, tx: Tx): void {
-    tx.afterOnce(`connection ${connectionId}`, () => this.connectionChanged(connectionId));
+    if (!tx.due('connection', connectionId))
+      tx.afterOnce('connection', connectionId, () => this.connectionChanged(connectionId));
   }
 
   /**

@@ -57,7 +57,7 @@ describe('GroupCommit', () => {
         tx.writing();
         db.prepare('INSERT INTO notes (body) VALUES (?)').run(body);
         after(() => events.push(`sent ${body}`));
-        tx.afterOnce('counts', () => events.push('counts changed'));
+        tx.afterOnce('counts', 1, () => events.push('counts changed'));
       });
     await Promise.all([piece('a'), piece('b'), piece('c')]);
     expect(events).toEqual(['sent a', 'counts changed', 'sent b', 'sent c']);
@@ -73,7 +73,7 @@ describe('GroupCommit', () => {
     const events: string[] = [];
     const piece = (body: string) =>
       batch.run((after, tx) => {
-        tx.afterOnce('counts', () => events.push(`counts changed (by ${body})`));
+        tx.afterOnce('counts', 1, () => events.push(`counts changed (by ${body})`));
         tx.writing();
         db.prepare('INSERT INTO notes (body) VALUES (?)').run(body);
       });

@@ -21,14 +21,17 @@ export interface Tx {
   /** Undoes a change the piece made in memory, should its writes be rolled back. */
   undo(action: () => void): void;
   /**
-   * After the commit, like `after`, but once per commit for `key`: a change event that
-   * every text of a batch would send alike (a connection's counts) goes out once.
-   * Returns whether this call is the one that will run.
+   * After the commit, like `after`, but once per commit for `kind` and `id`: a change
+   * event that every text of a batch would send alike (a connection's counts) goes out
+   * once. Returns whether this call is the one that will run.
    */
-  afterOnce(key: string, action: () => void): boolean;
-  /** Whether an `afterOnce` action for `key` already waits for this commit (what it would tell is told). */
-  due(key: string): boolean;
+  afterOnce(kind: string, id: number, action: () => void): boolean;
+  /** Whether an `afterOnce` action for `kind` and `id` already waits for this commit (what it would tell is told). */
+  due(kind: string, id: number): boolean;
 }
+
+/** Per kind, the ids whose `afterOnce` action waits for this commit, and the piece that claimed each. */
+type OnceClaims = Map<string, Map<number, Piece>>;
 
 interface Op {
   fn: (after: After, tx: Tx) => unknown;
@@ -62,16 +65,16 @@ class Piece implements Tx {
   readonly after: Array<() => void> = [];
   /** Undo actions, made when the piece has one. */
   own: Array<() => void> | null = null;
-  /** `afterOnce` keys this piece claimed. */
-  ownKeys: string[] | null = null;
+  /** Whether this piece claimed an `afterOnce` key. */
+  claims = false;
   /** `after` for the piece's function. */
   readonly add = (action: () => void): void => {
     this.after.push(action);
   };
 
   constructor(
-    /** Keys of `afterOnce` actions already due after this commit. */
-    private readonly once: Set<string>,
+    /** The `afterOnce` actions already due after this commit. */
+    private readonly once: OnceClaims,
   ) {}
 
   writing(): void {
@@ -82,16 +85,24 @@ class Piece implements Tx {
     (this.own ??= []).push(action);
   }
 
-  afterOnce(key: string, action: () => void): boolean {
-    if (this.once.has(key)) return false;
-    this.once.add(key);
-    (this.ownKeys ??= []).push(key);
+  afterOnce(kind: string, id: number, action: () => void): boolean {
+    let claimed = this.once.get(kind);
+    if (claimed === undefined) this.once.set(kind, (claimed = new Map<number, Piece>()));
+    else if (claimed.has(id)) return false;
+    claimed.set(id, this);
+    this.claims = true;
     this.after.push(action);
     return true;
   }
 
-  due(key: string): boolean {
-    return this.once.has(key);
+  due(kind: string, id: number): boolean {
+    return this.once.get(kind)?.has(id) ?? false;
+  }
+
+  /** The piece failed: its actions do not run, and a later piece may claim its keys. */
+  release(): void {
+    if (!this.claims) return;
+    for (const claimed of this.once.values()) for (const [id, piece] of claimed) if (piece === this) claimed.delete(id);
   }
 }
 
@@ -182,7 +193,7 @@ export class GroupCommit {
     });
   }
 
-  private memos: Map<string, unknown> | null = null;
+  private memos: Map<string, Map<string | number, unknown>> | null = null;
 
   /**
    * `listener` runs, inside a group commit, whenever state kept in memory about rows may
@@ -223,18 +234,20 @@ export class GroupCommit {
   }
 
   /**
-   * Inside a group commit: `compute()` once per commit for `key`, shared by its pieces;
-   * outside one, computed every time. Only for rows no batched work changes (connections,
-   * roles, exposed and peer roles: those change in transactions of their own, never
-   * during a flush). Callers must not mutate what they get. Added for the wire
-   * A commit of 1000 texts would otherwise look the same connection up 1000 times.
+   * Inside a group commit: `compute()` once per commit for `kind` and `key`, shared by its
+   * pieces; outside one, computed every time. Only for rows no batched work changes
+   * (connections, roles, exposed and peer roles: those change in transactions of their
+   * own, never during a flush). Callers must not mutate what they get. A commit of 1000
+   * texts would otherwise look the same connection up 1000 times.
    */
-  memo<T>(key: string, compute: () => T): T {
+  memo<T>(kind: string, key: string | number, compute: () => T): T {
     const memos = this.memos;
     if (!memos) return compute();
-    if (memos.has(key)) return memos.get(key) as T;
+    let ofKind = memos.get(kind);
+    if (ofKind === undefined) memos.set(kind, (ofKind = new Map<string | number, unknown>()));
+    else if (ofKind.has(key)) return ofKind.get(key) as T;
     const value = compute();
-    memos.set(key, value);
+    ofKind.set(key, value);
     return value;
   }
 
@@ -322,8 +335,8 @@ export class GroupCommit {
     /** Undo actions of the pieces that succeeded, for a rollback of the whole batch. */
     const undos: Array<() => void> = [];
     this.memos = new Map();
-    /** Keys of `afterOnce` actions already due after this commit. */
-    const once = new Set<string>();
+    /** The `afterOnce` actions already due after this commit. */
+    const once: OnceClaims = new Map();
     try {
       this.whole.immediate(() => {
         const seen = this.lastSeen;
@@ -338,7 +351,7 @@ export class GroupCommit {
             if (piece.own) undos.push(...piece.own);
           } catch (error) {
             // A failed piece's actions do not run: a later piece must be able to claim its keys.
-            if (piece.ownKeys) for (const key of piece.ownKeys) once.delete(key);
+            piece.release();
             const own = piece.own ?? [];
             // SQLite may roll back the whole transaction by itself (a full disk, an I/O error):
             // the pieces before this one are undone too, and no later piece may run outside it.

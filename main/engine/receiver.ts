@@ -28,7 +28,7 @@ import type { ApprovalRow } from '../store/queries/approvals';
 import { run as runSql } from '../store/sql';
 import { transaction } from '../store/database';
 import { isStorageFailure } from '../store/storage-errors';
-import { frameFailed, type EngineCore, type OpenLink } from './engine-core';
+import { frameFailed, type EngineCore, type InFlight, type OpenLink } from './engine-core';
 import type { Tx } from './group-commit';
 import { endHeld, heldIds, type Holds } from './holds';
 import { decideText } from './receive-decision';
@@ -219,8 +219,8 @@ export class Receiver {
     const { connectionId, link } = open;
     const reply = (response: Frame) => after(() => link.send(response));
     // Looked up once per group commit, not per text.
-    const connection = batch.memo(`connection ${connectionId}`, () => getConnectionRow(db, connectionId))!;
-    const role = batch.memo(`role ${frame.to}`, () => roleRefByName(db, frame.to));
+    const connection = batch.memo('connection', connectionId, () => getConnectionRow(db, connectionId))!;
+    const role = batch.memo('role', frame.to, () => roleRefByName(db, frame.to));
     let state = threads.byWireId(connectionId, frame.thread);
     if (state && role && role.createdAt > state.row.created_at) {
       // The role was made after the thread: the role the thread had may have been removed
@@ -228,7 +228,7 @@ export class Receiver {
       threads.forget(state);
       state = threads.byWireId(connectionId, frame.thread)!;
     }
-    const exposed = batch.memo(`exposed ${connectionId}`, () => exposedRoleNames(db, connectionId));
+    const exposed = batch.memo('exposed', connectionId, () => exposedRoleNames(db, connectionId));
     const verdict = decideText({
       repeat: state !== undefined && frame.seq <= threads.lastSeq(state, 'in'),
       connection: connection.status,
@@ -307,13 +307,23 @@ export class Receiver {
     // reconnect) takes the slower way, after these.
     const answered = new Map<number, ThreadState>();
     const others: AckFrame[] = [];
+    /** What came off the wire, put back should the commit roll back: thread row id, then text, in turn. */
+    const taken: Array<number | InFlight> = [];
     for (const ack of acks) {
       const state = threads.byWireId(open.connectionId, ack.thread);
       if (!state) continue;
-      const flying = takeOffWire(open, state.row.id, ack.seq, tx);
-      if (flying) answered.set(flying.textId, state);
-      else others.push(ack);
+      const threadRowId = state.row.id;
+      const flying = open.inFlight.get(threadRowId);
+      if (flying?.seq === ack.seq) {
+        open.inFlight.delete(threadRowId);
+        taken.push(threadRowId, flying);
+        answered.set(flying.textId, state);
+      } else others.push(ack);
     }
+    if (taken.length > 0)
+      tx.undo(() => {
+        for (let i = 0; i < taken.length; i += 2) open.inFlight.set(taken[i] as number, taken[i + 1] as InFlight);
+      });
     if (answered.size > 0) {
       tx.writing();
       for (const id of ackTexts(db, [...answered.keys()])) {

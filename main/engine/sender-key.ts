@@ -30,7 +30,8 @@ export interface ThreadState {
  */
 export class ThreadCache {
   private readonly byId = new Map<number, ThreadState>();
-  private readonly byWire = new Map<string, ThreadState>();
+  /** By connection, then wire thread ID: no key string made per text. */
+  private readonly byWire = new Map<number, Map<string, ThreadState>>();
   /** Open, locally started threads by the sender key of ADR 0035. */
   private readonly bySender = new Map<string, ThreadState>();
 
@@ -46,7 +47,7 @@ export class ThreadCache {
   forget(state: ThreadState): void {
     const row = state.row;
     this.byId.delete(row.id);
-    this.byWire.delete(wireKey(row.connection_id, row.wire_id));
+    this.byWire.get(row.connection_id)?.delete(row.wire_id);
     if (row.local_role_id !== null)
       this.bySender.delete(senderKey(row.connection_id, row.root_kind, row.root_id, row.local_role_id, row.peer_role));
   }
@@ -56,7 +57,7 @@ export class ThreadCache {
   }
 
   byWireId(connectionId: number, wireId: string): ThreadState | undefined {
-    return this.byWire.get(wireKey(connectionId, wireId)) ?? this.load(threadByWireId(this.db, connectionId, wireId));
+    return this.byWire.get(connectionId)?.get(wireId) ?? this.load(threadByWireId(this.db, connectionId, wireId));
   }
 
   /** The open, locally started thread of a sender key. */
@@ -88,7 +89,9 @@ export class ThreadCache {
     if (this.byId.size >= MAX_CACHED_THREADS) this.clear();
     const state: ThreadState = { row };
     this.byId.set(row.id, state);
-    this.byWire.set(wireKey(row.connection_id, row.wire_id), state);
+    let ofConnection = this.byWire.get(row.connection_id);
+    if (ofConnection === undefined) this.byWire.set(row.connection_id, (ofConnection = new Map<string, ThreadState>()));
+    ofConnection.set(row.wire_id, state);
     if (row.status === 'open' && row.started_by === 'local' && row.local_role_id !== null)
       this.bySender.set(
         senderKey(row.connection_id, row.root_kind, row.root_id, row.local_role_id, row.peer_role),
@@ -115,8 +118,6 @@ export class ThreadCache {
 }
 
 const MAX_CACHED_THREADS = 100_000;
-
-const wireKey = (connectionId: number, wireId: string) => `${connectionId} ${wireId}`;
 
 /**
  * The sender key of ADR 0035: a send goes to the open, locally started agent

@@ -39,6 +39,9 @@ interface SendingTurn {
   turnId: number | null;
 }
 
+/** A send checks everything before it writes: no savepoint of its own (see GroupCommit). */
+const CHECKED_FIRST = { savepoint: false } as const;
+
 /** What an agent is told at once when its send waits for a person. */
 export const HELD_NOTE =
   'held for approval — do not send it again. A person who can read this topic decides; you are told when they approve or deny it.';
@@ -109,57 +112,56 @@ export class Sender {
     if (!match) return Promise.reject(new EngineError('invalid', `"${to}" must look like PEER/ROLE`));
     const [, peerName, peerRole] = match as unknown as [string, string, string];
     const { db, batch, threads } = this.core;
-    // Checks first, then writes: no savepoint of its own (see GroupCommit).
-    return batch.run(
-      (after, tx) => {
-        // A send checked while its turn ran can reach this commit after a Stop or a
-        // withdrawal ended the turn (and withdrew the asks it had made): it goes nowhere.
-        if (turnId !== null && turnId !== undefined && !turnMaySend(db, turnId))
-          throw new EngineError(
-            'invalid',
-            'the turn that sends this is over (stopped or withdrawn); nothing more goes out from it',
-          );
-        const connection = this.usableConnection(peerName);
-        const root = this.rootOf(run, true);
-        if (root.thread?.root_gone)
-          throw new EngineError(
-            'closed',
-            'the topic of this agent conversation was deleted; nothing more can be sent from it',
-          );
-        let state: ThreadState | undefined;
-        // A run in an agent conversation with the same peer and roles answers in it.
-        const own = root.state;
-        if (
-          own &&
-          own.row.status === 'open' &&
-          own.row.connection_id === connection.id &&
-          own.row.local_role_id === role.id &&
-          own.row.peer_role === peerRole
-        )
-          state = own;
-        state ??= threads.openLocal(connection.id, root.kind, root.id, role.id, peerRole);
-        // Starting or continuing our own agent conversation addresses the peer's role: it must be exposed to us.
-        const exposedToUs = batch.memo(`peer roles ${connection.id}`, () => peerRoles(db, connection.id));
-        if (state?.row.started_by !== 'peer' && !exposedToUs.some((r) => r.name === peerRole))
-          throw notExposed(db, connection, peerRole);
-        this.checkLimits(connection, state?.row.id);
-        tx.writing();
-        state ??= threads.load(
-          insertThread(db, {
-            connectionId: connection.id,
-            wireId: randomBytes(16).toString('base64url'),
-            localRoleId: role.id,
-            localRole: role.name,
-            peerRole,
-            rootKind: root.kind,
-            rootId: root.id,
-            startedBy: 'local',
-          }),
-        )!;
-        return this.enqueue(connection, state, text, { run, turnId }, after, tx);
-      },
-      { savepoint: false },
-    );
+    return batch.run((after, tx) => {
+      // A send checked while its turn ran can reach this commit after a Stop or a
+      // withdrawal ended the turn (and withdrew the asks it had made): it goes nowhere.
+      if (turnId !== null && turnId !== undefined && !turnMaySend(db, turnId))
+        throw new EngineError(
+          'invalid',
+          'the turn that sends this is over (stopped or withdrawn); nothing more goes out from it',
+        );
+      const connection = this.usableConnection(peerName);
+      const root = this.rootOf(run, true);
+      if (root.thread?.root_gone)
+        throw new EngineError(
+          'closed',
+          'the topic of this agent conversation was deleted; nothing more can be sent from it',
+        );
+      let state: ThreadState | undefined;
+      // A run in an agent conversation with the same peer and roles answers in it.
+      const own = root.state;
+      if (
+        own &&
+        own.row.status === 'open' &&
+        own.row.connection_id === connection.id &&
+        own.row.local_role_id === role.id &&
+        own.row.peer_role === peerRole
+      )
+        state = own;
+      state ??= threads.openLocal(connection.id, root.kind, root.id, role.id, peerRole);
+      // Starting or continuing our own agent conversation addresses the peer's role: it must be exposed to us.
+      if (state?.row.started_by !== 'peer') {
+        const exposedToUs = batch.memo('peer role names', connection.id, () =>
+          peerRoles(db, connection.id).map((r) => r.name),
+        );
+        if (!exposedToUs.includes(peerRole)) throw notExposed(db, connection, peerRole);
+      }
+      this.checkLimits(connection, state?.row.id);
+      tx.writing();
+      state ??= threads.load(
+        insertThread(db, {
+          connectionId: connection.id,
+          wireId: randomBytes(16).toString('base64url'),
+          localRoleId: role.id,
+          localRole: role.name,
+          peerRole,
+          rootKind: root.kind,
+          rootId: root.id,
+          startedBy: 'local',
+        }),
+      )!;
+      return this.enqueue(connection, state, text, { run, turnId }, after, tx);
+    }, CHECKED_FIRST);
   }
 
   /** `parley reply` from a run in an agent conversation: in it. */
@@ -250,7 +252,7 @@ export class Sender {
   }
 
   private usableConnection(name: string): ConnectionRow {
-    const connection = this.core.batch.memo(`connection named ${name}`, () => connectionByName(this.core.db, name));
+    const connection = this.core.batch.memo('connection named', name, () => connectionByName(this.core.db, name));
     if (!connection) throw noConnection(peerDirectory(this.core.db, this.isOnline), name);
     if (connection.status === 'revoked') throw new EngineError('revoked', `the connection to ${name} was revoked`);
     if (connection.status === 'paused')
@@ -348,28 +350,28 @@ export class Sender {
     if (thread.started_by !== 'local' || thread.root_kind === 'thread') return;
     const kind = thread.root_kind;
     const id = thread.root_id;
-    const key = `${kind} ${id}`;
-    if (tx.due(key)) return;
-    let audience = this.rootAudiences.get(thread);
-    if (audience === undefined) {
+    if (tx.due(kind, id)) return;
+    let tell = this.tellRootChanged.get(thread);
+    if (tell === undefined) {
       const root = rootFacts(this.core.db, thread);
-      audience = null;
+      let audience: Audience | null = null;
       if (root.kind === 'conversation' && root.conversation) audience = eventAudience.conversation(root.conversation);
       else if (root.kind === 'task' && root.task) audience = eventAudience.task(root.task);
-      this.rootAudiences.set(thread, audience);
+      const event = { type: 'changed', kind, id } as const;
+      const told = audience;
+      tell = told === null ? null : () => this.core.options.events.emit(event, told);
+      this.tellRootChanged.set(thread, tell);
     }
-    if (audience === null) return;
-    const told = audience;
-    tx.afterOnce(key, () => this.core.options.events.emit({ type: 'changed', kind, id }, told));
+    if (tell !== null) tx.afterOnce(kind, id, tell);
   }
 
   /**
-   * Who hears of a root's changes (null: it is gone), by the row the thread cache holds,
-   * as the core keeps the agent conversations' own: a row is replaced when its root is
-   * deleted or the cache is dropped (any write outside a group commit drops it), and a
-   * busy agent conversation sends a text with every commit.
+   * How a root's readers hear of its changes (null: it is gone), by the row the thread
+   * cache holds, as the core keeps the agent conversations' own: a row is replaced when
+   * its root is deleted or the cache is dropped (any write outside a group commit drops
+   * it), and a busy agent conversation sends a text with every commit.
    */
-  private readonly rootAudiences = new WeakMap<ThreadRow, Audience | null>();
+  private readonly tellRootChanged = new WeakMap<ThreadRow, (() => void) | null>();
 
   /** Inside a transaction: the text takes the thread's place on the wire, and leaves after the commit. */
   private putOnWire(open: OpenLink, thread: ThreadRow, text: InFlight, body: string, after: After, tx: Tx): void {

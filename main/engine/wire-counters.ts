@@ -34,17 +34,23 @@ export class WireCounters {
 
   /** The connection has `limit` or more outgoing texts waiting to be approved, sent or acked. */
   outgoingFull(connectionId: number, limit: number): boolean {
-    return atLimit(this.outgoing, connectionId, limit, () => countWaiting(this.db, connectionId, 'out'));
+    return below(this.outgoing, connectionId, limit)
+      ? false
+      : counted(this.outgoing, connectionId, limit, countWaiting(this.db, connectionId, 'out'));
   }
 
   /** The connection has `limit` or more incoming texts not yet approved or handled by an agent. */
   incomingFull(connectionId: number, limit: number): boolean {
-    return atLimit(this.incoming, connectionId, limit, () => countWaiting(this.db, connectionId, 'in'));
+    return below(this.incoming, connectionId, limit)
+      ? false
+      : counted(this.incoming, connectionId, limit, countWaiting(this.db, connectionId, 'in'));
   }
 
   /** The agent conversation has sent `budget` or more texts in the last hour. */
   overBudget(threadRowId: number, budget: number): boolean {
-    return atLimit(this.lastHour, threadRowId, budget, () => sentInLastHour(this.db, threadRowId, budget));
+    return below(this.lastHour, threadRowId, budget)
+      ? false
+      : counted(this.lastHour, threadRowId, budget, sentInLastHour(this.db, threadRowId, budget));
   }
 
   /** Call after inserting an outgoing text. */
@@ -95,10 +101,14 @@ export class WireCounters {
   }
 }
 
-function atLimit(bounds: Map<number, number>, key: number, limit: number, count: () => number): boolean {
+/** A known bound below the limit: the true count is below it too, with nothing to count. */
+function below(bounds: Map<number, number>, key: number, limit: number): boolean {
   const bound = bounds.get(key);
-  if (bound !== undefined && bound < limit) return false;
-  const exact = count();
+  return bound !== undefined && bound < limit;
+}
+
+/** Keeps a count just taken as the bound, and says whether it is at the limit. */
+function counted(bounds: Map<number, number>, key: number, limit: number, exact: number): boolean {
   bounds.set(key, exact);
   return exact >= limit;
 }
