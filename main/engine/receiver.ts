@@ -69,7 +69,13 @@ const endedWords = {
   ended: (peer: string) => `${peer}'s agent finished without answering`,
 } as const;
 
+/** A text is checked before anything is written: no savepoint of its own (see GroupCommit). */
+const CHECKED_FIRST = { savepoint: false } as const;
+
 export class Receiver {
+  /** Once per commit that received texts for an agent: the run manager looks for turns to start. */
+  private readonly wakeRuns = (): void => this.core.options.runs.wake();
+
   constructor(
     private readonly core: EngineCore,
     private readonly sender: Sender,
@@ -121,8 +127,7 @@ export class Receiver {
         // the newer link. Left unacknowledged: one the sender still means goes again on
         // the link that stays, as every unacknowledged text does.
         if (this.core.open.get(connectionId) !== open) return;
-        // Checks first, then writes: no savepoint of its own (see GroupCommit).
-        batch.run((after, tx) => this.receiveText(open, frame, after, tx), { savepoint: false }).catch(failed);
+        batch.run((after, tx) => this.receiveText(open, frame, after, tx), CHECKED_FIRST).catch(failed);
         return;
       case 'ack':
         this.queueAck(open, frame);
@@ -270,7 +275,7 @@ export class Receiver {
     state.runId ??= ensureRun(db, { kind: 'thread', id: row.id }, accepted.id).id;
     if (rule) this.holds.allowedByRule('incoming', row, textId, state.runId, rule, tx);
     if (held) this.holds.hold('incoming', row, textId, state.runId, tx);
-    else after(() => this.core.options.runs.wake());
+    else tx.afterOnce('runs', 0, this.wakeRuns);
     state.inSeq = Math.max(threads.lastSeq(state, 'in'), frame.seq);
     reply({ type: 'ack', thread: frame.thread, seq: frame.seq });
     this.core.threadChangedAfter(row, tx);
