@@ -154,7 +154,7 @@ class Driver {
     // An ack (or reject) commits in a group commit whose after-actions emit 'thread'
     // changed: the moment that event fires is the moment the ack is durable here.
     inst.events.observe((event) => {
-      if (event.type !== 'changed' || event.kind !== 'thread' || !this.waiting.has(event.id)) return;
+      if (event.type !== 'changed' || event.kind !== 'thread' || !this.waiting.get(event.id)?.length) return;
       this.toCheck.set(event.id, now());
       if (this.toCheck.size === 1) queueMicrotask(() => this.checkChanged());
     });
@@ -178,8 +178,7 @@ class Driver {
         const [id, at] = ids[i]!;
         const queue = this.waiting.get(id)!;
         queue.shift()!.settled(state, at);
-        if (queue.length === 0) this.waiting.delete(id);
-        else again.push([id, at]);
+        if (queue.length > 0) again.push([id, at]);
       }
       ids = again;
     }
@@ -187,6 +186,7 @@ class Driver {
 
   /** Calls `settled` once the text's ack (or failure) is committed here. */
   private whenSettled(threadRowId: number, seq: number, settled: Pending['settled']): void {
+    // A thread's queue stays once made, empty or not: no map entry made and dropped per text.
     const queue = this.waiting.get(threadRowId);
     if (queue) queue.push({ seq, settled });
     else this.waiting.set(threadRowId, [{ seq, settled }]);

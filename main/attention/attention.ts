@@ -138,7 +138,8 @@ export class Attention {
     this.stopFollowing = options.events.observe((event, audience) => {
       if (event.type !== 'changed') return;
       // Any change may be news, or change who may read what.
-      if (event.kind !== 'attention') this.unreadOf.clear();
+      // Clearing an empty map still allocates a new table: checked first, on every event.
+      if (event.kind !== 'attention' && this.unreadOf.size > 0) this.unreadOf.clear();
       if (!followed.has(event.kind)) return;
       if (audience === 'everyone') this.pending.everyone = true;
       else if (audience === 'owners') this.pending.owners = true;
