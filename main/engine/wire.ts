@@ -1,6 +1,6 @@
-// Wire protocol 2 ("thread"): JSON frames, one per WebSocket message, validated by
-// schema and capped in size. Nothing about an agent conversation's root crosses it;
-// a text names only its thread ID, sequence number and the two roles.
+// Wire protocol 2 ("thread"): JSON frames, one per WebSocket message (several in one from
+// revision 3), validated by schema and capped in size. Nothing about an agent conversation's root
+// crosses it; a text names only its thread ID, sequence number and the two roles.
 //
 // Version rules. The hello's protocol number changes only when a frame an older peer
 // knows would mean something else, or a frame every peer must understand is added:
