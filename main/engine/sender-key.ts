@@ -32,8 +32,11 @@ export class ThreadCache {
   private readonly byId = new Map<number, ThreadState>();
   /** By connection, then wire thread ID: no key string made per text. */
   private readonly byWire = new Map<number, Map<string, ThreadState>>();
-  /** Open, locally started threads by the sender key of ADR 0035. */
-  private readonly bySender = new Map<string, ThreadState>();
+  /**
+   * Open, locally started threads by the sender key of ADR 0035, filed by their root's id:
+   * a root has a handful of them, and a send looks one up without making a key string.
+   */
+  private readonly bySender = new Map<number, ThreadState[]>();
 
   constructor(private readonly db: Db) {}
 
@@ -48,8 +51,12 @@ export class ThreadCache {
     const row = state.row;
     this.byId.delete(row.id);
     this.byWire.get(row.connection_id)?.delete(row.wire_id);
-    if (row.local_role_id !== null)
-      this.bySender.delete(senderKey(row.connection_id, row.root_kind, row.root_id, row.local_role_id, row.peer_role));
+    const ofRoot = this.bySender.get(row.root_id);
+    const at = ofRoot?.indexOf(state) ?? -1;
+    if (ofRoot && at >= 0) {
+      ofRoot.splice(at, 1);
+      if (ofRoot.length === 0) this.bySender.delete(row.root_id);
+    }
   }
 
   byRowId(id: number): ThreadState | undefined {
@@ -68,8 +75,19 @@ export class ThreadCache {
     localRoleId: number,
     peerRole: string,
   ): ThreadState | undefined {
-    const state = this.bySender.get(senderKey(connectionId, rootKind, rootId, localRoleId, peerRole));
-    if (state) return state;
+    const ofRoot = this.bySender.get(rootId);
+    if (ofRoot)
+      for (const state of ofRoot) {
+        const row = state.row;
+        if (
+          row.status === 'open' &&
+          row.connection_id === connectionId &&
+          row.root_kind === rootKind &&
+          row.local_role_id === localRoleId &&
+          row.peer_role === peerRole
+        )
+          return state;
+      }
     return this.load(openLocalThread(this.db, connectionId, rootKind, rootId, localRoleId, peerRole));
   }
 
@@ -92,11 +110,11 @@ export class ThreadCache {
     let ofConnection = this.byWire.get(row.connection_id);
     if (ofConnection === undefined) this.byWire.set(row.connection_id, (ofConnection = new Map<string, ThreadState>()));
     ofConnection.set(row.wire_id, state);
-    if (row.status === 'open' && row.started_by === 'local' && row.local_role_id !== null)
-      this.bySender.set(
-        senderKey(row.connection_id, row.root_kind, row.root_id, row.local_role_id, row.peer_role),
-        state,
-      );
+    if (row.status === 'open' && row.started_by === 'local' && row.local_role_id !== null) {
+      const ofRoot = this.bySender.get(row.root_id);
+      if (ofRoot) ofRoot.push(state);
+      else this.bySender.set(row.root_id, [state]);
+    }
     return state;
   }
 
@@ -118,10 +136,3 @@ export class ThreadCache {
 }
 
 const MAX_CACHED_THREADS = 100_000;
-
-/**
- * The sender key of ADR 0035: a send goes to the open, locally started agent
- * conversation of (connection, root, sending role, recipient role).
- */
-export const senderKey = (connectionId: number, rootKind: string, rootId: number, roleId: number, peerRole: string) =>
-  `${connectionId} ${rootKind} ${rootId} ${roleId} ${peerRole}`;

@@ -12,7 +12,7 @@ import { eventAudience, type Audience } from '../access/rules';
 import type { TurnOutcome } from '../agents/types';
 import { roleApiRequests, type ReportResult, type SendResult } from '../role-api/protocol';
 import { linePlace, PARLEY_AUTHOR, postLine, postReport, type Posting } from '../posting/post-line';
-import { connectionByName, getConnectionRow, peerRoles, type ConnectionRow } from '../store/queries/connections';
+import { connectionByName, getConnectionRow, peerRoleNames, type ConnectionRow } from '../store/queries/connections';
 import { turnMaySend, type RunRow } from '../store/queries/runs';
 import {
   getThread,
@@ -141,9 +141,7 @@ export class Sender {
       state ??= threads.openLocal(connection.id, root.kind, root.id, role.id, peerRole);
       // Starting or continuing our own agent conversation addresses the peer's role: it must be exposed to us.
       if (state?.row.started_by !== 'peer') {
-        const exposedToUs = batch.memo('peer role names', connection.id, () =>
-          peerRoles(db, connection.id).map((r) => r.name),
-        );
+        const exposedToUs = batch.memo('peer role names', connection.id, () => peerRoleNames(db, connection.id));
         if (!exposedToUs.includes(peerRole)) throw notExposed(db, connection, peerRole);
       }
       this.checkLimits(connection, state?.row.id);

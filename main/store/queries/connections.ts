@@ -205,6 +205,13 @@ export function peerRoles(db: Db, connectionId: number): Array<{ name: string; d
   ).map((role) => ({ name: role.name, description: cleanDescription(role.description) }));
 }
 
+/** The names of the roles a peer lets us address (no descriptions to clean: a send's check). */
+export function peerRoleNames(db: Db, connectionId: number): string[] {
+  return all<{ name: string }>(db, 'SELECT name FROM peer_roles WHERE connection_id = ?', connectionId).map(
+    (role) => role.name,
+  );
+}
+
 export function setPeerRoles(db: Db, connectionId: number, roles: Array<{ name: string; description: string }>): void {
   run(db, 'DELETE FROM peer_roles WHERE connection_id = ?', connectionId);
   for (const role of roles)
