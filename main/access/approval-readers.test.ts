@@ -3,11 +3,9 @@
 // of rows others read leaves a viewer's own in the list, and the statement's plan is
 // pinned (the pending index, in id order, each join a primary-key lookup). A real
 // SQLite file, the store's own writes.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../store/database';
+import { describe, expect, it } from 'vitest';
+import { scratchDatabase } from '../../test-support/scratch-database';
+import type { Db } from '../store/database';
 import { insertApproval, type ApprovalRow } from '../store/queries/approvals';
 import { PENDING_FOR_VIEWER, pendingApprovalRows } from './pending-approvals';
 import { insertConnection } from '../store/queries/connections';
@@ -20,16 +18,8 @@ import { APPROVAL_AUDIENCE, APPROVAL_PLACE_JOINS, EVERYONE, OWNERS } from './app
 import { approvalTarget } from './lookup';
 import { audienceOf, decide, type Audience, type Viewer } from './rules';
 
-let dir: string;
 let db: Db;
-beforeEach(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'parley-approval-readers-'));
-  db = openDatabase(path.join(dir, 'parley.db'));
-});
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+scratchDatabase('approval-readers', (opened) => (db = opened));
 
 const encoded = (audience: Audience): number =>
   audience === 'everyone' ? EVERYONE : audience === 'owners' ? OWNERS : audience.personId;

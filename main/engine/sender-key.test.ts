@@ -1,27 +1,17 @@
 // The sender key of ADR 0035 as the engine's cache answers it: a send goes to the open,
 // locally started agent conversation of (connection, root, sending role, recipient role),
 // and to no other conversation filed under the same root id.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { scratchDatabase } from '../../test-support/scratch-database';
 import type { ContextKind } from '../../shared/domain';
-import { openDatabase, type Db } from '../store/database';
+import type { Db } from '../store/database';
 import { insertConnection } from '../store/queries/connections';
 import { insertRole } from '../store/queries/roles';
 import { closeThread, getThread, insertThread } from '../store/queries/threads';
 import { ThreadCache } from './sender-key';
 
-let dir: string;
 let db: Db;
-beforeEach(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'parley-sender-key-'));
-  db = openDatabase(path.join(dir, 'parley.db'));
-});
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+scratchDatabase('sender-key', (opened) => (db = opened));
 
 describe('the sender key', () => {
   it('finds the one open, locally started conversation of a key among those of the same root id', () => {

@@ -1,13 +1,11 @@
 // The full-text index against a real SQLite file: new rows are found once it catches
 // up (every search makes it), deletes and edits of indexed rows reach it in their own
 // transaction — cascades and rollbacks included — and the search query's plan is pinned.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { scratchDatabase } from '../../test-support/scratch-database';
 import { EventHub } from '../events';
 import { SearchIndexer } from './indexer';
-import { openDatabase, transaction, type Db } from '../store/database';
+import { transaction, type Db } from '../store/database';
 import { searchHandlers } from '../api/search-handlers';
 import type { Person } from '../../shared/domain';
 import { candidatesSql, searchCandidates } from '../store/queries/search';
@@ -15,21 +13,15 @@ import { hasWaitingRows, indexAllWaitingRows, indexWaitingRows } from './index-c
 import { matchExpression } from './match-expression';
 import { insertText } from '../store/queries/threads';
 
-let dir: string;
 let db: Db;
 
-beforeEach(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'parley-search-index-'));
-  db = openDatabase(path.join(dir, 'parley.db'));
+scratchDatabase('search-index', (opened) => {
+  db = opened;
   db.exec(`
     INSERT INTO people (id, name, kind) VALUES (1, 'ann', 'owner'), (2, 'bo', 'member');
     INSERT INTO roles (id, name, agent) VALUES (1, 'assistant', '{"adapter":"scripted"}');
     INSERT INTO conversations (id, person_id, role_id) VALUES (1, 1, 1), (2, 2, 1);
   `);
-});
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const say = (conversation: number, body: string) =>

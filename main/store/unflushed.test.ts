@@ -1,26 +1,16 @@
 // Writes that a power cut may undo without harm (the search index) commit without the
 // disk flush that FULL makes at every commit, and the connection is FULL again after
 // them, so every other commit stays as durable as before.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, transaction, unflushed, type Db } from './database';
+import { describe, expect, it } from 'vitest';
+import { scratchDatabase } from '../../test-support/scratch-database';
+import { transaction, unflushed, type Db } from './database';
 
 const FULL = 2;
 const NORMAL = 1;
 
-let dir: string;
 let db: Db;
-beforeEach(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'parley-unflushed-'));
-  db = openDatabase(path.join(dir, 'parley.db'));
-});
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+scratchDatabase('unflushed', (opened) => (db = opened));
 
 const level = (of: Db) => of.pragma('synchronous', { simple: true });
 

@@ -1,9 +1,7 @@
 // Which turn sent a text and which turn posted a line, as the store keeps and returns them.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../database';
+import { describe, expect, it } from 'vitest';
+import { scratchDatabase } from '../../../test-support/scratch-database';
+import type { Db } from '../database';
 import { conversationAsks, rootAsks } from './asks';
 import { insertConnection } from './connections';
 import { insertConversation, insertMessage, listMessages } from './conversations';
@@ -13,16 +11,8 @@ import { ensureRun, insertTurn } from './runs';
 import { insertText, insertThread, listTexts } from './threads';
 
 describe('the turns behind texts and lines', () => {
-  let dir: string;
   let db: Db;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'parley-asks-'));
-    db = openDatabase(path.join(dir, 'parley.db'));
-  });
-  afterEach(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  scratchDatabase('asks', (opened) => (db = opened));
 
   function setUp() {
     const person = insertPerson(db, 'alice', 'owner');

@@ -2,12 +2,10 @@
 // at the person's floor by id and looks marks up by their key, so its cost follows what
 // is unread, never the history. Pinned with EXPLAIN QUERY PLAN on the statements the
 // real functions prepare.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../database';
+import { describe, expect, it } from 'vitest';
+import { scratchDatabase } from '../../../test-support/scratch-database';
+import type { Db } from '../database';
 import {
   attentionThread,
   attentionThreads,
@@ -58,16 +56,10 @@ const plan = (db: Db, sql: string, params: unknown[]) =>
   (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((row) => row.detail);
 
 describe('the query plans of what is unread', () => {
-  let dir: string;
   let db: Db;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'parley-attention-plans-'));
-    db = openDatabase(path.join(dir, 'parley.db'));
+  scratchDatabase('attention-plans', (opened) => {
+    db = opened;
     db.prepare("INSERT INTO people (name, kind) VALUES ('alice', 'owner')").run();
-  });
-  afterEach(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('start at the floor by id and find marks by their key: no scan of a history table', () => {

@@ -1,11 +1,9 @@
 // The record of a root (DESIGN §12.8) as the store reads it: the agent conversations rooted
 // there and, through a local relay, in them; each text with the turn that sent it and every
 // turn that took it, from the links kept (`texts.sent_by_turn`, `inputs.turn_id`).
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../database';
+import { describe, expect, it } from 'vitest';
+import { scratchDatabase } from '../../../test-support/scratch-database';
+import type { Db } from '../database';
 import { insertConnection } from './connections';
 import { insertConversation } from './conversations';
 import { readLedger } from './ledger';
@@ -15,16 +13,8 @@ import { endTurn, ensureRun, insertTurn } from './runs';
 import { insertText, insertThread } from './threads';
 
 describe('the record of a conversation', () => {
-  let dir: string;
   let db: Db;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'parley-ledger-'));
-    db = openDatabase(path.join(dir, 'parley.db'));
-  });
-  afterEach(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  scratchDatabase('ledger', (opened) => (db = opened));
 
   it('names the turn that sent each text and each turn that took one, through a local relay', () => {
     const person = insertPerson(db, 'alice', 'owner');

@@ -4,14 +4,12 @@
 // and an agent conversation's latest texts: their cost follows the page, never the list
 // or the thread. Pinned with EXPLAIN QUERY PLAN on the statements the real functions
 // prepare, with the parameters they bind.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { scratchDatabase } from '../../../test-support/scratch-database';
 import { pendingApprovalRows } from '../../access/pending-approvals';
 import { WireCounters } from '../../engine/wire-counters';
-import { openDatabase, type Db } from '../database';
+import type { Db } from '../database';
 import {
   cancelContextApprovals,
   cancelTextApprovals,
@@ -133,16 +131,10 @@ function fullScans(db: Db, statement: Captured): string[] {
 }
 
 describe('query plans of the hot paths', () => {
-  let dir: string;
   let db: Db;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'parley-plans-'));
+  scratchDatabase('plans', (opened) => {
     // A fresh database for every test: statements are prepared (and so captured) anew.
-    db = openDatabase(path.join(dir, 'parley.db'));
-  });
-  afterEach(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
+    db = opened;
   });
 
   function seed() {
