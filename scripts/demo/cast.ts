@@ -7,7 +7,8 @@ import type { Conversation, Person } from '../../shared/domain';
 import { decodeInvite, encodeInvite } from '../../main/engine/invitation';
 import type { ApiClient } from '../../test-support/api-client';
 import { makeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
-import { describeConnection, line, quote, Unexpected, who } from './transcript';
+import { agentPids } from '../../test-support/processes';
+import { describeConnection, line, quote, short, stateOf, Unexpected, who } from './transcript';
 import { Watcher } from './watcher';
 
 export interface Node {
@@ -148,4 +149,31 @@ export async function messageIn(node: Node, conversationId: number, body: string
 
 export async function thread(node: Node, id: number) {
   return node.client.call('threads.get', { id });
+}
+
+/**
+ * Waits until the agent of `role` works on the text `body` in an agent conversation of
+ * `node`, its process running, and says so; returns the agent's process ids.
+ */
+export async function agentAtWork(
+  node: Node,
+  role: string,
+  at: { id: number; threadId: string },
+  body: string,
+): Promise<number[]> {
+  const pids = await until(
+    node,
+    `${role} working on ${quote(body)} in thread ${short(at.threadId)}, its process running`,
+    async () => {
+      const detail = await thread(node, at.id);
+      const text = detail.texts.find((t) => t.direction === 'in' && t.body === body);
+      const running = agentPids(node.serve.process.pid!);
+      return [
+        detail.thread.run.state === 'running' && text !== undefined && running.length > 0 && running,
+        `run ${detail.thread.run.state}, text ${text ? stateOf(text) : 'not here yet'}, agent processes [${running.join(', ')}]`,
+      ];
+    },
+  );
+  line(`${who(node.name)}    agent process ${pids.join(', ')} is running`);
+  return pids;
 }

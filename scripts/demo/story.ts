@@ -2,18 +2,16 @@
 // app API as a person would and checks what every side then shows.
 import { processAlive } from '../../main/runs/process-tree';
 import { agentPids } from '../../test-support/processes';
-import { act, createRole, messageIn, ok, pair, say, settle, thread, until, type Node } from './cast';
+import { act, agentAtWork, createRole, messageIn, ok, pair, say, settle, thread, until, type Node } from './cast';
 import {
   describeConnection,
   describeTexts,
   describeThread,
   expectNow,
   heading,
-  line,
   quote,
   short,
   stateOf,
-  who,
 } from './transcript';
 
 export async function play(nodes: { alice: Node; bob: Node; carol: Node }): Promise<void> {
@@ -102,21 +100,7 @@ export async function play(nodes: { alice: Node; bob: Node; carol: Node }): Prom
 
   heading('3. A stop: bob stops the agent working on a long request');
   await say(alice, conversation, 'ask bob/researcher: sleep 30');
-  const working = await until(
-    bob,
-    `researcher working on "sleep 30" in thread ${short(bobThread.threadId)}, its process running`,
-    async () => {
-      const detail = await thread(bob, bobThread.id);
-      const text = detail.texts.find((t) => t.direction === 'in' && t.body === 'sleep 30');
-      const pids = agentPids(bob.serve.process.pid!);
-      const running = detail.thread.run.state === 'running' && text !== undefined && pids.length > 0;
-      return [
-        running && pids,
-        `run ${detail.thread.run.state}, text ${text ? stateOf(text) : 'not here yet'}, agent processes [${pids.join(', ')}]`,
-      ];
-    },
-  );
-  line(`${who('bob')}    agent process ${working.join(', ')} is running`);
+  const working = await agentAtWork(bob, 'researcher', bobThread, 'sleep 30');
   act(bob, `owner stops the agent of thread ${short(bobThread.threadId)} (threads.stop)`);
   const stopped = await bob.client.call('threads.stop', { id: bobThread.id });
   expectNow(stopped.stopped, 'threads.stop to answer {stopped: true}', JSON.stringify(stopped));
@@ -198,19 +182,7 @@ export async function play(nodes: { alice: Node; bob: Node; carol: Node }): Prom
 
   heading("5. A withdrawal down the chain: alice takes back a relayed ask while carol's analyst works on it");
   await say(alice, conversation, 'ask bob/researcher: ask carol/analyst: sleep 30');
-  const carolPids = await until(
-    carol,
-    `analyst working on "sleep 30" in thread ${short(carolThread.threadId)}, its process running`,
-    async () => {
-      const detail = await thread(carol, carolThread.id);
-      const pids = agentPids(carol.serve.process.pid!);
-      return [
-        detail.thread.run.state === 'running' && pids.length > 0 && pids,
-        `run ${detail.thread.run.state}, agent processes [${pids.join(', ')}]`,
-      ];
-    },
-  );
-  line(`${who('carol')}  agent process ${carolPids.join(', ')} is running`);
+  const carolPids = await agentAtWork(carol, 'analyst', carolThread, 'sleep 30');
   act(
     alice,
     `${alice.owner.name} (person) withdraws the ask of thread ${short(aliceThread.threadId)} (threads.withdraw)`,
