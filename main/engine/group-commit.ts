@@ -30,6 +30,9 @@ export interface Tx {
   due(kind: string, id: number): boolean;
 }
 
+/** The options of a piece that checks everything before it writes: no savepoint of its own. */
+export const CHECKED_FIRST = { savepoint: false } as const;
+
 /** Per kind, the ids whose `afterOnce` action waits for this commit, and the piece that claimed each. */
 type OnceClaims = Map<string, Map<number, Piece>>;
 

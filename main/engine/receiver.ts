@@ -29,7 +29,7 @@ import { run as runSql } from '../store/sql';
 import { transaction } from '../store/database';
 import { isStorageFailure } from '../store/storage-errors';
 import { frameFailed, type EngineCore, type InFlight, type OpenLink } from './engine-core';
-import type { Tx } from './group-commit';
+import { CHECKED_FIRST, type Tx } from './group-commit';
 import { endHeld, heldIds, type Holds } from './holds';
 import { decideText } from './receive-decision';
 import { takeOffWire, type Sender } from './sender';
@@ -68,9 +68,6 @@ const endedWords = {
   failed: (peer: string) => `${peer}'s agent failed on it`,
   ended: (peer: string) => `${peer}'s agent finished without answering`,
 } as const;
-
-/** A text is checked before anything is written: no savepoint of its own (see GroupCommit). */
-const CHECKED_FIRST = { savepoint: false } as const;
 
 export class Receiver {
   /** Once per commit that received texts for an agent: the run manager looks for turns to start. */

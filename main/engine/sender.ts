@@ -26,7 +26,7 @@ import { relayAnswerLost } from './relay-end';
 import type { EngineCore, InFlight, OpenLink } from './engine-core';
 import { noConnection, notExposed, peerDirectory } from './directory';
 import { EngineError } from './errors';
-import type { Tx } from './group-commit';
+import { CHECKED_FIRST, type Tx } from './group-commit';
 import type { Holds } from './holds';
 import type { ThreadState } from './sender-key';
 import type { TextFrame } from './wire';
@@ -38,9 +38,6 @@ interface SendingTurn {
   run: RunRow;
   turnId: number | null;
 }
-
-/** A send checks everything before it writes: no savepoint of its own (see GroupCommit). */
-const CHECKED_FIRST = { savepoint: false } as const;
 
 /** What an agent is told at once when its send waits for a person. */
 export const HELD_NOTE =
