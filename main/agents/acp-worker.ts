@@ -24,18 +24,10 @@ import { openSession } from './acp-open-session';
 import { emit, live } from './acp-output';
 import { answerFromPerson, decidePermission, questionFor } from './acp-permissions';
 import { SessionUpdates } from './acp-session-updates';
-
-function readStdin(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    process.stdin.on('data', (chunk: Buffer) => chunks.push(chunk));
-    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    process.stdin.on('error', reject);
-  });
-}
+import { readTurn } from './turn-input';
 
 async function main(): Promise<void> {
-  const turn = JSON.parse(await readStdin()) as AcpTurn;
+  const turn = await readTurn<AcpTurn>();
   const child = startAgentChild(turn);
 
   let sessionId: string | null = null;

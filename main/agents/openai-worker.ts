@@ -11,6 +11,7 @@ import type { OpenAiTurn } from './openai-compatible';
 import { addPrompt, loadSession, recent, saveHistory, type ChatMessage } from './openai-history';
 import { emit, hideApiKey, live, scrub, TurnError } from './openai-output';
 import { runTool } from './openai-tools';
+import { readTurn } from './turn-input';
 
 const controller = new AbortController();
 /** The session being worked on, so a failure can be written into it. */
@@ -24,17 +25,8 @@ function stop(): void {
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
 
-function readStdin(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    process.stdin.on('data', (chunk: Buffer) => chunks.push(chunk));
-    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    process.stdin.on('error', reject);
-  });
-}
-
 async function main(): Promise<void> {
-  const turn = JSON.parse(await readStdin()) as OpenAiTurn;
+  const turn = await readTurn<OpenAiTurn>();
   hideApiKey(turn.apiKey);
   emit({ type: 'session', session: turn.session });
   const token = process.env.PARLEY_TOKEN;

@@ -4,18 +4,10 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { ScriptedEvent, ScriptedTurn } from './scripted';
+import { readTurn } from './turn-input';
 
 function emit(event: ScriptedEvent): void {
   process.stdout.write(JSON.stringify(event) + '\n');
-}
-
-function readStdin(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    process.stdin.on('data', (chunk: Buffer) => chunks.push(chunk));
-    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    process.stdin.on('error', reject);
-  });
 }
 
 /** Runs `parley ARGS`; resolves to its stdout, or throws with its message. */
@@ -103,7 +95,7 @@ async function handle(turn: ScriptedTurn, input: ScriptedTurn['inputs'][number])
 }
 
 async function main(): Promise<void> {
-  const turn = JSON.parse(await readStdin()) as ScriptedTurn;
+  const turn = await readTurn<ScriptedTurn>();
   const session = turn.session ?? `scripted-${randomBytes(8).toString('hex')}`;
   emit({ type: 'session', session });
   const lines: string[] = [];
