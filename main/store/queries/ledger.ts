@@ -4,28 +4,18 @@
 // oldest first; the approvals of those texts; and the turns that sent them or took them,
 // as stored (`texts.sent_by_turn`, `inputs.turn_id`), never inferred.
 import type { Ledger, LedgerEntry, LedgerRootKind, LedgerText, LedgerTurn } from '../../../shared/ledger';
-import type { TextState, TurnStatus } from '../../../shared/domain';
+import type { TurnStatus } from '../../../shared/domain';
 import type { Db } from '../database';
 import { all } from '../sql';
-import type { ThreadRow } from './threads';
+import type { TextRow, ThreadRow } from './threads';
 
 /** At most this many texts in one record; the rest is said to be left out. */
 export const LEDGER_TEXT_LIMIT = 5_000;
 
 type LedgerThreadRow = ThreadRow & { peer: string };
 
-interface TextRow {
-  id: number;
-  thread_id: number;
-  direction: 'out' | 'in';
-  seq: number;
-  body: string;
-  state: TextState;
-  reason: string | null;
-  failed_by: 'us' | 'peer' | null;
-  sent_by_turn: number | null;
-  created_at: string;
-}
+/** A text as the record reads it: every column but when it last changed. */
+type LedgerTextRow = Omit<TextRow, 'updated_at'>;
 
 interface ApprovalRow {
   text_id: number;
@@ -73,7 +63,7 @@ export function readLedger(
   const kept = readable(ledgerThreads(db, root.kind, root.id));
   if (kept.length === 0) return { root, entries: [], truncated: false };
   const ids = JSON.stringify(kept.map((thread) => thread.id));
-  const texts = all<TextRow>(
+  const texts = all<LedgerTextRow>(
     db,
     `SELECT texts.id, texts.thread_id, texts.direction, texts.seq, texts.body, texts.state, texts.reason,
             texts.failed_by, texts.sent_by_turn, texts.created_at
