@@ -1,44 +1,26 @@
 // An axe-core scan (WCAG 2.2 A/AA and best practice, contrast included) of every screen
 // and dialog, in light and in dark, against two real `parley serve` installations;
 // each screen is also saved as e2e/screenshots/a11y-NAME-light.png and -dark.png.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   axeInBothSchemes,
-  launchChromium,
   openConversationWith,
   openSettings,
-  openUi,
   pair,
   say,
   scriptedRole,
   SMALL,
-  startNode,
-  stopNodes,
   threadCard,
   threadsRegion,
   visible,
-  type Node,
-  type OpenedPage,
   describeInBrowser,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let browser: Browser | undefined;
-const opened: OpenedPage[] = [];
-
-function nodes() {
-  if (!alice || !bob || !browser) throw new Error('setup failed');
-  return { alice, bob, browser };
-}
-
-async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
-  const page = await openUi(nodes().browser, node, { ...options, forAxe: true });
-  opened.push(page);
-  return page;
-}
+const scene = uiScene(['alice', 'bob'], { forAxe: true });
+const { nodes, open } = scene;
 
 /** Scans what the page shows in light and in dark; returns the violations found, by screen. */
 async function scan(page: Page, name: string, found: Record<string, string>): Promise<void> {
@@ -56,18 +38,12 @@ async function openCard(page: Page, peer: string, role: string): Promise<void> {
 describeInBrowser('accessibility of every screen, light and dark', () => {
   beforeAll(async () => {
     assertReady();
-    [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
+    const { alice, bob } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await scriptedRole(alice, 'writer', 'Drafts and edits text');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
     await pair(bob, ['researcher'], alice, ['assistant']);
   }, 90_000);
-
-  afterAll(async () => {
-    for (const { context } of opened) await context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice, bob]);
-  });
 
   it('sign-in, with and without an error', async () => {
     const found: Record<string, string> = {};

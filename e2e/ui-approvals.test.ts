@@ -7,46 +7,29 @@
 // Chromium against two real `parley serve` installations; each new screen is scanned by
 // axe-core and saved, light and dark.
 import path from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   axeInBothSchemes,
-  launchChromium,
   openConversationWith,
   openSettings,
-  openUi,
   pair,
   root,
   say,
   scriptedRole,
   shoot,
-  startNode,
-  stopNodes,
   threadCard,
   threadsRegion,
   until,
   visible,
   type Node,
-  type OpenedPage,
   describeInBrowser,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let browser: Browser | undefined;
-const opened: OpenedPage[] = [];
-
-function nodes() {
-  if (!alice || !bob || !browser) throw new Error('setup failed');
-  return { alice, bob, browser };
-}
-
-async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
-  const page = await openUi(nodes().browser, node, { ...options, forAxe: true });
-  opened.push(page);
-  return page;
-}
+const scene = uiScene(['alice', 'bob'], { forAxe: true });
+const { nodes, open } = scene;
 
 /** Scans the page in light and in dark, saving each as e2e/screenshots/approvals-NAME-SCHEME.png. */
 async function scan(page: Page, name: string): Promise<void> {
@@ -71,7 +54,7 @@ async function connectionId(node: Node, peer: string): Promise<number> {
 describeInBrowser('approvals where people work', () => {
   beforeAll(async () => {
     assertReady();
-    [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
+    const { alice, bob } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
     await alice.api.call('roles.create', {
@@ -84,12 +67,6 @@ describeInBrowser('approvals where people work', () => {
     });
     await pair(bob, ['researcher'], alice, ['assistant']);
   }, 90_000);
-
-  afterAll(async () => {
-    for (const { context } of opened) await context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice, bob]);
-  });
 
   it(
     'an owner sets bob’s connection to ask first in Settings; a held ask is approved under its chat line, goes out and is answered',

@@ -3,57 +3,42 @@
 // ask, its line says "Approved by alice" once it goes, and the built-in agent's next answer
 // is its answer alone. Chromium against two real `parley serve` installations with the
 // scripted agent; axe in light and dark.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   axeInBothSchemes,
   describeInBrowser,
-  launchChromium,
   openConversationWith,
-  openUi,
   pair,
   say,
   scriptedRole,
   shoot,
-  startNode,
-  stopNodes,
   visible,
-  type Node,
-  type OpenedPage,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let browser: Browser | undefined;
-let opened: OpenedPage | undefined;
+const scene = uiScene(['alice', 'bob'], { forAxe: true });
 
 const messages = (page: Page) => page.getByRole('region', { name: 'Messages' });
 
 describeInBrowser('an approved ask', () => {
   beforeAll(async () => {
     assertReady();
-    [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
+    const { alice, bob } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
     await pair(bob, ['researcher'], alice, ['assistant']);
   }, 120_000);
 
-  afterAll(async () => {
-    await opened?.context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice, bob]);
-  });
-
   it(
     'its line says “Approved by alice”, and no reply of the agent repeats what Parley told it',
     { timeout: 90_000 },
     async () => {
-      if (!alice || !browser) throw new Error('setup failed');
+      const { alice } = scene.nodes();
       const toBob = (await alice.api.call('connections.list', {})).find((c) => c.name === 'bob')!.id;
       await alice.api.call('connections.setPolicy', { id: toBob, outgoing: 'ask' });
-      opened = await openUi(browser, alice, { forAxe: true });
-      const { page, problems } = opened;
+      const { page, problems } = await scene.open(alice);
       await openConversationWith(page, 'assistant');
       await say(page, 'ask bob/researcher: the budget?');
       const line = messages(page)

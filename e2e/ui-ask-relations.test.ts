@@ -4,31 +4,23 @@
 // turn that posts no line at all still gets a row saying whom it asked. Chromium against
 // two real `parley serve` installations and the scripted agent, driven to ask "quietly"
 // (its line says only "sent it") and "silently" (no line); scanned by axe, light and dark.
-import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   axeInBothSchemes,
   describeInBrowser,
-  launchChromium,
   openConversationWith,
-  openUi,
   pair,
   say,
   scriptedRole,
   shoot,
-  startNode,
-  stopNodes,
   until,
   visible,
-  type Node,
-  type OpenedPage,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let browser: Browser | undefined;
-const opened: OpenedPage[] = [];
+const scene = uiScene(['alice', 'bob'], { forAxe: true });
 
 /** The role's chat lines that read exactly `body`. */
 function roleLines(page: Page, body: string): Locator {
@@ -41,26 +33,18 @@ function roleLines(page: Page, body: string): Locator {
 describeInBrowser('asks under the line of the turn that made them', () => {
   beforeAll(async () => {
     assertReady();
-    [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
+    const { alice, bob } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
     await pair(bob, ['researcher'], alice, []);
   }, 90_000);
 
-  afterAll(async () => {
-    for (const { context } of opened) await context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice, bob]);
-  });
-
   it(
     'a follow-up that names no peer, and a turn that writes no line, each show their own ask',
     { timeout: 90_000 },
     async () => {
-      if (!alice || !browser) throw new Error('setup failed');
-      const openedPage = await openUi(browser, alice, { forAxe: true });
-      opened.push(openedPage);
-      const { page, problems } = openedPage;
+      const { alice } = scene.nodes();
+      const { page, problems } = await scene.open(alice);
       await openConversationWith(page, 'assistant');
       const messages = page.getByRole('region', { name: 'Messages' });
 
@@ -96,16 +80,14 @@ describeInBrowser('asks under the line of the turn that made them', () => {
   );
 
   it('asks show as they are sent, while the turn that sent them still works', { timeout: 90_000 }, async () => {
-    if (!alice || !browser) throw new Error('setup failed');
-    const openedPage = await openUi(browser, alice, { forAxe: true });
-    opened.push(openedPage);
-    const { page, problems } = openedPage;
+    const { alice } = scene.nodes();
+    const { page, problems } = await scene.open(alice);
     await openConversationWith(page, 'assistant');
     const conversationId = Number(/conversation-(\d+)/.exec(page.url())?.[1]);
     const answers = async () => {
-      const [thread] = await alice!.api.call('threads.list', { root: { kind: 'conversation', id: conversationId } });
+      const [thread] = await alice.api.call('threads.list', { root: { kind: 'conversation', id: conversationId } });
       if (!thread) return 0;
-      const { texts } = await alice!.api.call('threads.get', { id: thread.id });
+      const { texts } = await alice.api.call('threads.get', { id: thread.id });
       return texts.filter((text) => text.direction === 'in').length;
     };
     const answered = await answers();

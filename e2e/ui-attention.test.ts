@@ -4,47 +4,30 @@
 // refused and that bob paused (for owners, not members), "Started by peers" on bob's
 // side, and the browser's notifications (asked for on a click, shown while the tab is
 // hidden, naming peer and role only). Screenshots in light and dark; axe on each.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterEach, beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   axeInBothSchemes,
-  launchChromium,
   openConversationWith,
-  openUi,
   pair,
   say,
   scriptedRole,
   shoot,
-  startNode,
-  stopNodes,
   threadCard,
   threadsRegion,
   until,
   visible,
   type Node,
-  type OpenedPage,
   describeInBrowser,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let browser: Browser | undefined;
-const opened: OpenedPage[] = [];
+const scene = uiScene(['alice', 'bob'], { forAxe: true });
+const { nodes, open } = scene;
 /** bob's side of the connection, and alice's. */
 let bobToAlice = 0;
 let aliceToBob = 0;
-
-function nodes() {
-  if (!alice || !bob || !browser) throw new Error('setup failed');
-  return { alice, bob, browser };
-}
-
-async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
-  const page = await openUi(nodes().browser, node, { forAxe: true, ...options });
-  opened.push(page);
-  return page;
-}
 
 const sidebar = (page: Page) => page.getByRole('navigation', { name: 'Parley' });
 const sidebarItem = (page: Page, name: string) =>
@@ -100,7 +83,7 @@ async function conversationWith(node: Node, roleName: string): Promise<number> {
 describeInBrowser('what waits on people, in the window', () => {
   beforeAll(async () => {
     assertReady();
-    [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
+    const { alice, bob } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await scriptedRole(alice, 'writer', 'Drafts and edits text');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
@@ -111,12 +94,7 @@ describeInBrowser('what waits on people, in the window', () => {
 
   // A page left open on a conversation reads what arrives there: each test opens its own.
   afterEach(async () => {
-    for (const { context } of opened.splice(0)) await context.close().catch(() => undefined);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await stopNodes([alice, bob]);
+    await scene.closePages();
   });
 
   it(

@@ -3,30 +3,23 @@
 // each by its accessible name and the installation takes it (`connections.list` says so);
 // a member reads them and cannot change them. Chromium against two real `parley serve`
 // installations; the card is scanned by axe-core, light and dark.
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   assertReady,
   axeInBothSchemes,
-  launchChromium,
   openSettings,
-  openUi,
   pair,
   scriptedRole,
-  startNode,
-  stopNodes,
   until,
   visible,
   type Node,
-  type OpenedPage,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let browser: Browser | undefined;
+const scene = uiScene(['alice', 'bob'], { forAxe: true });
+const { nodes, open } = scene;
 /** dana, a member of alice's installation. */
 let memberToken = '';
-const opened: OpenedPage[] = [];
 
 async function bobAt(node: Node) {
   return (await node.api.call('connections.list', {})).find((c) => c.name === 'bob');
@@ -37,25 +30,19 @@ const sandboxRequired = async (node: Node) => (await bobAt(node))?.sandboxRequir
 describe('the connection card', () => {
   beforeAll(async () => {
     assertReady();
-    [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
+    const { alice, bob } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
     await pair(bob, ['researcher'], alice, ['assistant']);
     memberToken = (await alice.api.call('people.add', { name: 'dana', kind: 'member' })).token;
   }, 90_000);
 
-  afterAll(async () => {
-    for (const { context } of opened) await context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice!, bob!].filter(Boolean));
-  });
-
   it(
     'trust: an owner sees “Answers only” for a new peer and raises it; a member reads it and cannot change it',
     { timeout: 120_000 },
     async () => {
-      const owner = await openUi(browser!, alice!, { forAxe: true });
-      opened.push(owner);
+      const { alice } = nodes();
+      const owner = await open(alice);
       await openSettings(owner.page, 'Connections');
       const card = owner.page.getByRole('article', { name: 'Connection bob' });
       const select = await visible(card.getByRole('combobox', { name: 'Trust for bob' }));
@@ -64,11 +51,10 @@ describe('the connection card', () => {
       expect(await axeInBothSchemes(owner.page, 'trust-card'), 'axe on the trust card').toEqual({});
 
       await select.selectOption({ label: 'Work in the role’s folder' });
-      await until(async () => (await trustOf(alice!)) === 'work', 'alice to trust bob to work');
+      await until(async () => (await trustOf(alice)) === 'work', 'alice to trust bob to work');
       await visible(card.getByText('tool requests wait for a person', { exact: false }));
 
-      const member = await openUi(browser!, alice!, { token: memberToken });
-      opened.push(member);
+      const member = await open(alice, { token: memberToken, forAxe: false });
       await openSettings(member.page, 'Connections');
       const seen = member.page.getByRole('article', { name: 'Connection bob' });
       await visible(seen.getByText('Work in the role’s folder'));
@@ -82,9 +68,9 @@ describe('the connection card', () => {
     'run without a sandbox: off for a new peer; an owner turns it on and off again; a member sees it on and cannot change it',
     { timeout: 120_000 },
     async () => {
-      expect(await sandboxRequired(alice!)).toBe(true);
-      const owner = await openUi(browser!, alice!, { forAxe: true });
-      opened.push(owner);
+      const { alice } = nodes();
+      expect(await sandboxRequired(alice)).toBe(true);
+      const owner = await open(alice);
       await openSettings(owner.page, 'Connections');
       const card = owner.page.getByRole('article', { name: 'Connection bob' });
       const toggle = await visible(card.getByRole('switch', { name: 'Run without a sandbox' }));
@@ -93,20 +79,19 @@ describe('the connection card', () => {
       expect(await axeInBothSchemes(owner.page, 'sandbox-switch'), 'axe on the card with the switch').toEqual({});
 
       await toggle.click();
-      await until(async () => (await sandboxRequired(alice!)) === false, 'alice to let bob’s runs go unsandboxed');
+      await until(async () => (await sandboxRequired(alice)) === false, 'alice to let bob’s runs go unsandboxed');
       await visible(card.getByText('Where the agents’ sandbox cannot start, runs working for bob start without it.'));
       expect(await toggle.isChecked()).toBe(true);
       expect(await axeInBothSchemes(owner.page, 'sandbox-switch-on'), 'axe with the switch on').toEqual({});
 
-      const member = await openUi(browser!, alice!, { token: memberToken });
-      opened.push(member);
+      const member = await open(alice, { token: memberToken, forAxe: false });
       await openSettings(member.page, 'Connections');
       const seen = member.page.getByRole('article', { name: 'Connection bob' });
       await visible(seen.getByText('Runs without a sandbox'));
       expect(await seen.getByRole('switch').count()).toBe(0);
 
       await toggle.click();
-      await until(async () => (await sandboxRequired(alice!)) === true, 'alice to require the sandbox again');
+      await until(async () => (await sandboxRequired(alice)) === true, 'alice to require the sandbox again');
       // The member's card follows: the note is gone once the sandbox is required again.
       await until(
         async () => (await seen.getByText('Runs without a sandbox').count()) === 0,

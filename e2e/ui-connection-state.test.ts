@@ -5,50 +5,32 @@
 // (with Reconnect) while the page's own link to Parley is down. Chromium against two
 // real `parley serve` installations, one of them killed and started again; each new
 // state of an ask is scanned by axe in light and dark.
-import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { beforeAll, expect, it } from 'vitest';
 import type { ApiClient } from '../test-support/api-client';
 import {
   assertReady,
   axeInBothSchemes,
-  launchChromium,
   openConversationWith,
   openSettings,
-  openUi,
   pair,
   restartNode,
   say,
   scriptedRole,
   shoot,
   SMALL,
-  startNode,
-  stopNodes,
   threadCard,
   threadsRegion,
   uiPortOf,
   until,
   visible,
   type Node,
-  type OpenedPage,
   describeInBrowser,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let browser: Browser | undefined;
-const opened: OpenedPage[] = [];
-
-function nodes() {
-  if (!alice || !bob || !browser) throw new Error('setup failed');
-  return { alice, bob, browser };
-}
-
-async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
-  // Scanned by axe too, which the page's CSP would keep out.
-  const page = await openUi(nodes().browser, node, { ...options, forAxe: true });
-  opened.push(page);
-  return page;
-}
+const scene = uiScene(['alice', 'bob'], { forAxe: true });
+const { nodes, open } = scene;
 
 /** An axe scan of what the page shows, in light and dark (each also saved as a screenshot). */
 async function scan(page: Page, name: string): Promise<void> {
@@ -83,17 +65,11 @@ async function workingPeerThread(api: ApiClient) {
 describeInBrowser('the state of asks and links where people work', () => {
   beforeAll(async () => {
     assertReady();
-    [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
+    const { alice, bob } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
     await pair(bob, ['researcher'], alice, []);
   }, 90_000);
-
-  afterAll(async () => {
-    for (const { context } of opened) await context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice, bob]);
-  });
 
   it(
     'under "asked bob/researcher": answered once the answer is in; the reported answer carries none',

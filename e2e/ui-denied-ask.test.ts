@@ -3,37 +3,28 @@
 // ("Denied by alice" on its line), and bob declines one on arrival ("bob declined"); each
 // time the built-in agent's next answer is its answer alone. Chromium against two real
 // `parley serve` installations with the scripted agent; axe in light and dark.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   axeInBothSchemes,
   describeInBrowser,
-  launchChromium,
   openConversationWith,
-  openUi,
   pair,
   say,
   scriptedRole,
   shoot,
-  startNode,
-  stopNodes,
   threadCard,
   threadsRegion,
   visible,
   type Node,
   type OpenedPage,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let browser: Browser | undefined;
+const scene = uiScene(['alice', 'bob'], { forAxe: true });
+const { nodes, open } = scene;
 let opened: OpenedPage | undefined;
-
-function nodes() {
-  if (!alice || !bob || !browser) throw new Error('setup failed');
-  return { alice, bob, browser };
-}
 
 const messages = (page: Page) => page.getByRole('region', { name: 'Messages' });
 /** The agent's line that made the ask, with the ask's state under it. */
@@ -62,26 +53,20 @@ async function nextReplyIsOwn(page: Page, text: string): Promise<void> {
 describeInBrowser('a denied or declined ask', () => {
   beforeAll(async () => {
     assertReady();
-    [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
+    const { alice, bob } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
     await pair(bob, ['researcher'], alice, ['assistant']);
   }, 120_000);
 
-  afterAll(async () => {
-    await opened?.context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice, bob]);
-  });
-
   it(
     'denied here: its line says “Denied by alice”, and no reply of the agent repeats what Parley told it',
     { timeout: 90_000 },
     async () => {
-      const { alice, browser } = nodes();
+      const { alice } = nodes();
       const toBob = (await alice.api.call('connections.list', {})).find((c) => c.name === 'bob')!.id;
       await alice.api.call('connections.setPolicy', { id: toBob, outgoing: 'ask' });
-      opened = await openUi(browser, alice, { forAxe: true });
+      opened = await open(alice);
       const { page, problems } = opened;
       await openConversationWith(page, 'assistant');
       await say(page, 'ask bob/researcher: the salaries?');

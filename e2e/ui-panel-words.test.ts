@@ -2,43 +2,25 @@
 // conversation, the Agent conversations panel's filters and its one banner per peer, and
 // the words on a card. Chromium against three real `parley serve` installations with
 // scripted roles, paired over mutual TLS; axe-scanned light and dark.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
   axeInBothSchemes,
   describeInBrowser,
-  launchChromium,
   onScreen,
-  openUi,
   pair,
   scriptedRole,
-  startNode,
-  stopNodes,
   threadCard,
   threadsRegion,
   until,
   visible,
   type Node,
-  type OpenedPage,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let carol: Node | undefined;
-let browser: Browser | undefined;
-const opened: OpenedPage[] = [];
-
-function nodes() {
-  if (!alice || !bob || !carol || !browser) throw new Error('setup failed');
-  return { alice, bob, carol, browser };
-}
-
-async function open(node: Node): Promise<OpenedPage> {
-  const page = await openUi(nodes().browser, node, { forAxe: true });
-  opened.push(page);
-  return page;
-}
+const scene = uiScene(['alice', 'bob', 'carol'], { forAxe: true });
+const { nodes, open } = scene;
 
 const sidebar = (page: Page) => page.getByRole('navigation', { name: 'Parley' });
 
@@ -112,12 +94,7 @@ describeInBrowser('finding one’s place, in plain words', () => {
 
   beforeAll(async () => {
     assertReady();
-    [alice, bob, carol, browser] = await Promise.all([
-      startNode('alice'),
-      startNode('bob'),
-      startNode('carol'),
-      launchChromium(),
-    ]);
+    const { alice, bob, carol } = await scene.start();
     const assistant = await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     const writer = await scriptedRole(alice, 'writer', 'Drafts and edits text');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
@@ -128,12 +105,6 @@ describeInBrowser('finding one’s place, in plain words', () => {
     assistantConversation = (await alice.api.call('conversations.open', { roleId: assistant.id })).id;
     writerConversation = (await alice.api.call('conversations.open', { roleId: writer.id })).id;
   }, 90_000);
-
-  afterAll(async () => {
-    for (const { context } of opened) await context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice, bob, carol]);
-  });
 
   it('draws a New line above what came while alice was away, and jumps to it', { timeout: 90_000 }, async () => {
     const { alice } = nodes();

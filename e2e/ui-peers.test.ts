@@ -2,48 +2,29 @@
 // carol) with scripted roles, paired over mutual TLS: what people do in the window,
 // checked in the window and against the app API. Screenshots of each main view go to
 // e2e/screenshots/ (not committed).
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, expect, it } from 'vitest';
 import { ApiError } from '../shared/api-contract';
 import { agentPids } from '../test-support/processes';
 import {
   assertReady,
-  launchChromium,
   openConversationWith,
   openSettings,
-  openUi,
   pair,
   say,
   scriptedRole,
   shoot,
   shootVariants,
-  startNode,
-  stopNodes,
   threadCard,
   threadsRegion,
   until,
   visible,
-  type Node,
-  type OpenedPage,
   describeInBrowser,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let carol: Node | undefined;
-let browser: Browser | undefined;
-const opened: OpenedPage[] = [];
-
-function nodes() {
-  if (!alice || !bob || !carol || !browser) throw new Error('setup failed');
-  return { alice, bob, carol, browser };
-}
-
-async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
-  const page = await openUi(nodes().browser, node, options);
-  opened.push(page);
-  return page;
-}
+const scene = uiScene(['alice', 'bob', 'carol']);
+const { nodes, open } = scene;
 
 /** Opens the card's detail (texts, run, notes). */
 async function expand(page: Page, peer: string, role: string) {
@@ -66,12 +47,7 @@ async function rejection(promise: Promise<unknown>): Promise<ApiError> {
 describeInBrowser('the UI with three installations', () => {
   beforeAll(async () => {
     assertReady();
-    [alice, bob, carol, browser] = await Promise.all([
-      startNode('alice'),
-      startNode('bob'),
-      startNode('carol'),
-      launchChromium(),
-    ]);
+    const { alice, bob, carol } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await scriptedRole(alice, 'writer', 'Drafts and edits text');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
@@ -79,12 +55,6 @@ describeInBrowser('the UI with three installations', () => {
     await pair(bob, ['researcher'], alice, ['assistant']);
     await pair(carol, ['analyst'], bob, []);
   }, 90_000);
-
-  afterAll(async () => {
-    for (const { context } of opened) await context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice, bob, carol]);
-  });
 
   it(
     'a person asks a peer role; the thread appears under the conversation and the answer arrives',

@@ -5,47 +5,29 @@
 // connection and on which day, in the page's own language. Each new screen is scanned by
 // axe-core, light and dark.
 import path from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { beforeAll, expect, it } from 'vitest';
 import type { ConnectionSummary } from '../shared/domain';
 import {
   assertReady,
   axeInBothSchemes,
   describeInBrowser,
-  launchChromium,
   openConversationWith,
   openSettings,
-  openUi,
   pair,
   root,
   say,
   scriptedRole,
-  startNode,
-  stopNodes,
   threadCard,
   threadsRegion,
   until,
   visible,
   type Node,
-  type OpenedPage,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let carol: Node | undefined;
-let browser: Browser | undefined;
-const opened: OpenedPage[] = [];
-
-function nodes() {
-  if (!alice || !bob || !carol || !browser) throw new Error('setup failed');
-  return { alice, bob, carol, browser };
-}
-
-async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
-  const page = await openUi(nodes().browser, node, { ...options, forAxe: true });
-  opened.push(page);
-  return page;
-}
+const scene = uiScene(['alice', 'bob', 'carol'], { forAxe: true });
+const { nodes, open } = scene;
 
 async function scan(page: Page, name: string): Promise<void> {
   expect(await axeInBothSchemes(page, `remember-${name}`), `axe on ${name}`).toEqual({});
@@ -77,12 +59,7 @@ const askLines = (page: Page): Locator =>
 describeInBrowser('always allow, notification preferences, who acted', () => {
   beforeAll(async () => {
     assertReady();
-    [alice, bob, carol, browser] = await Promise.all([
-      startNode('alice'),
-      startNode('bob'),
-      startNode('carol'),
-      launchChromium(),
-    ]);
+    const { alice, bob, carol } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
     await scriptedRole(carol, 'writer', 'Writes');
@@ -97,12 +74,6 @@ describeInBrowser('always allow, notification preferences, who acted', () => {
     await pair(bob, ['researcher', 'builder'], alice, ['assistant']);
     await pair(carol, ['writer'], alice, ['assistant']);
   }, 120_000);
-
-  afterAll(async () => {
-    for (const { context } of opened) await context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice, bob, carol]);
-  });
 
   it(
     'a held ask is approved with “Always allow… in this conversation”; the next one goes out unasked; the rule is on bob’s card until stopped',

@@ -4,48 +4,29 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
-  launchChromium,
   onScreen,
   openConversationWith,
   openSettings,
-  openUi,
   pair,
   say,
   scriptedRole,
   shoot,
   slowAnswerRole,
-  startNode,
-  stopNodes,
   threadCard,
   threadsRegion,
   until,
   visible,
-  type Node,
-  type OpenedPage,
   describeInBrowser,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let carol: Node | undefined;
-let browser: Browser | undefined;
+const scene = uiScene(['alice', 'bob', 'carol']);
+const { nodes, open } = scene;
 let scripts: string | undefined;
-const opened: OpenedPage[] = [];
-
-function nodes() {
-  if (!alice || !bob || !carol || !browser) throw new Error('setup failed');
-  return { alice, bob, carol, browser };
-}
-
-async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
-  const page = await openUi(nodes().browser, node, options);
-  opened.push(page);
-  return page;
-}
 
 /** Opens the card's detail (texts, run, notes). */
 async function expand(scope: Page | Locator, peer: string, role: string) {
@@ -72,12 +53,7 @@ describeInBrowser('what the newcomer review saw', () => {
   beforeAll(async () => {
     assertReady();
     scripts = mkdtempSync(path.join(os.tmpdir(), 'parley-ui-review-'));
-    [alice, bob, carol, browser] = await Promise.all([
-      startNode('alice'),
-      startNode('bob'),
-      startNode('carol'),
-      launchChromium(),
-    ]);
+    const { alice, bob, carol } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await slowAnswerRole(alice, 'planner', scripts);
     await scriptedRole(
@@ -91,10 +67,7 @@ describeInBrowser('what the newcomer review saw', () => {
     await pair(carol, ['analyst'], alice, []);
   }, 90_000);
 
-  afterAll(async () => {
-    for (const { context } of opened) await context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice, bob, carol]);
+  afterAll(() => {
     if (scripts) rmSync(scripts, { recursive: true, force: true });
   });
 

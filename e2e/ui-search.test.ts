@@ -2,44 +2,26 @@
 // installations (alice and bob) paired over mutual TLS with scripted roles: the
 // switcher finds by name and by what was said, works from the keyboard alone, opens
 // what is chosen, and shows a member nothing of what only the owner reads.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, expect, it } from 'vitest';
 import { axeInBothSchemes } from './support/axe-scan';
 import {
   assertReady,
-  launchChromium,
-  openUi,
   pair,
   scriptedRole,
   shoot,
   shootVariants,
-  startNode,
-  stopNodes,
   threadCard,
   threadsRegion,
   until,
   visible,
-  type Node,
-  type OpenedPage,
   describeInBrowser,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let browser: Browser | undefined;
-const opened: OpenedPage[] = [];
+const scene = uiScene(['alice', 'bob'], { forAxe: true });
+const { nodes, open } = scene;
 let memberToken = '';
-
-function nodes() {
-  if (!alice || !bob || !browser) throw new Error('setup failed');
-  return { alice, bob, browser };
-}
-
-async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
-  const page = await openUi(nodes().browser, node, { ...options, forAxe: true });
-  opened.push(page);
-  return page;
-}
 
 const switcher = (page: Page) => page.getByRole('dialog', { name: 'Go to' });
 const field = (page: Page) => switcher(page).getByRole('combobox');
@@ -72,7 +54,7 @@ async function arrowTo(page: Page, text: string): Promise<void> {
 describeInBrowser('search and the Ctrl+K switcher', () => {
   beforeAll(async () => {
     assertReady();
-    [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
+    const { alice, bob } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await scriptedRole(alice, 'writer', 'Drafts and edits text');
     await scriptedRole(bob, 'researcher', 'Finds and checks facts');
@@ -85,7 +67,7 @@ describeInBrowser('search and the Ctrl+K switcher', () => {
     });
     await alice.api.waitFor(
       async () =>
-        (await alice!.api.call('conversations.get', { id: conversation.id })).messages.some((m) =>
+        (await alice.api.call('conversations.get', { id: conversation.id })).messages.some((m) =>
           m.body.startsWith('bob/researcher says:'),
         ),
       30_000,
@@ -95,12 +77,6 @@ describeInBrowser('search and the Ctrl+K switcher', () => {
     await alice.api.call('tasks.create', { roleId: writer.id, title: 'Plan the lighthouse visit' });
     memberToken = (await alice.api.call('people.add', { name: 'mia', kind: 'member' })).token;
   }, 120_000);
-
-  afterAll(async () => {
-    for (const { context } of opened) await context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice, bob]);
-  });
 
   it('finds roles, tasks and peers by name and opens them, from the keyboard alone', { timeout: 90_000 }, async () => {
     const { alice } = nodes();

@@ -4,69 +4,40 @@
 // is for good, a revoked connection can be removed from the list while its agent
 // conversations keep their history, and pairing again is refused in words that say
 // which side revoked.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, expect, it } from 'vitest';
 import { ApiError } from '../shared/api-contract';
 import { axeInBothSchemes } from './support/axe-scan';
 import {
   assertReady,
-  launchChromium,
   openConversationWith,
   openSettings,
-  openUi,
   pair,
   scriptedRole,
   shoot,
   shootVariants,
-  startNode,
-  stopNodes,
   threadCard,
   threadsRegion,
   until,
   visible,
   type Node,
-  type OpenedPage,
   describeInBrowser,
 } from './support/ui-harness';
+import { uiScene } from './support/ui-scene';
 
-let alice: Node | undefined;
-let bob: Node | undefined;
-let carol: Node | undefined;
-let browser: Browser | undefined;
-const opened: OpenedPage[] = [];
-
-function nodes() {
-  if (!alice || !bob || !carol || !browser) throw new Error('setup failed');
-  return { alice, bob, carol, browser };
-}
-
-async function open(node: Node, options: Parameters<typeof openUi>[2] = {}): Promise<OpenedPage> {
-  const page = await openUi(nodes().browser, node, { ...options, forAxe: true });
-  opened.push(page);
-  return page;
-}
+const scene = uiScene(['alice', 'bob', 'carol'], { forAxe: true });
+const { nodes, open } = scene;
 
 const pending = (page: Page) => page.getByRole('region', { name: 'Invitations waiting to be used' });
 
 describeInBrowser('Settings: invitations, Pause, Revoke and removing revoked connections', () => {
   beforeAll(async () => {
     assertReady();
-    [alice, bob, carol, browser] = await Promise.all([
-      startNode('alice'),
-      startNode('bob'),
-      startNode('carol'),
-      launchChromium(),
-    ]);
+    const { alice, carol } = await scene.start();
     await scriptedRole(alice, 'assistant', 'Helps alice with anything');
     await scriptedRole(carol, 'analyst', 'Numbers and charts');
     await pair(carol, ['analyst'], alice, ['assistant']);
   }, 90_000);
-
-  afterAll(async () => {
-    for (const { context } of opened) await context.close().catch(() => undefined);
-    await browser?.close();
-    await stopNodes([alice, bob, carol]);
-  });
 
   it(
     'lists an invitation until it is cancelled; the peer presenting it then is refused',
