@@ -7,12 +7,11 @@ import type { Page } from 'playwright-core';
 import { beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
+  assistantAndResearcher,
   axeInBothSchemes,
   describeInBrowser,
   openConversationWith,
-  pair,
   say,
-  scriptedRole,
   shoot,
   visible,
 } from './support/ui-harness';
@@ -26,9 +25,7 @@ describeInBrowser('an approved ask', () => {
   beforeAll(async () => {
     assertReady();
     const { alice, bob } = await scene.start();
-    await scriptedRole(alice, 'assistant', 'Helps alice with anything');
-    await scriptedRole(bob, 'researcher', 'Finds and checks facts');
-    await pair(bob, ['researcher'], alice, ['assistant']);
+    await assistantAndResearcher(alice, bob);
   }, 120_000);
 
   it(

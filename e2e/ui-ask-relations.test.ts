@@ -8,12 +8,11 @@ import type { Locator, Page } from 'playwright-core';
 import { beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
+  assistantAndResearcher,
   axeInBothSchemes,
   describeInBrowser,
   openConversationWith,
-  pair,
   say,
-  scriptedRole,
   shoot,
   until,
   visible,
@@ -34,9 +33,7 @@ describeInBrowser('asks under the line of the turn that made them', () => {
   beforeAll(async () => {
     assertReady();
     const { alice, bob } = await scene.start();
-    await scriptedRole(alice, 'assistant', 'Helps alice with anything');
-    await scriptedRole(bob, 'researcher', 'Finds and checks facts');
-    await pair(bob, ['researcher'], alice, []);
+    await assistantAndResearcher(alice, bob, []);
   }, 90_000);
 
   it(

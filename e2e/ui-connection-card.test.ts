@@ -3,13 +3,13 @@
 // each by its accessible name and the installation takes it (`connections.list` says so);
 // a member reads them and cannot change them. Chromium against two real `parley serve`
 // installations; the card is scanned by axe-core, light and dark.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import {
   assertReady,
+  assistantAndResearcher,
+  describeInBrowser,
   axeInBothSchemes,
   openSettings,
-  pair,
-  scriptedRole,
   until,
   visible,
   type Node,
@@ -27,13 +27,11 @@ async function bobAt(node: Node) {
 const trustOf = async (node: Node) => (await bobAt(node))?.trust;
 const sandboxRequired = async (node: Node) => (await bobAt(node))?.sandboxRequired;
 
-describe('the connection card', () => {
+describeInBrowser('the connection card', () => {
   beforeAll(async () => {
     assertReady();
     const { alice, bob } = await scene.start();
-    await scriptedRole(alice, 'assistant', 'Helps alice with anything');
-    await scriptedRole(bob, 'researcher', 'Finds and checks facts');
-    await pair(bob, ['researcher'], alice, ['assistant']);
+    await assistantAndResearcher(alice, bob);
     memberToken = (await alice.api.call('people.add', { name: 'dana', kind: 'member' })).token;
   }, 90_000);
 

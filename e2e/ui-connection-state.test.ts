@@ -10,13 +10,12 @@ import { beforeAll, expect, it } from 'vitest';
 import type { ApiClient } from '../test-support/api-client';
 import {
   assertReady,
+  assistantAndResearcher,
   axeInBothSchemes,
   openConversationWith,
   openSettings,
-  pair,
   restartNode,
   say,
-  scriptedRole,
   shoot,
   SMALL,
   threadCard,
@@ -66,9 +65,7 @@ describeInBrowser('the state of asks and links where people work', () => {
   beforeAll(async () => {
     assertReady();
     const { alice, bob } = await scene.start();
-    await scriptedRole(alice, 'assistant', 'Helps alice with anything');
-    await scriptedRole(bob, 'researcher', 'Finds and checks facts');
-    await pair(bob, ['researcher'], alice, []);
+    await assistantAndResearcher(alice, bob, []);
   }, 90_000);
 
   it(

@@ -10,14 +10,13 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Ledger } from '../shared/ledger';
 import {
   assertReady,
+  assistantAndResearcher,
   axeInBothSchemes,
   describeInBrowser,
   launchChromium,
   openConversationWith,
   openUi,
-  pair,
   say,
-  scriptedRole,
   shoot,
   startNode,
   stopNodes,
@@ -35,9 +34,7 @@ describeInBrowser('on your behalf', () => {
   beforeAll(async () => {
     assertReady();
     [alice, bob, browser] = await Promise.all([startNode('alice'), startNode('bob'), launchChromium()]);
-    await scriptedRole(alice, 'assistant', 'Helps alice with anything');
-    await scriptedRole(bob, 'researcher', 'Finds and checks facts');
-    await pair(bob, ['researcher'], alice, ['assistant']);
+    await assistantAndResearcher(alice, bob);
     const connection = (await alice.api.call('connections.list', {})).find((c) => c.name === 'bob')!;
     await alice.api.call('connections.setPolicy', { id: connection.id, outgoing: 'ask' });
   }, 90_000);

@@ -88,6 +88,16 @@ export async function pair(inviter: Node, inviterRoles: string[], acceptor: Node
   return { inviterSide: inviterSide.id, acceptorSide: acceptorSide.id };
 }
 
+/**
+ * Where most UI tests start: alice's `assistant` and bob's `researcher`, both scripted, and
+ * the two paired, bob's `researcher` exposed to alice and `aliceExposes` to bob.
+ */
+export async function assistantAndResearcher(alice: Node, bob: Node, aliceExposes = ['assistant']): Promise<void> {
+  await scriptedRole(alice, 'assistant', 'Helps alice with anything');
+  await scriptedRole(bob, 'researcher', 'Finds and checks facts');
+  await pair(bob, ['researcher'], alice, aliceExposes);
+}
+
 export interface Viewport {
   width: number;
   height: number;
