@@ -1,9 +1,68 @@
 // Several installations side by side on loopback, paired for real over mutual TLS.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { openTestInstallation, type TestInstallation } from './installation';
+import { createIdentity } from '../main/engine/identity';
+import { openDatabase } from '../main/store/database';
 import type { InstallationOptions } from '../main/installation';
 
 export async function openPeer(name: string, options: Partial<InstallationOptions> = {}): Promise<TestInstallation> {
   return openTestInstallation({ name, peerPort: 0, reconnect: { minMs: 50, maxMs: 500 }, ...options });
+}
+
+/**
+ * Two peers whose installation IDs sort as their names are given: `smaller` first. The
+ * duplicate rule keeps the link the smaller ID dialled, so its tests must know which side
+ * that is. Both identities are made anew until they sort that way (half of all pairs do),
+ * before either installation opens: keeping one and remaking the other could take
+ * thousands of tries when the kept ID sorts near an end.
+ */
+export async function openPeersInIdOrder(
+  smaller: string,
+  larger: string,
+): Promise<[smaller: TestInstallation, larger: TestInstallation]> {
+  const newFolder = () => mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
+  for (let tries = 0; tries < 64; tries++) {
+    const folders = [newFolder(), newFolder()] as const;
+    const [first, second] = await Promise.all([
+      createIdentity(folders[0], smaller),
+      createIdentity(folders[1], larger),
+    ]);
+    const removeFolders = () => {
+      for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+    };
+    if (first.fingerprint > second.fingerprint) {
+      removeFolders();
+      continue;
+    }
+    // A folder with an identity and no database is one whose database was lost: Parley
+    // refuses to start there. These are new, so each gets its empty database first.
+    for (const folder of folders) openDatabase(path.join(folder, 'parley.db')).close();
+    let a: TestInstallation | null = null;
+    try {
+      a = await openInFolder(smaller, folders[0]);
+      return [a, await openInFolder(larger, folders[1])];
+    } catch (error) {
+      await a?.close();
+      removeFolders();
+      throw error;
+    }
+  }
+  throw new Error('64 pairs of identities all sorted the wrong way: the IDs are not random');
+}
+
+/** A peer in a data folder made for it, which goes with it when it closes. */
+async function openInFolder(name: string, dataDir: string): Promise<TestInstallation> {
+  const t = await openPeer(name, { dataDir });
+  return {
+    ...t,
+    async close() {
+      await t.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(t.installation.rolesDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** `inviter` invites `acceptor`; each exposes the given roles to the other. Resolves once both see the link. */

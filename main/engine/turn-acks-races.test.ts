@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary } from '../../shared/domain';
 import { HoldProxy } from '../../test-support/hold-proxy';
 import type { TestInstallation } from '../../test-support/installation';
-import { openPeer, pair } from '../../test-support/network';
+import { openPeer, openPeersInIdOrder, pair } from '../../test-support/network';
 
 const open: TestInstallation[] = [];
 const proxies: HoldProxy[] = [];
@@ -21,11 +21,6 @@ async function peer(name: string): Promise<TestInstallation> {
   const t = await openPeer(name);
   open.push(t);
   return t;
-}
-
-async function close(t: TestInstallation): Promise<void> {
-  open.splice(open.indexOf(t), 1);
-  await t.close();
 }
 
 /** A proxy in front of `t`, whose address `t` announces from now on. */
@@ -44,12 +39,9 @@ const pendingAt = (t: TestInstallation) =>
 describe('turn states when both sides dial at once', { timeout: 90_000 }, () => {
   it('a state left on the link the duplicate rule closes arrives after the newer one: the ask still ends stopped', async () => {
     // bob's ID is the smaller, so the link bob dials wins the duplicate rule at both ends.
-    const bob = await peer('bob');
-    let alice = await peer('alice');
-    while (alice.installation.id < bob.installation.id) {
-      await close(alice);
-      alice = await peer('alice');
-    }
+    const [bob, alice] = await openPeersInIdOrder('bob', 'alice');
+    open.push(bob, alice);
+    expect(bob.installation.id < alice.installation.id).toBe(true);
     const atAlice = await front(alice);
     const atBob = await front(bob);
     const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });

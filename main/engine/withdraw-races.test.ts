@@ -12,7 +12,7 @@ import { getRoleByName } from '../store/queries/roles';
 import { findRun } from '../store/queries/runs';
 import { HoldProxy } from '../../test-support/hold-proxy';
 import type { TestInstallation } from '../../test-support/installation';
-import { openPeer, pair } from '../../test-support/network';
+import { openPeer, openPeersInIdOrder, pair } from '../../test-support/network';
 
 const open: TestInstallation[] = [];
 const proxies: HoldProxy[] = [];
@@ -27,11 +27,6 @@ async function peer(name: string): Promise<TestInstallation> {
   const t = await openPeer(name);
   open.push(t);
   return t;
-}
-
-async function close(t: TestInstallation): Promise<void> {
-  open.splice(open.indexOf(t), 1);
-  await t.close();
 }
 
 const noneRunning = (t: TestInstallation) =>
@@ -202,12 +197,9 @@ describe('withdraw when the second hop already ended', { timeout: 120_000 }, () 
 describe('withdraw while the ask is on a link being replaced', { timeout: 90_000 }, () => {
   it('the withdrawal comes by the new link, the text late by the old one: bob never works on it', async () => {
     // alice's ID is the smaller, so the link alice dials wins the duplicate rule at both ends.
-    const bob = await peer('bob');
-    let alice = await peer('alice');
-    while (alice.installation.id > bob.installation.id) {
-      await close(alice);
-      alice = await peer('alice');
-    }
+    const [alice, bob] = await openPeersInIdOrder('alice', 'bob');
+    open.push(alice, bob);
+    expect(alice.installation.id < bob.installation.id).toBe(true);
     const atAlice = await HoldProxy.start(alice.installation.peerAddress!);
     const atBob = await HoldProxy.start(bob.installation.peerAddress!);
     proxies.push(atAlice, atBob);
