@@ -7,6 +7,13 @@ import type { MethodName, ParamsOf, ResultOf } from '../shared/api-contract';
 import type { Person } from '../shared/domain';
 import { openInstallation, type Installation, type InstallationOptions } from '../main/installation';
 import { log } from '../main/log';
+import { defaultRolesDir } from '../main/sandbox/folders';
+
+/** Removes a data folder a test made, and the roles' folder an installation puts beside it. */
+export function removeDataFolder(dataDir: string): void {
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(defaultRolesDir(dataDir), { recursive: true, force: true });
+}
 
 export interface TestInstallation {
   installation: Installation;
@@ -18,10 +25,20 @@ export interface TestInstallation {
     what: string,
     timeoutMs?: number,
   ): Promise<T>;
+  /**
+   * A restart: closes the installation, keeping its folders, runs `whileDown`, and opens
+   * it again on them with the first options and `overrides`. The new one removes the
+   * folders when it closes if this one would have.
+   */
+  restart(overrides?: Partial<InstallationOptions>, whileDown?: () => Promise<void>): Promise<TestInstallation>;
   close(): Promise<void>;
 }
 
-export async function openTestInstallation(options: Partial<InstallationOptions> = {}): Promise<TestInstallation> {
+export async function openTestInstallation(
+  options: Partial<InstallationOptions> = {},
+  /** Whether its folders go when it closes: yes for one made here. */
+  ownsFolders = !options.dataDir,
+): Promise<TestInstallation> {
   log.setQuiet(true);
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
   // Tests make their own roles: no first-run `assistant` unless a test asks for it.
@@ -38,6 +55,10 @@ export async function openTestInstallation(options: Partial<InstallationOptions>
     <M extends MethodName>(method: M, params: ParamsOf<M>) =>
       installation.call({ person }, method, params) as Promise<ResultOf<M>>;
   const ownerPerson = installation.owner();
+  const removeFolders = () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(installation.rolesDir, { recursive: true, force: true });
+  };
   return {
     installation,
     as,
@@ -61,12 +82,19 @@ export async function openTestInstallation(options: Partial<InstallationOptions>
         });
       }
     },
+    async restart(overrides = {}, whileDown) {
+      await installation.close();
+      try {
+        await whileDown?.();
+        return await openTestInstallation({ ...options, ...overrides, dataDir }, ownsFolders);
+      } catch (error) {
+        if (ownsFolders) removeFolders();
+        throw error;
+      }
+    },
     async close() {
       await installation.close();
-      if (!options.dataDir) {
-        rmSync(dataDir, { recursive: true, force: true });
-        rmSync(installation.rolesDir, { recursive: true, force: true });
-      }
+      if (ownsFolders) removeFolders();
     },
   };
 }

@@ -1,14 +1,20 @@
 // Several installations side by side on loopback, paired for real over mutual TLS.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openTestInstallation, type TestInstallation } from './installation';
+import { openTestInstallation, removeDataFolder, type TestInstallation } from './installation';
 import { createIdentity } from '../main/engine/identity';
 import { openDatabase } from '../main/store/database';
 import type { InstallationOptions } from '../main/installation';
 
-export async function openPeer(name: string, options: Partial<InstallationOptions> = {}): Promise<TestInstallation> {
-  return openTestInstallation({ name, peerPort: 0, reconnect: { minMs: 50, maxMs: 500 }, ...options });
+export async function openPeer(
+  name: string,
+  options: Partial<InstallationOptions> = {},
+  /** Whether its folders go when it closes: by default, only when it made them. */
+  ownsFolders?: boolean,
+): Promise<TestInstallation> {
+  const all = { name, peerPort: 0, reconnect: { minMs: 50, maxMs: 500 }, ...options };
+  return openTestInstallation(all, ownsFolders ?? !all.dataDir);
 }
 
 /**
@@ -30,7 +36,7 @@ export async function openPeersInIdOrder(
       createIdentity(folders[1], larger),
     ]);
     const removeFolders = () => {
-      for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+      for (const folder of folders) removeDataFolder(folder);
     };
     if (first.fingerprint > second.fingerprint) {
       removeFolders();
@@ -41,8 +47,8 @@ export async function openPeersInIdOrder(
     for (const folder of folders) openDatabase(path.join(folder, 'parley.db')).close();
     let a: TestInstallation | null = null;
     try {
-      a = await openInFolder(smaller, folders[0]);
-      return [a, await openInFolder(larger, folders[1])];
+      a = await openPeer(smaller, { dataDir: folders[0] }, true);
+      return [a, await openPeer(larger, { dataDir: folders[1] }, true)];
     } catch (error) {
       await a?.close();
       removeFolders();
@@ -50,19 +56,6 @@ export async function openPeersInIdOrder(
     }
   }
   throw new Error('64 pairs of identities all sorted the wrong way: the IDs are not random');
-}
-
-/** A peer in a data folder made for it, which goes with it when it closes. */
-async function openInFolder(name: string, dataDir: string): Promise<TestInstallation> {
-  const t = await openPeer(name, { dataDir });
-  return {
-    ...t,
-    async close() {
-      await t.close();
-      rmSync(dataDir, { recursive: true, force: true });
-      rmSync(t.installation.rolesDir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** `inviter` invites `acceptor`; each exposes the given roles to the other. Resolves once both see the link. */

@@ -113,13 +113,14 @@ export const newThreadId = () => randomBytes(16).toString('base64url');
 /**
  * A paired identity for a hand-driven peer: a real installation named `name` makes
  * `roles` (scripted), accepts `code` exposing `exposes`, waits until it is online with
- * the inviter's roles, and closes. From then on the test speaks for it with RawPeer.
+ * the inviter's roles, and closes, its folders removed: only the identity, in memory, is
+ * left. From then on the test speaks for it with RawPeer.
  */
 export async function standInIdentity(
   name: string,
   code: string,
   options: { roles?: string[]; exposes?: string[] } = {},
-): Promise<{ identity: Identity; fingerprint: string; close(): Promise<void> }> {
+): Promise<{ identity: Identity; fingerprint: string }> {
   const stand = await openPeer(name);
   for (const role of options.roles ?? [])
     await stand.owner('roles.create', { name: role, agent: { adapter: 'scripted' } });
@@ -129,6 +130,6 @@ export async function standInIdentity(
     return connection?.online && connection.peerRoles.length > 0;
   }, `${name} to be online with the inviter’s roles`);
   const identity = stand.installation.identity;
-  await stand.installation.close();
-  return { identity, fingerprint: identity.fingerprint, close: () => stand.close() };
+  await stand.close();
+  return { identity, fingerprint: identity.fingerprint };
 }

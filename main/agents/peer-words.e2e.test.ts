@@ -101,7 +101,6 @@ describe('a peer’s words reach an agent only as data', () => {
   let alice: TestInstallation;
   let raw: RawPeer;
   let model: Awaited<ReturnType<typeof chatServer>>;
-  let closeStandIn: () => Promise<void>;
   const states: Record<string, string> = {};
 
   beforeAll(async () => {
@@ -134,7 +133,6 @@ describe('a peer’s words reach an agent only as data', () => {
     for (const [name, agent] of Object.entries(agents)) await alice.owner('roles.create', { name, agent });
     const { code } = await alice.owner('connections.invite', { roles: Object.keys(agents) });
     const mallory = await standInIdentity('mallory', code, { roles: ['helper'], exposes: ['helper'] });
-    closeStandIn = () => mallory.close();
     raw = await RawPeer.dial(mallory.identity, alice.installation.peerAddress!, alice.installation.id, {
       type: 'hello',
       protocol: 2,
@@ -152,7 +150,6 @@ describe('a peer’s words reach an agent only as data', () => {
   afterAll(async () => {
     raw?.close();
     await alice?.close();
-    await closeStandIn?.();
     await model?.close();
     rmSync(dir, { recursive: true, force: true });
   });

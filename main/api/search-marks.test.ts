@@ -19,7 +19,6 @@ describe('search snippets and a peer’s text', () => {
     // The role's agent is never started: the text only has to be stored and indexed.
     const { code } = await alice.owner('connections.invite', { roles: ['assistant'] });
     const mallory = await standInIdentity('mallory', code, { roles: ['helper'], exposes: ['helper'] });
-    open.push(mallory);
     const raw = await RawPeer.dial(mallory.identity, alice.installation.peerAddress!, alice.installation.id, {
       type: 'hello',
       protocol: 2,

@@ -2,7 +2,6 @@
 // TLS on loopback, real scripted agents and a real SQLite file: a peer's refusal shows
 // to whoever reads the ask and to nobody else, a peer's pause or revoke to the owners,
 // answers and news as unread marks that opening clears, and all of it survives a restart.
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AttentionItem, AttentionList } from '../../shared/attention';
 import { ApiError, type AppEvent, type MethodName, type ParamsOf, type ResultOf } from '../../shared/api-contract';
@@ -337,7 +336,6 @@ describe('reading the list', () => {
 describe('what a person has read is stored', () => {
   it('survives a restart: read stays read, unread stays unread, and the floor keeps up', async () => {
     const first = await openTestInstallation();
-    const dataDir = first.installation.dataDir;
     const role = await first.owner('roles.create', { name: 'assistant', agent: scripted });
     const one = await first.owner('conversations.open', { roleId: role.id });
     const other = await first.owner('roles.create', { name: 'writer', agent: scripted });
@@ -355,9 +353,7 @@ describe('what a person has read is stored', () => {
       (m) => m.author.kind === 'role',
     )!;
     expect(readFloor(first.installation.db, ownerId).message_id).toBe(answerTwo.id - 1);
-    await first.installation.close();
-
-    const again = await openTestInstallation({ dataDir });
+    const again = await first.restart();
     try {
       const listed = await again.owner('attention.list', {});
       expect(keysOf(listed)).toEqual([`answer:conversation:${two.id}`]);
@@ -371,7 +367,6 @@ describe('what a person has read is stored', () => {
       expect(db.prepare('SELECT count(*) FROM read_marks WHERE person_id = ?').pluck().get(ownerId)).toBe(0);
     } finally {
       await again.close();
-      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -19,12 +19,12 @@ async function peer(name: string, options: Parameters<typeof openPeer>[1] = {}) 
   return t;
 }
 /** Closes and reopens an installation on the same data folder and port. */
-async function restart(t: TestInstallation, name: string) {
-  const dataDir = t.installation.dataDir;
+async function restart(t: TestInstallation) {
   const port = Number(t.installation.peerAddress!.split(':')[1]);
   open.splice(open.indexOf(t), 1);
-  await t.installation.close();
-  return peer(name, { dataDir, peerPort: port });
+  const again = await t.restart({ peerPort: port });
+  open.push(again);
+  return again;
 }
 
 /** alice (assistant) ↔ bob (researcher), both scripted, each exposing its role to the other. */
@@ -212,7 +212,7 @@ describe('outgoing texts that ask first (DESIGN §11.9)', () => {
     await alice.owner('connections.setQueueLimit', { id: aliceToBob, limit: 1 });
     await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: after the restart?' });
     await pending(alice, 1);
-    alice = await restart(alice, 'alice');
+    alice = await restart(alice);
     await alice.waitFor(async () => (await alice.owner('connections.list', {}))[0]!.online, 'alice back online');
     const [approval] = await pending(alice, 1);
     const thread = await threadUnder(alice, conversation.id);

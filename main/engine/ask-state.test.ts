@@ -5,7 +5,7 @@
 // text that a pause failed, and a deleted root's title stays with its agent
 // conversations. Real installations over mutual TLS; where the test must be an older
 // peer or say something a real one would not, the peer is driven by hand.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
@@ -14,7 +14,7 @@ import type { ThreadSummary, TextView, TurnSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
 import { getThread, threadByWireId } from '../store/queries/threads';
-import type { TestInstallation } from '../../test-support/installation';
+import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
 import { newThreadId, RawPeer, standInIdentity } from '../../test-support/raw-peer';
 import { until } from '../../test-support/until';
@@ -29,7 +29,7 @@ afterEach(async () => {
   for (const raw of raws.splice(0)) raw.close();
   for (const p of processes.splice(0)) await p.kill();
   for (const t of open.splice(0)) await t.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) removeDataFolder(dir);
 });
 
 async function peer(name: string, dataDir?: string) {

@@ -22,12 +22,13 @@ async function peer(name: string, options: Parameters<typeof openPeer>[1] = {}) 
   open.push(t);
   return t;
 }
-async function restart(t: TestInstallation, name: string, options: Parameters<typeof openPeer>[1] = {}) {
-  const dataDir = t.installation.dataDir;
+/** Closes and reopens an installation on the same data folder and port. */
+async function restart(t: TestInstallation, whileDown?: () => Promise<void>) {
   const port = Number(t.installation.peerAddress!.split(':')[1]);
   open.splice(open.indexOf(t), 1);
-  await t.installation.close();
-  return peer(name, { dataDir, peerPort: port, ...options });
+  const again = await t.restart({ peerPort: port }, whileDown);
+  open.push(again);
+  return again;
 }
 
 async function setup(options: Parameters<typeof openPeer>[1] = {}) {
@@ -48,19 +49,16 @@ describe('connections', () => {
     const setupResult = await setup();
     const { bob, conversation } = setupResult;
     let { alice } = setupResult;
-    const bobDir = bob.installation.dataDir;
-    const bobPort = Number(bob.installation.peerAddress!.split(':')[1]);
-    open.splice(open.indexOf(bob), 1);
-    await bob.installation.close();
-    await alice.waitFor(async () => !(await alice.owner('connections.list', {}))[0]!.online, 'bob offline');
-    await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: are you back?' });
-    await alice.waitFor(async () => {
-      const [t] = await alice.owner('threads.list', { root: { kind: 'conversation', id: conversation.id } });
-      return t?.counts.queued === 1;
-    }, 'the queued text');
-    // The sender restarts as well: the queued text is in its database, not its memory.
-    alice = await restart(alice, 'alice');
-    await peer('bob', { dataDir: bobDir, peerPort: bobPort });
+    await restart(bob, async () => {
+      await alice.waitFor(async () => !(await alice.owner('connections.list', {}))[0]!.online, 'bob offline');
+      await alice.owner('conversations.send', { id: conversation.id, text: 'ask bob/researcher: are you back?' });
+      await alice.waitFor(async () => {
+        const [t] = await alice.owner('threads.list', { root: { kind: 'conversation', id: conversation.id } });
+        return t?.counts.queued === 1;
+      }, 'the queued text');
+      // The sender restarts as well: the queued text is in its database, not its memory.
+      alice = await restart(alice);
+    });
     const answer = await alice.waitFor(async () => {
       const { messages } = await alice.owner('conversations.get', { id: conversation.id });
       return messages.find((m) => m.body.startsWith('bob/researcher says'))?.body;
@@ -110,7 +108,7 @@ describe('connections', () => {
     const { alice, bob, assistant, acceptorConnectionId } = await setup();
     await alice.owner('connections.setQueueLimit', { id: acceptorConnectionId, limit: 2 });
     open.splice(open.indexOf(bob), 1);
-    await bob.installation.close();
+    await bob.close();
     await alice.waitFor(async () => !(await alice.owner('connections.list', {}))[0]!.online, 'bob offline');
     // Three different roots, as three tasks' runs would send.
     const runs = [];
@@ -352,6 +350,5 @@ describe('what a peer says about itself', () => {
     // her backoff was not reset by them (only a dial of hers that works resets it).
     expect(attempts[0]).toBeGreaterThanOrEqual(1);
     expect(attempts).toEqual(attempts.map(() => attempts[0]));
-    await bob.close();
   });
 });

@@ -4,11 +4,12 @@
 // Run once over the direct carrier and once over the DHT on a loopback testnet, where the
 // invitation holds no address and each side finds the other only by its DHT key.
 import createTestnet, { type Testnet } from '@hyperswarm/testnet';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
+import { removeDataFolder } from '../../test-support/installation';
 
 interface Progress {
   running: boolean;
@@ -63,7 +64,7 @@ describe.each(carriers)('crashes during traffic over $name', (carrier) => {
   afterEach(async () => {
     for (const peer of peers) await peer.kill();
     peers.clear();
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+    for (const dir of dirs.splice(0)) removeDataFolder(dir);
   });
 
   it(`loses, repeats and reorders nothing when either side is killed -9 at random points during ${THREADS * PER_THREAD} texts over ${THREADS} agent conversations`, async () => {

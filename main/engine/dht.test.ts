@@ -128,12 +128,14 @@ describe('the DHT carrier', () => {
     for (const side of ['bob', 'alice'] as const) {
       const restarting = side === 'bob' ? bob : alice;
       const other = side === 'bob' ? alice : bob;
-      const dataDir = restarting.installation.dataDir;
       open.splice(open.indexOf(restarting), 1);
-      await restarting.installation.close();
-      await other.waitFor(async () => !(await other.owner('connections.list', {}))[0]!.online, `${side} offline`);
-      const started = Date.now();
-      const back = await keyOnly(side, { dataDir });
+      let started = 0;
+      const back = await restarting.restart({}, async () => {
+        await other.waitFor(async () => !(await other.owner('connections.list', {}))[0]!.online, `${side} offline`);
+        started = Date.now();
+      });
+      open.push(back);
+      back.installation.engine.setAddress(null);
       await online(back, other.installation.id);
       await online(other, back.installation.id);
       expect(Date.now() - started).toBeLessThan(5_000);
@@ -356,10 +358,9 @@ describe('the DHT carrier', () => {
       problem: null,
       relay: null,
     });
-    const dataDir = alice.installation.dataDir;
     open.splice(open.indexOf(alice), 1);
-    await alice.installation.close();
-    const again = await peer('alice', { dataDir, peers: { kind: 'remembered' }, peerPort: undefined });
+    const again = await alice.restart();
+    open.push(again);
     expect((await again.owner('network.get', {})).dht.state).toBe('off');
     const on = await again.owner('network.update', { dht: true });
     expect(on.dht).toMatchObject({ state: 'on', key: again.installation.engine.dhtKey });

@@ -2,7 +2,7 @@
 // when the owner pauses, a rejection that comes late, a crash during the pause's grace.
 // alice and bob are real installations; where the test must hold back an ack or send
 // a late rejection, one side is driven by hand with a real, paired identity.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import type { ThreadSummary, TextView, TurnSummary } from '../../shared/domain';
 import { processAlive } from '../runs/process-tree';
 import { runnableRuns } from '../store/queries/runs';
 import { agentPidsIn, edgeAgent, killAgentsIn } from '../../test-support/edge-agent';
-import type { TestInstallation } from '../../test-support/installation';
+import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
 import { openPeer } from '../../test-support/network';
 import { RawPeer, standInIdentity } from '../../test-support/raw-peer';
 import { until } from '../../test-support/until';
@@ -26,7 +26,7 @@ afterEach(async () => {
   for (const p of processes.splice(0)) await p.kill();
   for (const t of open.splice(0)) await t.close();
   for (const file of pidFiles.splice(0)) killAgentsIn(file);
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) removeDataFolder(dir);
 });
 
 function tempDir(prefix: string): string {

@@ -4,12 +4,12 @@
 // -9 twice while her agent works — alice's ask reaches an end with no agent running
 // anywhere: bob's ask line first says he waits on carol (`relayed`), then bob's agent is
 // told that its ask ended unanswered and its turn's output goes back to alice.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary } from '../../shared/domain';
-import type { TestInstallation } from '../../test-support/installation';
+import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
 import { until } from '../../test-support/until';
 import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
@@ -20,7 +20,7 @@ const dirs: string[] = [];
 afterEach(async () => {
   for (const p of processes.splice(0)) await p.kill();
   for (const t of open.splice(0)) await t.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) removeDataFolder(dir);
 });
 
 async function peer(name: string) {

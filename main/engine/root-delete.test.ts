@@ -1,6 +1,6 @@
 // Deleting a root at its edge (DESIGN §11.6, "Deleting a root is one step"): kill -9
 // while the agents of its agent conversations are being stopped.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { agentPidsIn, edgeAgent, killAgentsIn } from '../../test-support/edge-ag
 import { RawPeer, standInIdentity } from '../../test-support/raw-peer';
 import { until } from '../../test-support/until';
 import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
+import { removeDataFolder } from '../../test-support/installation';
 
 const processes: WirePeer[] = [];
 const dirs: string[] = [];
@@ -19,7 +20,7 @@ afterEach(async () => {
   for (const raw of raws.splice(0)) raw.close();
   for (const p of processes.splice(0)) await p.kill();
   for (const file of pidFiles.splice(0)) killAgentsIn(file);
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) removeDataFolder(dir);
 });
 
 function tempDir(prefix: string): string {

@@ -3,7 +3,7 @@
 // a rejection after the stop. Real installations, linked in memory and over mutual TLS;
 // where the test must reject late or hold back an ack, the peer is driven by hand with a
 // real, paired identity over TLS.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import type { Conversation, Message, Role, TextView, TurnSummary } from '../../s
 import { processAlive } from '../runs/process-tree';
 import { runnableRuns } from '../store/queries/runs';
 import { agentPidsIn, edgeAgent, killAgentsIn } from '../../test-support/edge-agent';
-import type { TestInstallation } from '../../test-support/installation';
+import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
 import { memoryNetwork } from '../../test-support/memory-network';
 import { noticesTakenBy } from '../../test-support/notices';
 import { openPeer, pair } from '../../test-support/network';
@@ -29,7 +29,7 @@ afterEach(async () => {
   for (const p of processes.splice(0)) await p.kill();
   for (const t of open.splice(0)) await t.close();
   for (const file of pidFiles.splice(0)) killAgentsIn(file);
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) removeDataFolder(dir);
 });
 
 function tempDir(prefix: string): string {

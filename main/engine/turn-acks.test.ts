@@ -5,14 +5,14 @@
 // here failed on the wire is known to have arrived once the peer's turn names it. Real
 // installations over mutual TLS; where the peer must do what a real one would not (not
 // acknowledge, die at a chosen frame), the test speaks for it.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConnectionSummary, TextView, ThreadSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
-import type { TestInstallation } from '../../test-support/installation';
+import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
 import { HoldProxy } from '../../test-support/hold-proxy';
 import { openPeer } from '../../test-support/network';
 import { newThreadId, RawPeer, standInIdentity } from '../../test-support/raw-peer';
@@ -35,7 +35,7 @@ afterEach(async () => {
     await p.kill();
   }
   for (const t of open.splice(0)) await t.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) removeDataFolder(dir);
 });
 
 function tempDir(name: string): string {

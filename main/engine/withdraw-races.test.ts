@@ -3,7 +3,7 @@
 // a link the duplicate rule is replacing. Real installations over mutual TLS, each with
 // real agent processes; a proxy of the test's (test-support/hold-proxy.ts) holds bytes
 // where a race needs them held.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import type { ThreadSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { findRun } from '../store/queries/runs';
 import { HoldProxy } from '../../test-support/hold-proxy';
-import type { TestInstallation } from '../../test-support/installation';
+import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
 import { openPeer, openPeersInIdOrder, pair } from '../../test-support/network';
 
 const open: TestInstallation[] = [];
@@ -20,7 +20,7 @@ const dirs: string[] = [];
 afterEach(async () => {
   for (const proxy of proxies.splice(0)) await proxy.close();
   for (const t of open.splice(0)) await t.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) removeDataFolder(dir);
 });
 
 async function peer(name: string): Promise<TestInstallation> {

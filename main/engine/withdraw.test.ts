@@ -1,12 +1,12 @@
 // Withdraw down the chain (DESIGN §12.6), pause told (§12.7) and a decline told, across
 // real installations paired over mutual TLS, each running the scripted agent as a real
 // process. Where a hop must crash mid-way, it is a separate process killed with SIGKILL.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary, TextView } from '../../shared/domain';
-import type { TestInstallation } from '../../test-support/installation';
+import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
 import { noticesTakenBy } from '../../test-support/notices';
 import { RawPeer, standInIdentity } from '../../test-support/raw-peer';
@@ -22,7 +22,7 @@ afterEach(async () => {
   for (const raw of raws.splice(0)) raw.close();
   for (const p of processes.splice(0)) await p.kill();
   for (const t of open.splice(0)) await t.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) removeDataFolder(dir);
 });
 
 async function peer(name: string, dataDir?: string): Promise<TestInstallation> {
@@ -199,11 +199,11 @@ describe('pause told (DESIGN §12.7)', () => {
 
   it('is told again on the next link: a pause made while bob was away reaches him when he is back', async () => {
     const { alice, bob, aliceToBob } = await aliceAndBob();
-    const bobDir = bob.installation.dataDir;
-    await bob.installation.close();
     open.splice(open.indexOf(bob), 1);
-    await alice.owner('connections.pause', { id: aliceToBob });
-    const again = await peer('bob', bobDir);
+    const again = await bob.restart({}, async () => {
+      await alice.owner('connections.pause', { id: aliceToBob });
+    });
+    open.push(again);
     await again.waitFor(async () => {
       const [c] = await again.owner('connections.list', {});
       return c?.peerPausedAt ? c : undefined;

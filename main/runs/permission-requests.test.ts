@@ -1,7 +1,6 @@
 // An agent's request to use a tool waits for a person (DESIGN §11.9), in the same place
 // as held texts: a real installation, a real agent process asking through the role API
 // with its turn's token (as the acp worker does), a person deciding through the app API.
-import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApprovalView, Person } from '../../shared/domain';
@@ -9,10 +8,8 @@ import { projectRoot } from '../paths';
 import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 
 const open: TestInstallation[] = [];
-const dirs: string[] = [];
 afterEach(async () => {
   for (const t of open.splice(0)) await t.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 const asker = {
@@ -100,11 +97,8 @@ describe('permission requests (DESIGN §11.9)', () => {
     const first = await setup();
     await first.asDave('conversations.send', { id: first.conversation.id, text: 'migrate' });
     const [before] = await waiting(first.t, first.dave);
-    const dataDir = first.t.installation.dataDir;
-    dirs.push(dataDir);
     open.splice(open.indexOf(first.t), 1);
-    await first.t.installation.close();
-    const t = await openTestInstallation({ dataDir, stopGraceMs: 500 });
+    const t = await first.t.restart({ stopGraceMs: 500 });
     open.push(t);
     const [after] = await waiting(t, first.dave);
     expect(after!.id).not.toBe(before!.id);
