@@ -74,7 +74,6 @@ export async function startStory(
   await pair(bob, alice, { inviter: ['researcher'], acceptor: ['assistant'] });
   const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
   const detail = () => alice.owner('conversations.get', { id: conversation.id });
-  const aliceDir = alice.installation.dataDir;
 
   const story: Story = {
     server,
@@ -147,16 +146,13 @@ export async function startStory(
       return lines.join('\n');
     },
     async restartAlice() {
-      const dataDir = alice.installation.dataDir;
       const port = Number(alice.installation.peerAddress!.split(':')[1]);
-      await alice.installation.close();
-      alice = await openPeer('alice', { ...peerOptions, dataDir, peerPort: port });
+      alice = await alice.restart({ peerPort: port });
     },
     async close() {
       await alice.close();
       await bob.close();
       await server.close();
-      rmSync(aliceDir, { recursive: true, force: true });
       rmSync(base, { recursive: true, force: true });
     },
   };

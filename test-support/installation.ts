@@ -7,13 +7,6 @@ import type { MethodName, ParamsOf, ResultOf } from '../shared/api-contract';
 import type { Person } from '../shared/domain';
 import { openInstallation, type Installation, type InstallationOptions } from '../main/installation';
 import { log } from '../main/log';
-import { defaultRolesDir } from '../main/sandbox/folders';
-
-/** Removes a data folder a test made, and the roles' folder an installation puts beside it. */
-export function removeDataFolder(dataDir: string): void {
-  rmSync(dataDir, { recursive: true, force: true });
-  rmSync(defaultRolesDir(dataDir), { recursive: true, force: true });
-}
 
 export interface TestInstallation {
   installation: Installation;

@@ -2,7 +2,8 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openTestInstallation, removeDataFolder, type TestInstallation } from './installation';
+import { removeDataDir } from './data-folder';
+import { openTestInstallation, type TestInstallation } from './installation';
 import { createIdentity } from '../main/engine/identity';
 import { openDatabase } from '../main/store/database';
 import type { InstallationOptions } from '../main/installation';
@@ -36,7 +37,7 @@ export async function openPeersInIdOrder(
       createIdentity(folders[1], larger),
     ]);
     const removeFolders = () => {
-      for (const folder of folders) removeDataFolder(folder);
+      for (const folder of folders) removeDataDir(folder);
     };
     if (first.fingerprint > second.fingerprint) {
       removeFolders();

@@ -1,12 +1,12 @@
 // Starts `parley serve` as a real child process with its own data folder, the way a
 // person would, and waits for it to print its address.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../main/paths';
 import type { ServeInfo } from '../main/serve';
 import { ApiClient } from './api-client';
+import { makeDataDir } from './data-folder';
 
 export interface ServeProcess {
   dataDir: string;
@@ -24,9 +24,7 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
-export function makeDataDir(prefix = 'parley-'): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
-}
+export { makeDataDir, removeDataDir } from './data-folder';
 
 export async function startServe(options: {
   name: string;
@@ -151,8 +149,4 @@ export function runServeToExit(
       resolve({ code, stdout, stderr });
     });
   });
-}
-
-export function removeDataDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
 }

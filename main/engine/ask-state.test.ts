@@ -14,7 +14,8 @@ import type { ThreadSummary, TextView, TurnSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
 import { getThread, threadByWireId } from '../store/queries/threads';
-import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
+import { removeDataDir } from '../../test-support/data-folder';
+import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
 import { newThreadId, RawPeer, standInIdentity } from '../../test-support/raw-peer';
 import { until } from '../../test-support/until';
@@ -29,7 +30,7 @@ afterEach(async () => {
   for (const raw of raws.splice(0)) raw.close();
   for (const p of processes.splice(0)) await p.kill();
   for (const t of open.splice(0)) await t.close();
-  for (const dir of dirs.splice(0)) removeDataFolder(dir);
+  for (const dir of dirs.splice(0)) removeDataDir(dir);
 });
 
 async function peer(name: string, dataDir?: string) {

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
-import { removeDataFolder } from '../../test-support/installation';
+import { removeDataDir } from '../../test-support/data-folder';
 
 interface Progress {
   running: boolean;
@@ -64,7 +64,7 @@ describe.each(carriers)('crashes during traffic over $name', (carrier) => {
   afterEach(async () => {
     for (const peer of peers) await peer.kill();
     peers.clear();
-    for (const dir of dirs.splice(0)) removeDataFolder(dir);
+    for (const dir of dirs.splice(0)) removeDataDir(dir);
   });
 
   it(`loses, repeats and reorders nothing when either side is killed -9 at random points during ${THREADS * PER_THREAD} texts over ${THREADS} agent conversations`, async () => {

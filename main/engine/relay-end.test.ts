@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary } from '../../shared/domain';
-import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
+import { removeDataDir } from '../../test-support/data-folder';
+import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
 import { until } from '../../test-support/until';
 import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
@@ -20,7 +21,7 @@ const dirs: string[] = [];
 afterEach(async () => {
   for (const p of processes.splice(0)) await p.kill();
   for (const t of open.splice(0)) await t.close();
-  for (const dir of dirs.splice(0)) removeDataFolder(dir);
+  for (const dir of dirs.splice(0)) removeDataDir(dir);
 });
 
 async function peer(name: string) {

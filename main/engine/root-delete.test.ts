@@ -10,7 +10,7 @@ import { agentPidsIn, edgeAgent, killAgentsIn } from '../../test-support/edge-ag
 import { RawPeer, standInIdentity } from '../../test-support/raw-peer';
 import { until } from '../../test-support/until';
 import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
-import { removeDataFolder } from '../../test-support/installation';
+import { removeDataDir } from '../../test-support/data-folder';
 
 const processes: WirePeer[] = [];
 const dirs: string[] = [];
@@ -20,7 +20,7 @@ afterEach(async () => {
   for (const raw of raws.splice(0)) raw.close();
   for (const p of processes.splice(0)) await p.kill();
   for (const file of pidFiles.splice(0)) killAgentsIn(file);
-  for (const dir of dirs.splice(0)) removeDataFolder(dir);
+  for (const dir of dirs.splice(0)) removeDataDir(dir);
 });
 
 function tempDir(prefix: string): string {

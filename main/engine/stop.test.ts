@@ -11,7 +11,8 @@ import type { Conversation, Message, Role, TextView, TurnSummary } from '../../s
 import { processAlive } from '../runs/process-tree';
 import { runnableRuns } from '../store/queries/runs';
 import { agentPidsIn, edgeAgent, killAgentsIn } from '../../test-support/edge-agent';
-import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
+import { removeDataDir } from '../../test-support/data-folder';
+import type { TestInstallation } from '../../test-support/installation';
 import { memoryNetwork } from '../../test-support/memory-network';
 import { noticesTakenBy } from '../../test-support/notices';
 import { openPeer, pair } from '../../test-support/network';
@@ -29,7 +30,7 @@ afterEach(async () => {
   for (const p of processes.splice(0)) await p.kill();
   for (const t of open.splice(0)) await t.close();
   for (const file of pidFiles.splice(0)) killAgentsIn(file);
-  for (const dir of dirs.splice(0)) removeDataFolder(dir);
+  for (const dir of dirs.splice(0)) removeDataDir(dir);
 });
 
 function tempDir(prefix: string): string {

@@ -12,7 +12,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConnectionSummary, TextView, ThreadSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
-import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
+import { removeDataDir } from '../../test-support/data-folder';
+import type { TestInstallation } from '../../test-support/installation';
 import { HoldProxy } from '../../test-support/hold-proxy';
 import { openPeer } from '../../test-support/network';
 import { newThreadId, RawPeer, standInIdentity } from '../../test-support/raw-peer';
@@ -35,7 +36,7 @@ afterEach(async () => {
     await p.kill();
   }
   for (const t of open.splice(0)) await t.close();
-  for (const dir of dirs.splice(0)) removeDataFolder(dir);
+  for (const dir of dirs.splice(0)) removeDataDir(dir);
 });
 
 function tempDir(name: string): string {

@@ -11,7 +11,8 @@ import type { ThreadSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { findRun } from '../store/queries/runs';
 import { HoldProxy } from '../../test-support/hold-proxy';
-import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
+import { removeDataDir } from '../../test-support/data-folder';
+import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, openPeersInIdOrder, pair } from '../../test-support/network';
 
 const open: TestInstallation[] = [];
@@ -20,7 +21,7 @@ const dirs: string[] = [];
 afterEach(async () => {
   for (const proxy of proxies.splice(0)) await proxy.close();
   for (const t of open.splice(0)) await t.close();
-  for (const dir of dirs.splice(0)) removeDataFolder(dir);
+  for (const dir of dirs.splice(0)) removeDataDir(dir);
 });
 
 async function peer(name: string): Promise<TestInstallation> {

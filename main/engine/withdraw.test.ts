@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary, TextView } from '../../shared/domain';
-import { removeDataFolder, type TestInstallation } from '../../test-support/installation';
+import { removeDataDir } from '../../test-support/data-folder';
+import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
 import { noticesTakenBy } from '../../test-support/notices';
 import { RawPeer, standInIdentity } from '../../test-support/raw-peer';
@@ -22,7 +23,7 @@ afterEach(async () => {
   for (const raw of raws.splice(0)) raw.close();
   for (const p of processes.splice(0)) await p.kill();
   for (const t of open.splice(0)) await t.close();
-  for (const dir of dirs.splice(0)) removeDataFolder(dir);
+  for (const dir of dirs.splice(0)) removeDataDir(dir);
 });
 
 async function peer(name: string, dataDir?: string): Promise<TestInstallation> {
