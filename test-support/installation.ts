@@ -1,12 +1,11 @@
 // An installation opened in-process on a real data folder, with a typed caller per
 // person, for tests that need to look inside (the database, the run manager).
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import type { MethodName, ParamsOf, ResultOf } from '../shared/api-contract';
 import type { Person } from '../shared/domain';
 import { openInstallation, type Installation, type InstallationOptions } from '../main/installation';
 import { log } from '../main/log';
+import { makeDataDir } from './data-folder';
 
 export interface TestInstallation {
   installation: Installation;
@@ -33,7 +32,7 @@ export async function openTestInstallation(
   ownsFolders = !options.dataDir,
 ): Promise<TestInstallation> {
   log.setQuiet(true);
-  const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
+  const dataDir = options.dataDir ?? makeDataDir('parley-test-');
   // Tests make their own roles: no first-run `assistant` unless a test asks for it.
   // Every role API answer in a test is held to the contract's result schema.
   const installation = await openInstallation({

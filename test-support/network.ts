@@ -1,8 +1,6 @@
 // Several installations side by side on loopback, paired for real over mutual TLS.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { removeDataDir } from './data-folder';
+import { makeDataDir, removeDataDir } from './data-folder';
 import { openTestInstallation, type TestInstallation } from './installation';
 import { createIdentity } from '../main/engine/identity';
 import { openDatabase } from '../main/store/database';
@@ -29,7 +27,7 @@ export async function openPeersInIdOrder(
   smaller: string,
   larger: string,
 ): Promise<[smaller: TestInstallation, larger: TestInstallation]> {
-  const newFolder = () => mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
+  const newFolder = () => makeDataDir('parley-test-');
   for (let tries = 0; tries < 64; tries++) {
     const folders = [newFolder(), newFolder()] as const;
     const [first, second] = await Promise.all([

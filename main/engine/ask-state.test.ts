@@ -5,16 +5,13 @@
 // text that a pause failed, and a deleted root's title stays with its agent
 // conversations. Real installations over mutual TLS; where the test must be an older
 // peer or say something a real one would not, the peer is driven by hand.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { AppEvent } from '../../shared/api-contract';
 import type { ThreadSummary, TextView, TurnSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
 import { getThread, threadByWireId } from '../store/queries/threads';
-import { removeDataDir } from '../../test-support/data-folder';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
 import { newThreadId, RawPeer, standInIdentity } from '../../test-support/raw-peer';
@@ -151,7 +148,7 @@ describe('the ask’s state, as the asking side learns it', { timeout: 90_000 },
   });
 
   it('offline: what bob could not tell while alice was away reaches her when the link is back', async () => {
-    const aliceDir = mkdtempSync(path.join(os.tmpdir(), 'parley-askstate-alice-'));
+    const aliceDir = makeDataDir('parley-askstate-alice-');
     dirs.push(aliceDir);
     const first = await aliceAndBob(aliceDir);
     const { bob } = first;
@@ -179,7 +176,7 @@ describe('the ask’s state, as the asking side learns it', { timeout: 90_000 },
 
 describe('a turn cut off by crashes', () => {
   it('bob is killed -9 twice while his agent has the text: it is not run a third time, and alice hears it ended', async () => {
-    const bobDir = mkdtempSync(path.join(os.tmpdir(), 'parley-askstate-bob-'));
+    const bobDir = makeDataDir('parley-askstate-bob-');
     dirs.push(bobDir);
     const start = async () => {
       const p = await startWirePeer({ dataDir: bobDir, name: 'bob', args: ['--start-turns'] });

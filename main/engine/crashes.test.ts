@@ -4,12 +4,9 @@
 // Run once over the direct carrier and once over the DHT on a loopback testnet, where the
 // invitation holds no address and each side finds the other only by its DHT key.
 import createTestnet, { type Testnet } from '@hyperswarm/testnet';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
-import { removeDataDir } from '../../test-support/data-folder';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 
 interface Progress {
   running: boolean;
@@ -68,8 +65,8 @@ describe.each(carriers)('crashes during traffic over $name', (carrier) => {
   });
 
   it(`loses, repeats and reorders nothing when either side is killed -9 at random points during ${THREADS * PER_THREAD} texts over ${THREADS} agent conversations`, async () => {
-    const aliceDir = mkdtempSync(path.join(os.tmpdir(), 'parley-crash-alice-'));
-    const bobDir = mkdtempSync(path.join(os.tmpdir(), 'parley-crash-bob-'));
+    const aliceDir = makeDataDir('parley-crash-alice-');
+    const bobDir = makeDataDir('parley-crash-bob-');
     dirs.push(aliceDir, bobDir);
     const start = async (side: 'alice' | 'bob') => {
       const { env, args } = carrier.start();

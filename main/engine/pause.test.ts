@@ -2,15 +2,13 @@
 // when the owner pauses, a rejection that comes late, a crash during the pause's grace.
 // alice and bob are real installations; where the test must hold back an ack or send
 // a late rejection, one side is driven by hand with a real, paired identity.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary, TextView, TurnSummary } from '../../shared/domain';
 import { processAlive } from '../runs/process-tree';
 import { runnableRuns } from '../store/queries/runs';
 import { agentPidsIn, edgeAgent, killAgentsIn } from '../../test-support/edge-agent';
-import { removeDataDir } from '../../test-support/data-folder';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer } from '../../test-support/network';
 import { RawPeer, standInIdentity } from '../../test-support/raw-peer';
@@ -31,7 +29,7 @@ afterEach(async () => {
 });
 
 function tempDir(prefix: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = makeDataDir(prefix);
   dirs.push(dir);
   return dir;
 }

@@ -4,12 +4,10 @@
 // -9 twice while her agent works — alice's ask reaches an end with no agent running
 // anywhere: bob's ask line first says he waits on carol (`relayed`), then bob's agent is
 // told that its ask ended unanswered and its turn's output goes back to alice.
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary } from '../../shared/domain';
-import { removeDataDir } from '../../test-support/data-folder';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
 import { until } from '../../test-support/until';
@@ -213,7 +211,7 @@ describe('the relay end when the middle installation crashes', () => {
   it.each(middleCrashes)(
     'bob is killed -9 $when; after his restart his person stops it: alice hears stopped, nothing runs anywhere',
     async ({ agent, ask, midTurn }) => {
-      const bobDir = mkdtempSync(path.join(os.tmpdir(), 'parley-relayend-bob-'));
+      const bobDir = makeDataDir('parley-relayend-bob-');
       dirs.push(bobDir);
       const start = async () => {
         const p = await startWirePeer({ dataDir: bobDir, name: 'bob', args: ['--start-turns'] });
@@ -322,7 +320,7 @@ describe('the relay end when the second hop declines', { timeout: 120_000 }, () 
 
 describe('the relay end for an asker of revision 1', () => {
   it('alice speaks revision 1: she never hears `relayed`, and still gets bob’s answer when carol’s person stops', async () => {
-    const aliceDir = mkdtempSync(path.join(os.tmpdir(), 'parley-relayend-alice-'));
+    const aliceDir = makeDataDir('parley-relayend-alice-');
     dirs.push(aliceDir);
     const alice = await startWirePeer({
       dataDir: aliceDir,
@@ -433,7 +431,7 @@ describe('the relay end when the answer cannot be passed on', { timeout: 120_000
 
 describe('the relay end when the last hop crashes', () => {
   it('carol is killed -9 twice while her agent has bob’s question: bob hears it ended, and alice gets bob’s answer', async () => {
-    const carolDir = mkdtempSync(path.join(os.tmpdir(), 'parley-relayend-carol-'));
+    const carolDir = makeDataDir('parley-relayend-carol-');
     dirs.push(carolDir);
     const start = async () => {
       const p = await startWirePeer({ dataDir: carolDir, name: 'carol', args: ['--start-turns'] });

@@ -1,7 +1,5 @@
 // Deleting a root at its edge (DESIGN §11.6, "Deleting a root is one step"): kill -9
 // while the agents of its agent conversations are being stopped.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Conversation, Role, ThreadSummary, TurnSummary } from '../../shared/domain';
@@ -10,7 +8,7 @@ import { agentPidsIn, edgeAgent, killAgentsIn } from '../../test-support/edge-ag
 import { RawPeer, standInIdentity } from '../../test-support/raw-peer';
 import { until } from '../../test-support/until';
 import { startWirePeer, type WirePeer } from '../../test-support/wire-peer';
-import { removeDataDir } from '../../test-support/data-folder';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 
 const processes: WirePeer[] = [];
 const dirs: string[] = [];
@@ -24,7 +22,7 @@ afterEach(async () => {
 });
 
 function tempDir(prefix: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = makeDataDir(prefix);
   dirs.push(dir);
   return dir;
 }

@@ -3,15 +3,13 @@
 // a rejection after the stop. Real installations, linked in memory and over mutual TLS;
 // where the test must reject late or hold back an ack, the peer is driven by hand with a
 // real, paired identity over TLS.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Conversation, Message, Role, TextView, TurnSummary } from '../../shared/domain';
 import { processAlive } from '../runs/process-tree';
 import { runnableRuns } from '../store/queries/runs';
 import { agentPidsIn, edgeAgent, killAgentsIn } from '../../test-support/edge-agent';
-import { removeDataDir } from '../../test-support/data-folder';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { memoryNetwork } from '../../test-support/memory-network';
 import { noticesTakenBy } from '../../test-support/notices';
@@ -34,7 +32,7 @@ afterEach(async () => {
 });
 
 function tempDir(prefix: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = makeDataDir(prefix);
   dirs.push(dir);
   return dir;
 }

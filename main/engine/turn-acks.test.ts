@@ -5,14 +5,11 @@
 // here failed on the wire is known to have arrived once the peer's turn names it. Real
 // installations over mutual TLS; where the peer must do what a real one would not (not
 // acknowledge, die at a chosen frame), the test speaks for it.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConnectionSummary, TextView, ThreadSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { ensureRun } from '../store/queries/runs';
-import { removeDataDir } from '../../test-support/data-folder';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { HoldProxy } from '../../test-support/hold-proxy';
 import { openPeer } from '../../test-support/network';
@@ -40,7 +37,7 @@ afterEach(async () => {
 });
 
 function tempDir(name: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), `parley-turnacks-${name}-`));
+  const dir = makeDataDir(`parley-turnacks-${name}-`);
   dirs.push(dir);
   return dir;
 }

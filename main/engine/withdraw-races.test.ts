@@ -3,15 +3,14 @@
 // a link the duplicate rule is replacing. Real installations over mutual TLS, each with
 // real agent processes; a proxy of the test's (test-support/hold-proxy.ts) holds bytes
 // where a race needs them held.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary } from '../../shared/domain';
 import { getRoleByName } from '../store/queries/roles';
 import { findRun } from '../store/queries/runs';
 import { HoldProxy } from '../../test-support/hold-proxy';
-import { removeDataDir } from '../../test-support/data-folder';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, openPeersInIdOrder, pair } from '../../test-support/network';
 
@@ -87,7 +86,7 @@ process.stdin.on('data', (c) => (data += c)).on('end', () => {
 
 describe('withdraw while the middle hop is relaying', { timeout: 120_000 }, () => {
   it('bob’s agent tries to pass the question on as its turn is stopped: refused, and carol never hears of it', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-withdraw-races-'));
+    const dir = makeDataDir('parley-withdraw-races-');
     dirs.push(dir);
     const marker = path.join(dir, 'relay');
     const alice = await peer('alice');

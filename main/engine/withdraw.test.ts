@@ -1,12 +1,9 @@
 // Withdraw down the chain (DESIGN §12.6), pause told (§12.7) and a decline told, across
 // real installations paired over mutual TLS, each running the scripted agent as a real
 // process. Where a hop must crash mid-way, it is a separate process killed with SIGKILL.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ThreadSummary, TextView } from '../../shared/domain';
-import { removeDataDir } from '../../test-support/data-folder';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
 import { noticesTakenBy } from '../../test-support/notices';
@@ -308,7 +305,7 @@ describe('revision 1 peers', () => {
  * be frozen and killed -9); every role scripted.
  */
 async function chainThroughProcess() {
-  const bobDir = mkdtempSync(path.join(os.tmpdir(), 'parley-withdraw-bob-'));
+  const bobDir = makeDataDir('parley-withdraw-bob-');
   dirs.push(bobDir);
   const startBob = async () => {
     const p = await startWirePeer({ dataDir: bobDir, name: 'bob', args: ['--start-turns'] });
@@ -318,7 +315,7 @@ async function chainThroughProcess() {
   const bob = await startBob();
   await bob.request('call', { method: 'roles.create', params: { name: 'researcher', agent: { adapter: 'scripted' } } });
   const alice = await peer('alice');
-  const carolDir = mkdtempSync(path.join(os.tmpdir(), 'parley-withdraw-carol-'));
+  const carolDir = makeDataDir('parley-withdraw-carol-');
   dirs.push(carolDir);
   const carol = await peer('carol', carolDir);
   const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
