@@ -8,8 +8,7 @@
 // installation ("peer") that the read-only rows share; a row that pauses, revokes or
 // otherwise changes a connection pairs a peer of its own for each call.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -39,6 +38,7 @@ import { openInstallation, type Installation } from '../installation';
 import { log } from '../log';
 import { assertBuilt, projectRoot } from '../paths';
 import { groupAlive } from '../runs/process-tree';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
 import type { ApiSession } from './session';
@@ -1942,7 +1942,7 @@ const rows: AnyRow[] = [
 beforeAll(async () => {
   assertBuilt();
   log.setQuiet(true); // agents' slow-query warnings under load; errors still show
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'parley-authz-'));
+  dataDir = makeDataDir('parley-authz-');
   // Settings of its own, as the desktop app has them, so that network.update is allowed for owners.
   alice = await openPeer('alice', { dataDir, maxConcurrentTurns: 16, stopGraceMs: 500, peers: { kind: 'remembered' } });
   installation = alice.installation;
@@ -1968,7 +1968,7 @@ afterAll(async () => {
   } finally {
     for (const remote of remotes) await remote.close();
     await alice?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) removeDataDir(dataDir);
   }
 });
 
@@ -2187,7 +2187,7 @@ describe('people.remove', () => {
   // inside the deleting transaction. It runs on an installation of its own, since a
   // regression would leave that one without any owner.
   it('never removes the last owner, even when two owners remove each other at once', async () => {
-    const ownDir = mkdtempSync(path.join(os.tmpdir(), 'parley-authz-race-'));
+    const ownDir = makeDataDir('parley-authz-race-');
     const own = await openInstallation({ dataDir: ownDir, name: 'race' });
     try {
       const first = own.owner();
@@ -2207,7 +2207,7 @@ describe('people.remove', () => {
       expect(['conflict', 'unauthenticated']).toContain(outcomes.find((o) => o !== 'removed'));
     } finally {
       await own.close();
-      rmSync(ownDir, { recursive: true, force: true });
+      removeDataDir(ownDir);
     }
   });
 });

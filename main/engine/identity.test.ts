@@ -52,15 +52,12 @@ describe('identity', () => {
   });
 
   it('names the installation by its certificate fingerprint, makes the first person an owner, and keeps both across restarts', async () => {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'parley-install-'));
-    dirs.push(dataDir);
-    t = await openTestInstallation({ dataDir, name: 'alice' });
+    t = await openTestInstallation({ name: 'alice' });
     const who = await t.owner('session.whoami', {});
     expect(who.person).toMatchObject({ name: 'alice', kind: 'owner' });
     expect(who.installation.id).toBe(t.installation.identity.fingerprint);
-    expect(statSync(path.join(dataDir, 'parley.db')).mode & 0o777).toBe(0o600);
-    await t.close();
-    t = await openTestInstallation({ dataDir });
+    expect(statSync(path.join(t.installation.dataDir, 'parley.db')).mode & 0o777).toBe(0o600);
+    t = await t.restart();
     const again = await t.owner('session.whoami', {});
     expect(again).toEqual(who);
     expect(await t.owner('people.list', {})).toHaveLength(1);

@@ -1,12 +1,10 @@
 // Where peers reach an installation, with real installations, real listeners and a
 // real peer on loopback: the desktop app's remembered settings, changing them while a
 // peer is connected, what is refused and what is kept when a change cannot be had.
-import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../shared/api-contract';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
 
@@ -17,11 +15,11 @@ afterEach(async () => {
   for (const installation of open.splice(0)) await installation.close();
 });
 afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs) removeDataDir(dir);
 });
 
 function dataDir(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-network-'));
+  const dir = makeDataDir('parley-network-');
   dirs.push(dir);
   return dir;
 }

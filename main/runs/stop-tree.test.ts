@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
 import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
-import { startServe, type ServeProcess } from '../../test-support/serve-process';
+import { removeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
 import { processAlive } from './process-tree';
 
 const GRACE_MS = 1_000;
@@ -206,7 +206,7 @@ describe('A turn that cannot start', () => {
   let serve: ServeProcess | null = null;
   afterEach(async () => {
     await serve?.stop();
-    if (serve) rmSync(serve.dataDir, { recursive: true, force: true });
+    if (serve) removeDataDir(serve.dataDir);
     serve = null;
   });
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { noSandbox } from '../../test-support/system-parts';
 import { projectRoot } from '../paths';
-import { startServe, type ServeProcess } from '../../test-support/serve-process';
+import { removeDataDir, startServe, type ServeProcess } from '../../test-support/serve-process';
 
 let dir: string;
 beforeAll(() => {
@@ -54,7 +54,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let serve: ServeProcess | null = null;
 afterEach(async () => {
   await serve?.stop();
-  if (serve) rmSync(serve.dataDir, { recursive: true, force: true });
+  if (serve) removeDataDir(serve.dataDir);
   serve = null;
 });
 

@@ -2,12 +2,12 @@
 // installation's box when it has one (the desktop app's keychain), as written when it
 // has none (`parley serve`), and never a reason for a role to stop loading.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import { openTestInstallation, type TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
 import { getRoleByName } from './queries/roles';
@@ -33,10 +33,10 @@ function testBox(key = randomBytes(32)): SecretBox {
 
 const dirs: string[] = [];
 afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs) removeDataDir(dir);
 });
 function dataDir(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-secrets-'));
+  const dir = makeDataDir('parley-secrets-');
   dirs.push(dir);
   return dir;
 }
