@@ -328,13 +328,22 @@ class Driver {
           await this.profiler.post('Profiler.enable');
           await this.profiler.post('Profiler.setSamplingInterval', { interval: Number(p.intervalUs ?? 200) });
           await this.profiler.post('Profiler.start');
+          // Where the garbage comes from, beside where the time goes: sampled, so cheap.
+          await this.profiler.post('HeapProfiler.enable');
+          await this.profiler.post('HeapProfiler.startSampling', {
+            samplingInterval: 8192,
+            includeObjectsCollectedByMajorGC: true,
+            includeObjectsCollectedByMinorGC: true,
+          });
           return { profiling: true };
         }
         if (!this.profiler) throw new Error('the profiler was not started');
         const { profile } = await this.profiler.post('Profiler.stop');
+        const { profile: heap } = await this.profiler.post('HeapProfiler.stopSampling');
         this.profiler.disconnect();
         this.profiler = null;
         writeFileSync(String(p.file), JSON.stringify(profile));
+        writeFileSync(String(p.file).replace(/\.cpuprofile$/, '.heapprofile'), JSON.stringify(heap));
         return { file: String(p.file) };
       }
       default:
