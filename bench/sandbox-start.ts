@@ -2,7 +2,8 @@
 // installations in this process, one with the sandbox and one without, run the same echo
 // agent; each iteration measures both (order alternating): input committed → the agent
 // process has its input (its signal on a Unix socket), each once the previous turn's
-// aftermath is done. Goal: at most 1.3× (medians).
+// aftermath is done (inside: the next turn's sandbox started and waiting, as when a person
+// answers after a moment). Goal: at most 1.3× (medians).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,7 +1,8 @@
 // turn-overhead and stop-latency: the run manager's two costs people feel.
 //
 //  turn-overhead  input committed → the agent process has its input, against a bare
-//                 `spawn('node', [same script])` + stdin write (interleaved, medians).
+//                 `spawn('node', [same script])` + stdin write (interleaved, medians), each once
+//                 the last turn's aftermath is done (`RunManager.quiet()`).
 //  stop-latency   `conversations.stop` → the agent's process tree is gone.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -142,6 +143,9 @@ async function turnOverhead(
     // Rotate the order so no variant always runs right after the same other one.
     for (let k = 0; k < variants.length; k++) {
       const variant = variants[(i + k) % variants.length]!;
+      // The last turn's aftermath (its end written, the next turn's sandbox started) is
+      // done first, so that it never falls into a measurement, of either side.
+      await inst.runs.quiet();
       const elapsed = await measure[variant]();
       if (i >= WARMUP) results[variant].push(elapsed);
     }

@@ -56,12 +56,14 @@ export class AgentProcesses {
     active: ActiveTurn,
     launch: AgentLaunch,
     start: { command: string; args: string[]; env: NodeJS.ProcessEnv },
+    /** The sandbox started ahead for this turn (started-ahead.ts): it waits for the token on stdin. */
+    waiting?: { child: ChildProcess; token: string },
   ): Promise<ProcessResult> {
     return new Promise((resolve) => {
       const notStarted = (error: unknown) => resolve(notStartedResult(startFailure(launch.command, error)));
       let child: ChildProcess;
       try {
-        child = spawnInGroup(start.command, start.args, { cwd: launch.cwd, env: start.env });
+        child = waiting?.child ?? spawnInGroup(start.command, start.args, { cwd: launch.cwd, env: start.env });
       } catch (error) {
         // Arguments the program cannot be started with (a NUL byte, say).
         notStarted(error);
@@ -81,15 +83,17 @@ export class AgentProcesses {
       let stderr = '';
       let truncated = false;
       let lineBuffer = '';
-      const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-        child.once('exit', (code, signal) => done({ code, signal })),
-      );
+      const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
+        if (child.exitCode !== null || child.signalCode !== null)
+          done({ code: child.exitCode, signal: child.signalCode });
+        else child.once('exit', (code, signal) => done({ code, signal }));
+      });
       active.exited = exit.then(() => undefined);
       stdin.on('error', () => {
         // The agent may exit without reading its input; that is its business.
       });
       // Input first: the agent can start while we record its pid.
-      stdin.end(launch.stdin);
+      stdin.end(waiting ? `${waiting.token}\n${launch.stdin}` : launch.stdin);
       const wrapped = start.command !== launch.command;
       active.tree = new ProcessTree(pid, active.marker, wrapped ? [launch.command, ...launch.args] : null);
       try {
@@ -119,6 +123,8 @@ export class AgentProcesses {
       err.on('data', (chunk: string) => {
         stderr = (stderr + chunk).slice(-64 * 1024);
       });
+      // A sandbox started ahead paused its stdout once it said it was ready.
+      out.resume();
       const drained = Promise.all([closed(out), closed(err)]);
       void exit.then(async ({ code, signal }) => {
         // Whatever the agent left running ends with its turn.

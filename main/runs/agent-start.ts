@@ -35,12 +35,14 @@ export function turnToWrap(
 
 /**
  * How the turn's agent starts: in the sandbox when there is one (with `ahead`, the wrap
- * made when the run's last turn ended, if it serves), or as it is; never rejects.
+ * made when the run's last turn ended, if it serves in the process started with it:
+ * `startedFits`), or as it is; never rejects.
  */
 export function startOf(
   sandbox: TurnSandboxOptions | undefined,
   turn: TurnToWrap,
   ahead: AheadWrap | undefined,
+  startedFits?: (env: NodeJS.ProcessEnv) => Promise<boolean>,
 ): Promise<SandboxedStart> {
   if (!sandbox)
     return Promise.resolve({
@@ -50,7 +52,7 @@ export function startOf(
       env: { ...turn.env, TMPDIR: turn.runTmp },
       release: () => {},
     });
-  return sandboxedLaunch(sandbox, turn, ahead).catch((error: unknown) => ({
+  return sandboxedLaunch(sandbox, turn, ahead, startedFits).catch((error: unknown) => ({
     kind: 'refused' as const,
     // Out of descriptors or processes: the same words as a start without the sandbox.
     reason: (error as NodeJS.ErrnoException).code

@@ -47,7 +47,8 @@ import { claimInputs, newActiveTurn, prepareLaunch, type PreparedTurn } from './
 import { commitStop, holdUnstarted, timeLimitReason } from './turn-stop';
 import { mountPointsLeft } from '../sandbox/sandbox';
 import type { RunManagerOptions } from './run-options';
-import { WrapsAhead } from './wraps-ahead';
+import { startedFor, WrapsAhead } from './wraps-ahead';
+import type { StartedAhead } from './started-ahead';
 
 export type { TurnAction } from './active-turn';
 export type { ThreadHooks } from './thread-hooks';
@@ -250,7 +251,8 @@ export class RunManager {
 
   /**
    * Resolves once no turn's end is being written and every next turn wrapped ahead is
-   * made: what a person's next message finds when they answer after a moment.
+   * made and started, waiting: what a person's next message finds when they answer after
+   * a moment.
    */
   async quiet(): Promise<void> {
     while (this.ending.size > 0) await Promise.all(this.ending);
@@ -298,8 +300,10 @@ export class RunManager {
     const token = newToken('prt');
     const { turnId, inputs, attempt } = claimInputs(this.db, run, token);
     const role = getRole(this.db, run.role_id);
-    // The run's next turn made ahead comes with its folder; it is released if it does not serve.
-    const ahead = this.options.sandbox ? this.aheads.take(run.id) : undefined;
+    // The run's next turn made ahead comes with its folder; it is released, and the process
+    // started with it ended, if it does not serve.
+    const next = this.options.sandbox ? this.aheads.take(run.id) : undefined;
+    const ahead = next?.ahead;
     // The turn's own temporary folder (TMPDIR, and its adapter's private files); gone with the turn.
     const runTmp = ahead?.tmpDir ?? path.join(this.privateDir, `turn-${turnId}`);
     let prepared: PreparedTurn;
@@ -312,7 +316,7 @@ export class RunManager {
       );
     } catch (error) {
       rmSync(runTmp, { recursive: true, force: true });
-      void ahead?.release();
+      void next?.launched.then(() => next.started?.end()).then(() => ahead?.release());
       void this.durable.durably(`the end of turn ${turnId}`, () =>
         commitEnd(this.ends, run, turnId, { ok: false, error: (error as Error).message }, null),
       );
@@ -326,13 +330,19 @@ export class RunManager {
     if (active.texts > 0 || active.answers) this.threadHooks?.turnState(run, turnId, 'working');
     const toWrap = turnToWrap(prepared.role, prepared.trust, active.context, launch, runTmp);
     let sandboxed = false;
-    active.settled = startOf(this.options.sandbox, toWrap, ahead)
+    let started: StartedAhead | null = null;
+    const startedFits = async (env: NodeJS.ProcessEnv) =>
+      (started = next ? await startedFor(next, env) : null) !== null;
+    active.settled = startOf(this.options.sandbox, toWrap, ahead, startedFits)
       .then((start) => {
+        const waiting = start.kind === 'start' && start.startedAhead ? started?.take() : undefined;
+        // What was started for it and does not serve goes.
+        if (!waiting) void next?.launched.then(() => next.started?.end());
         if (start.kind === 'refused') return notStartedResult(start.reason);
         sandboxed = start.sandboxed === true;
         // Its wrap made mount points: they go once no wrap is held, so none is held ahead meanwhile.
         if (sandboxed && mountPointsLeft()) void this.aheads.dropAll();
-        return this.processes.run(active, launch, start).finally(start.release);
+        return this.processes.run(active, launch, start, waiting && { child: waiting, token }).finally(start.release);
       })
       .then(async (result) => {
         rmSync(runTmp, { recursive: true, force: true });

@@ -1,16 +1,31 @@
 // The wraps made ahead for runs' next turns (main/sandbox/wrap-ahead.ts), one per run and
-// a few at most: each holds a network registration and a temporary folder until its
-// turn takes it, so the oldest goes when another comes, and all go at close.
+// a few at most, each started ahead too (started-ahead.ts): each holds a network
+// registration, a temporary folder and a waiting sandbox until its turn takes it, so the
+// oldest goes when another comes, and all go at close.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { log } from '../log';
 import { mountPointsLeft } from '../sandbox/sandbox';
 import { wrapAhead, type AheadWrap, type TurnSandboxOptions, type TurnToWrap } from '../sandbox/turn-sandbox';
+import { sameTurnEnv, StartedAhead } from './started-ahead';
+
+/** A run's next turn, wrapped and (once the wrap is made) started. */
+export interface NextTurn {
+  ahead: AheadWrap;
+  /** The environment of the turn that ended, which the started process has. */
+  env: NodeJS.ProcessEnv;
+  /** Null until the wrap is made, and when it could not be started. */
+  started: StartedAhead | null;
+  /** Resolves once the wrap is made and started, or will not be. */
+  launched: Promise<void>;
+  /** Dropped before it was taken: it is not started any more. */
+  dropped: boolean;
+}
 
 export class WrapsAhead {
   /** In the order they were made. */
-  private readonly byRun = new Map<number, AheadWrap>();
+  private readonly byRun = new Map<number, NextTurn>();
   private closed = false;
 
   constructor(private readonly max = 4) {}
@@ -34,7 +49,7 @@ export class WrapsAhead {
     try {
       mkdirSync(tmpDir, { mode: 0o700 });
       const ahead = wrapAhead(sandbox, { ...ended, runTmp: tmpDir });
-      if (ahead) this.put(runId, ahead);
+      if (ahead) this.put(runId, this.startWhenMade(ahead, ended));
       else rmSync(tmpDir, { recursive: true, force: true });
     } catch (error) {
       rmSync(tmpDir, { recursive: true, force: true });
@@ -42,30 +57,42 @@ export class WrapsAhead {
     }
   }
 
-  put(runId: number, ahead: AheadWrap): void {
+  /** Starts the wrap once it is made, unless it was taken or dropped meanwhile. */
+  private startWhenMade(ahead: AheadWrap, ended: TurnToWrap): NextTurn {
+    const next: NextTurn = { ahead, env: ended.env, started: null, launched: Promise.resolve(), dropped: false };
+    next.launched = ahead.wrapped.then((made) => {
+      if (made && !this.closed && !next.dropped) next.started = StartedAhead.start(made, ended.cwd, ended.env);
+    });
+    return next;
+  }
+
+  put(runId: number, next: NextTurn): void {
     if (this.closed) {
-      void discard(ahead);
+      void discard(next);
       return;
     }
     void this.drop(runId);
-    this.byRun.set(runId, ahead);
+    this.byRun.set(runId, next);
     for (const [oldest] of this.byRun) {
       if (this.byRun.size <= this.max) break;
       void this.drop(oldest);
     }
   }
 
-  /** The run's, now the caller's: its folder is the turn's, its wrap the turn's to use or release. */
-  take(runId: number): AheadWrap | undefined {
-    const ahead = this.byRun.get(runId);
+  /**
+   * The run's, now the caller's: its folder is the turn's, its wrap the turn's to use or
+   * release, and its started process the turn's to take or end.
+   */
+  take(runId: number): NextTurn | undefined {
+    const next = this.byRun.get(runId);
     this.byRun.delete(runId);
-    return ahead;
+    return next;
   }
 
-  /** Releases the run's and removes its folder. */
+  /** Ends the run's started process, releases its wrap and removes its folder. */
   drop(runId: number): Promise<void> {
-    const ahead = this.take(runId);
-    return ahead ? discard(ahead) : Promise.resolve();
+    const next = this.take(runId);
+    return next ? discard(next) : Promise.resolve();
   }
 
   /** Drops those of runs that are gone. */
@@ -73,12 +100,17 @@ export class WrapsAhead {
     for (const runId of [...this.byRun.keys()]) if (gone(runId)) void this.drop(runId);
   }
 
-  /** Resolves once every wrap held now is made (or failed). */
+  /** Resolves once every wrap held now is made and started, waiting for its turn (or failed). */
   async made(): Promise<void> {
-    await Promise.all([...this.byRun.values()].map((ahead) => ahead.wrapped));
+    await Promise.all(
+      [...this.byRun.values()].map(async (next) => {
+        await next.launched;
+        await next.started?.ready;
+      }),
+    );
   }
 
-  /** Releases them all and removes their folders. */
+  /** Ends their started processes, releases their wraps and removes their folders. */
   async dropAll(): Promise<void> {
     await Promise.all([...this.byRun.keys()].map((runId) => this.drop(runId)));
   }
@@ -89,7 +121,23 @@ export class WrapsAhead {
   }
 }
 
-async function discard(ahead: AheadWrap): Promise<void> {
-  rmSync(ahead.tmpDir, { recursive: true, force: true });
-  await ahead.release();
+/**
+ * The process started for `next` if it serves a turn with this environment, once it is
+ * ready: a turn that comes while it is starting waits for it, which is never longer than
+ * wrapping and starting anew. Null when it does not serve.
+ */
+export async function startedFor(next: NextTurn, env: NodeJS.ProcessEnv): Promise<StartedAhead | null> {
+  if (!sameTurnEnv(next.env, env)) return null;
+  await next.launched;
+  const started = next.started;
+  return started && (await started.ready) && started.fits(env) ? started : null;
+}
+
+async function discard(next: NextTurn): Promise<void> {
+  // Not started from now on; one started already is ended.
+  next.dropped = true;
+  rmSync(next.ahead.tmpDir, { recursive: true, force: true });
+  await next.launched;
+  await next.started?.end();
+  await next.ahead.release();
 }

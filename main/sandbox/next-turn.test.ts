@@ -1,8 +1,9 @@
-// A sandboxed run's next turn is wrapped when its last one ends (wrap-ahead.ts). What
-// changed in between — a role made, a connection's trust lowered, a folder appearing on
-// disk — reaches the next turn all the same: the real sandbox (bubblewrap) around real
-// agent processes, two installations on loopback as in containment.test.ts. And nothing
-// made ahead outlives its run or the installation.
+// A sandboxed run's next turn is wrapped when its last one ends (wrap-ahead.ts), and
+// started too (main/runs/started-ahead.ts). What changed in between — a role made, a
+// connection's trust lowered, a folder appearing on disk — reaches the next turn all the
+// same: the real sandbox (bubblewrap) around real agent processes, two installations on
+// loopback as in containment.test.ts. And nothing made ahead outlives its run or the
+// installation.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -12,7 +13,7 @@ import { describeWithSandbox } from '../../test-support/system-parts';
 import type { AgentSettings } from '../../shared/domain';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
-import { AgentSandbox } from './sandbox';
+import { AgentSandbox, SANDBOX_READY_LINE, wrapperEnv } from './sandbox';
 import { sandboxedLaunch, wrapAhead, type TurnSandboxOptions, type TurnToWrap } from './turn-sandbox';
 
 let dir: string;
@@ -215,7 +216,7 @@ describeWithSandbox('a wrap made ahead', () => {
       trust: 'answer',
       context: null,
       command: process.execPath,
-      args: ['-e', 'process.stdout.write(process.env.TMPDIR)'],
+      args: ['-e', 'process.stdout.write(process.env.TMPDIR + " " + process.env.PARLEY_TOKEN)'],
       cwd: folder,
       env: { ...process.env, PARLEY_TOKEN: 'prt_first' },
       runTmp,
@@ -223,26 +224,44 @@ describeWithSandbox('a wrap made ahead', () => {
     return { options, turn, roles, runTmp };
   }
 
-  it('serves the turn it was made for, with that turn’s own environment', async () => {
+  it('serves its turn in the sandbox started with it, which waits for that turn’s token before the agent starts', async () => {
     const { options, turn, runTmp } = setUp();
     const ahead = wrapAhead(options, turn)!;
     const made = await ahead.wrapped;
     expect(made).not.toBeNull();
-    const start = await sandboxedLaunch(options, { ...turn, env: { ...turn.env, PARLEY_TOKEN: 'prt_second' } }, ahead);
+    const second = { ...turn, env: { ...turn.env, PARLEY_TOKEN: 'prt_second' } };
+    const start = await sandboxedLaunch(options, second, ahead, () => Promise.resolve(true));
     if (start.kind !== 'start') throw new Error(start.reason);
+    expect(start.startedAhead).toBe(true);
     expect([start.command, ...start.args]).toEqual([made!.command, ...made!.args]);
-    expect(start.env.PARLEY_TOKEN).toBe('prt_second');
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(start.command, start.args, { env: start.env, stdio: ['ignore', 'pipe', 'inherit'] });
-      let text = '';
-      child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      child.on('error', reject);
-      child.on('exit', () => {
-        start.release();
-        resolve(text);
-      });
-    });
-    expect(out).toBe(runTmp);
+    // Started without any token, as it is when the previous turn ends.
+    const { PARLEY_TOKEN: _first, ...env } = turn.env;
+    const child = spawn(start.command, start.args, { env: wrapperEnv(env), stdio: ['pipe', 'pipe', 'inherit'] });
+    let text = '';
+    const ready = new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.includes('\n')) resolve();
+      }),
+    );
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    await ready;
+    expect(text).toBe(`${SANDBOX_READY_LINE}\n`);
+    child.stdin.end('prt_second\n');
+    await exited;
+    start.release();
+    expect(text).toBe(`${SANDBOX_READY_LINE}\n${runTmp} prt_second`);
+  }, 30_000);
+
+  it('is released, and the turn wrapped anew, when no sandbox started with it waits for that turn', async () => {
+    const { options, turn } = setUp();
+    const ahead = wrapAhead(options, turn)!;
+    const made = await ahead.wrapped;
+    const start = await sandboxedLaunch(options, turn, ahead, () => Promise.resolve(false));
+    if (start.kind !== 'start') throw new Error(start.reason);
+    expect(start.startedAhead).toBeUndefined();
+    expect([start.command, ...start.args]).not.toEqual([made!.command, ...made!.args]);
+    start.release();
   }, 30_000);
 
   it('is released, and the turn wrapped anew, when a role was made since', async () => {
@@ -250,7 +269,7 @@ describeWithSandbox('a wrap made ahead', () => {
     const ahead = wrapAhead(options, turn)!;
     const made = await ahead.wrapped;
     roles.push(path.join(root, 'another-role'));
-    const start = await sandboxedLaunch(options, turn, ahead);
+    const start = await sandboxedLaunch(options, turn, ahead, () => Promise.resolve(true));
     if (start.kind !== 'start') throw new Error(start.reason);
     expect([start.command, ...start.args]).not.toEqual([made!.command, ...made!.args]);
     start.release();

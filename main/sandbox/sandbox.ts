@@ -65,6 +65,12 @@ export function wrapperEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 
 const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
 
+/**
+ * What a wrap started ahead of its turn prints on stdout when it waits for the turn: its
+ * relays listen and only the turn's token is missing.
+ */
+export const SANDBOX_READY_LINE = 'parley-sandbox-ready';
+
 function findOnPath(program: string): string | null {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     if (!dir) continue;
@@ -338,14 +344,19 @@ export class AgentSandbox {
    * environment but its PATH: the rest (its token among it) is the spawn's own, so a wrap
    * made ahead of its turn serves it (wrap-ahead.ts).
    */
-  async wrapArgv(request: WrapRequest): Promise<WrappedArgv> {
+  async wrapArgv(request: WrapRequest, how: { startedAhead?: boolean } = {}): Promise<WrappedArgv> {
     if (!this.status.available) throw new Error('the sandbox is not available');
     const { command, args, cwd, tmpDir, policy } = request;
     const commandId = randomBytes(16).toString('base64url');
     // The wrapper (its shell, bubblewrap, socat) runs with Parley's PATH; the agent gets its
     // own back inside, set by the shell that then becomes the agent (no `env` to start).
     const own = [`TMPDIR=${quote(tmpDir)}`, ...(request.path !== undefined ? [`PATH=${quote(request.path)}`] : [])];
-    const inner = `unset NO_PROXY no_proxy; export ${own.join(' ')}; exec ${[command, ...args].map(quote).join(' ')}`;
+    // Started ahead of its turn, the shell says it is ready once the relays listen, then
+    // waits for the turn's token on stdin (builtins only: nothing starts before the agent).
+    const awaitTurn = how.startedAhead
+      ? `echo ${SANDBOX_READY_LINE}; IFS= read -r PARLEY_TOKEN || exit 70; export PARLEY_TOKEN; `
+      : '';
+    const inner = `${awaitTurn}unset NO_PROXY no_proxy; export ${own.join(' ')}; exec ${[command, ...args].map(quote).join(' ')}`;
     const filesystem = { ...policy.filesystem, denyWrite: [...policy.filesystem.denyWrite, ...request.ownUnwritable] };
     const config = { filesystem, network: turnNetwork() };
     const makesMountPoints = mountPointsNeeded(policy, request.ownUnwritable).length > 0;

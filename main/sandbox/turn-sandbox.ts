@@ -72,6 +72,8 @@ export type SandboxedStart =
       warning?: string;
       /** Inside the sandbox: its next turn may be wrapped ahead. */
       sandboxed?: true;
+      /** The wrap made ahead serves, in the process started with it (its stdin waits for the token). */
+      startedAhead?: true;
     }
   | { kind: 'refused'; reason: string };
 
@@ -181,14 +183,15 @@ export interface AheadWrap {
 
 /**
  * Wraps the turn ahead of its start, or says why not (null): the sandbox does not run,
- * the program is gone, or the wrap would leave files behind (`mayWrapAhead`).
+ * the program is gone, or the wrap would leave files behind (`mayWrapAhead`). The wrap is
+ * one to start ahead too: its shell waits on stdin for the turn's token.
  */
 export function wrapAhead(options: TurnSandboxOptions, turn: TurnToWrap): AheadWrap | null {
   if (!options.sandbox.available || !resolves(turn.command, turn.env, turn.cwd)) return null;
   const request = wrapRequest(options, turn);
   const inputs = inputsOf(request);
   if (!mayWrapAhead(inputs)) return null;
-  const wrapped = options.sandbox.wrapArgv(request).then(
+  const wrapped = options.sandbox.wrapArgv(request, { startedAhead: true }).then(
     (made) => {
       // The disk moved under the wrap: what it found may be of either moment.
       if (diskFacts(pathsTheWrapReads(request.policy, request.ownUnwritable)) === inputs.disk) return made;
@@ -202,13 +205,15 @@ export function wrapAhead(options: TurnSandboxOptions, turn: TurnToWrap): AheadW
 
 /**
  * How the turn starts. `ahead`, the run's wrap made when its previous turn ended, serves
- * when it is the one this turn's inputs would make now; otherwise it is released and
+ * when it is the one this turn's inputs would make now and the process started with it
+ * waits for a turn with this environment (`startedFits`); otherwise it is released and
  * the turn wrapped here. Its folder is the turn's `runTmp` either way.
  */
 export async function sandboxedLaunch(
   options: TurnSandboxOptions,
   turn: TurnToWrap,
   ahead?: AheadWrap,
+  startedFits: (env: NodeJS.ProcessEnv) => Promise<boolean> = () => Promise.resolve(false),
 ): Promise<SandboxedStart> {
   let aheadUsed = false;
   try {
@@ -231,9 +236,9 @@ export async function sandboxedLaunch(
     const request = wrapRequest(options, turn);
     if (ahead && mayServe(ahead.inputs, inputsOf(request))) {
       const made = await ahead.wrapped;
-      if (made) {
+      if (made && (await startedFits(turn.env))) {
         aheadUsed = true;
-        return { kind: 'start', ...made, sandboxed: true, env: wrapperEnv(turn.env) };
+        return { kind: 'start', ...made, sandboxed: true, startedAhead: true, env: wrapperEnv(turn.env) };
       }
     }
     const wrapped = await options.sandbox.wrapArgv(request);

@@ -1,0 +1,132 @@
+// A sandboxed run's next turn starts in a sandbox started when its last turn ended
+// (started-ahead.ts): bubblewrap and its relays are already up, waiting for the turn's
+// token. The agent must still hear this turn's input and act with this turn's token, and
+// a waiting sandbox must never outlive its run, a changed role or the installation. Real
+// bubblewrap, real agent processes calling the real `parley` CLI.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import type { AgentSettings } from '../../shared/domain';
+import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
+import type { TestInstallation } from '../../test-support/installation';
+import { openPeer } from '../../test-support/network';
+import { describeWithSandbox } from '../../test-support/system-parts';
+import { SANDBOX_READY_LINE } from '../sandbox/sandbox';
+
+let dir: string;
+beforeAll(() => {
+  dir = makeDataDir('parley-started-ahead-');
+  // Says what it heard (the person's name, then their words), whether `parley` took its token, and which kind of temporary
+  // folder it has (`next` for one made ahead).
+  writeFileSync(
+    path.join(dir, 'agent.cjs'),
+    `
+      const { execFileSync } = require('node:child_process');
+      const path = require('node:path');
+      let input = '';
+      process.stdin.on('data', (d) => (input += d));
+      process.stdin.on('end', () => {
+        let parley = 'answered';
+        try {
+          execFileSync('parley', ['context'], { stdio: ['ignore', 'ignore', 'pipe'] });
+        } catch (error) {
+          parley = 'refused: ' + String(error.stderr).trim();
+        }
+        const heard = input.trim().split('\\n').at(-1);
+        const tmp = path.basename(process.env.TMPDIR).split('-')[0];
+        process.stdout.write('heard ' + heard + '; parley ' + parley + '; tmpdir ' + tmp + '; ' + (process.env.MOOD ?? 'calm'));
+      });
+    `,
+  );
+});
+afterAll(() => removeDataDir(dir));
+
+const open: TestInstallation[] = [];
+afterEach(async () => {
+  for (const t of open.splice(0)) await t.close();
+});
+
+const agent = (env?: Record<string, string>): AgentSettings => ({
+  adapter: 'command',
+  command: [process.execPath, path.join(dir, 'agent.cjs')],
+  ...(env ? { env } : {}),
+});
+
+/** The `next-…` folders of the sandboxes waiting for a turn of this installation, by their processes. */
+function waitingSandboxes(t: TestInstallation): string[] {
+  const turns = path.join(t.installation.dataDir, 'turns');
+  const found = new Set<string>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+    } catch {
+      continue; // Gone since the listing.
+    }
+    if (!cmdline.includes(SANDBOX_READY_LINE)) continue;
+    const folder = new RegExp(`${turns.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(next-[\\w-]+)`).exec(cmdline)?.[1];
+    if (folder) found.add(folder);
+  }
+  return [...found];
+}
+
+async function turn(t: TestInstallation, conversationId: number, text: string): Promise<string> {
+  await t.owner('conversations.send', { id: conversationId, text });
+  const detail = await t.waitFor(async () => {
+    const detail = await t.owner('conversations.get', { id: conversationId });
+    return detail.messages.some((m) => m.author.kind === 'role' && m.body.startsWith(`heard bob: ${text};`))
+      ? detail
+      : undefined;
+  }, `the answer to ${text}`);
+  // Its aftermath, the next turn's sandbox started among it, is done.
+  await t.installation.runs.quiet();
+  return detail.messages.findLast((m) => m.author.kind === 'role')!.body;
+}
+
+describeWithSandbox('a run’s next turn, started ahead', () => {
+  it('starts in the sandbox that waited for it: the agent hears this turn’s input and `parley` takes this turn’s token', async () => {
+    const bob = await openPeer('bob', { sandbox: { mode: 'on' } });
+    open.push(bob);
+    const role = await bob.owner('roles.create', { name: 'researcher', agent: agent() });
+    const conversation = await bob.owner('conversations.open', { roleId: role.id });
+    expect(await turn(bob, conversation.id, 'first')).toBe('heard bob: first; parley answered; tmpdir turn; calm');
+    const waiting = waitingSandboxes(bob);
+    expect(waiting).toHaveLength(1);
+    // The sandbox started when the first turn ended serves the second, with the second's token.
+    expect(await turn(bob, conversation.id, 'second')).toBe('heard bob: second; parley answered; tmpdir next; calm');
+    const next = waitingSandboxes(bob);
+    expect(next).toHaveLength(1);
+    expect(next).not.toEqual(waiting);
+    expect(await turn(bob, conversation.id, 'third')).toBe('heard bob: third; parley answered; tmpdir next; calm');
+  }, 60_000);
+
+  it('is ended, never used, when the role’s environment changed, when its conversation is deleted, and at close', async () => {
+    const bob = await openPeer('bob', { sandbox: { mode: 'on' } });
+    open.push(bob);
+    const role = await bob.owner('roles.create', { name: 'researcher', agent: agent() });
+    const conversation = await bob.owner('conversations.open', { roleId: role.id });
+    await turn(bob, conversation.id, 'first');
+    const [before] = waitingSandboxes(bob);
+    expect(before).toBeDefined();
+
+    // Another environment: the waiting sandbox has the old one, so the turn starts anew.
+    await bob.owner('roles.update', { id: role.id, agent: agent({ MOOD: 'curious' }) });
+    expect(await turn(bob, conversation.id, 'second')).toBe('heard bob: second; parley answered; tmpdir next; curious');
+    const after = waitingSandboxes(bob);
+    expect(after).toHaveLength(1);
+    expect(after).not.toContain(before);
+
+    // Another role's run waits too; deleting one conversation ends only its own.
+    const writer = await bob.owner('roles.create', { name: 'writer', agent: agent() });
+    const other = await bob.owner('conversations.open', { roleId: writer.id });
+    await turn(bob, other.id, 'elsewhere');
+    expect(waitingSandboxes(bob)).toHaveLength(2);
+    await bob.owner('conversations.delete', { id: conversation.id });
+    await bob.waitFor(() => waitingSandboxes(bob).length === 1, 'the deleted conversation’s sandbox to end');
+    expect(waitingSandboxes(bob)).not.toContain(after[0]);
+
+    await bob.installation.close();
+    expect(waitingSandboxes(bob)).toEqual([]);
+  }, 60_000);
+});
