@@ -205,6 +205,13 @@ describeInBrowser('what waits on people, in the window', () => {
       await visible(card.getByRole('list', { name: 'Texts with alice/assistant' }));
       await until(async () => (await mark.count()) === 0, 'the mark on Started by peers to clear');
       await until(async () => (await card.locator('.unread-badge').count()) === 0, 'the card’s mark to clear');
+      // alice's side of the ask ends too (the answer comes back and her assistant's turn on
+      // it ends) before the next test counts what is unread in that conversation.
+      const asked = await conversationWith(alice, 'assistant');
+      await until(async () => {
+        const { turns } = await alice.api.call('conversations.get', { id: asked });
+        return turns.length >= 2 && turns.every((turn) => turn.status !== 'running');
+      }, 'alice’s assistant to finish with the answer');
       expect(problems).toEqual([]);
     },
   );

@@ -3,7 +3,7 @@
 // token. The agent must still hear this turn's input and act with this turn's token, and
 // a waiting sandbox must never outlive its run, a changed role or the installation. Real
 // bubblewrap, real agent processes calling the real `parley` CLI.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
@@ -26,6 +26,12 @@ beforeAll(() => {
       let input = '';
       process.stdin.on('data', (d) => (input += d));
       process.stdin.on('end', () => {
+        // Told to wait: it says so in its temporary folder and waits for a stop.
+        if (input.includes('wait')) {
+          require('node:fs').writeFileSync(path.join(process.env.TMPDIR, 'waiting'), '');
+          setInterval(() => {}, 1000);
+          return;
+        }
         let parley = 'answered';
         try {
           execFileSync('parley', ['context'], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -51,6 +57,22 @@ const agent = (env?: Record<string, string>): AgentSettings => ({
   command: [process.execPath, path.join(dir, 'agent.cjs')],
   ...(env ? { env } : {}),
 });
+
+/** Whether any live process names `folder` in its command line or environment. */
+function anyProcessWith(folder: string): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (/\) [ZX] /.test(stat)) continue;
+      if (['cmdline', 'environ'].some((file) => readFileSync(`/proc/${entry}/${file}`, 'utf8').includes(folder)))
+        return true;
+    } catch {
+      // Gone since the listing.
+    }
+  }
+  return false;
+}
 
 /** The `next-…` folders of the sandboxes waiting for a turn of this installation, by their processes. */
 function waitingSandboxes(t: TestInstallation): string[] {
@@ -128,5 +150,22 @@ describeWithSandbox('a run’s next turn, started ahead', () => {
 
     await bob.installation.close();
     expect(waitingSandboxes(bob)).toEqual([]);
+  }, 60_000);
+
+  it('is stopped like any turn: Stop ends the agent it became and the sandbox around it', async () => {
+    const bob = await openPeer('bob', { sandbox: { mode: 'on' } });
+    open.push(bob);
+    const role = await bob.owner('roles.create', { name: 'researcher', agent: agent() });
+    const conversation = await bob.owner('conversations.open', { roleId: role.id });
+    await turn(bob, conversation.id, 'first');
+    const [folder] = waitingSandboxes(bob);
+    const tmp = path.join(bob.installation.dataDir, 'turns', folder!);
+    await bob.owner('conversations.send', { id: conversation.id, text: 'wait' });
+    await bob.waitFor(() => existsSync(path.join(tmp, 'waiting')), 'the agent to wait', 15_000);
+    expect(anyProcessWith(tmp)).toBe(true);
+    await bob.owner('conversations.stop', { id: conversation.id });
+    const detail = await bob.owner('conversations.get', { id: conversation.id });
+    expect(detail.turns.at(-1)).toMatchObject({ status: 'stopped' });
+    expect(anyProcessWith(tmp)).toBe(false);
   }, 60_000);
 });
