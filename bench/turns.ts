@@ -5,7 +5,7 @@
 //                 the last turn's aftermath is done (`RunManager.quiet()`).
 //  stop-latency   `conversations.stop` → the agent's process tree is gone.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Person } from '../shared/domain';
@@ -182,20 +182,34 @@ async function turnOverhead(
 /**
  * The pid, as this process sees it, of a descendant that knows itself as `nsPid`: an agent
  * in the sandbox has a pid namespace of its own, so the pids it reports are that
- * namespace's (`NSpid` in /proc/PID/status lists a process's pid in each namespace).
+ * namespace's (`NSpid` in /proc/PID/status lists a process's pid in each namespace). Other
+ * sandboxes (another run's, waiting for its next turn) have the same small pids in theirs:
+ * `inNamespaceOf`, a process of the agent's, or `running`, its command line, tells which.
  */
-function hostPidOf(nsPid: number): number | null {
+function hostPidOf(nsPid: number, which: { inNamespaceOf?: number; running?: string }): number | null {
   if (!existsSync('/proc/self/status')) return nsPid;
+  const namespace = (pid: number | string) => {
+    try {
+      return readlinkSync(`/proc/${pid}/ns/pid`);
+    } catch {
+      return null;
+    }
+  };
+  const wanted = which.inNamespaceOf === undefined ? null : namespace(which.inNamespaceOf);
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let status: string;
+    let cmdline: string;
     try {
       status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
     } catch {
       continue;
     }
     const pids = /^NSpid:\s+(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/).map(Number) ?? [];
     if (pids.at(-1) !== nsPid || !descendsFromUs(Number(entry))) continue;
+    if (which.running !== undefined && !cmdline.includes(which.running)) continue;
+    if (wanted !== null && namespace(entry) !== wanted) continue;
     return Number(entry);
   }
   return null;
@@ -247,8 +261,8 @@ async function stopLatency(
     const signal = await signals.next();
     const reported = JSON.parse(signal.text) as { pid: number; child: number };
     // Inside the sandbox the agent is not its group's leader: both processes are checked.
-    const pid = linux ? hostPidOf(reported.pid) : reported.pid;
-    const child = linux ? hostPidOf(reported.child) : reported.child;
+    const pid = linux ? hostPidOf(reported.pid, { running: scripts.sleeper }) : reported.pid;
+    const child = linux && pid !== null ? hostPidOf(reported.child, { inNamespaceOf: pid }) : reported.child;
     if (pid === null || child === null || (linux ? !pidAlive(pid) || !pidAlive(child) : !groupAlive(pid)))
       throw new Error('the agent tree is not running before the stop');
     const t0 = process.hrtime.bigint();

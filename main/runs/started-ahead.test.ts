@@ -16,8 +16,8 @@ import { SANDBOX_READY_LINE } from '../sandbox/sandbox';
 let dir: string;
 beforeAll(() => {
   dir = makeDataDir('parley-started-ahead-');
-  // Says what it heard (the person's name, then their words), whether `parley` took its token, and which kind of temporary
-  // folder it has (`next` for one made ahead).
+  // Says what it heard (the person's name, then their words), whether `parley` took its
+  // token, and which kind of temporary folder it has (`next` for one made ahead).
   writeFileSync(
     path.join(dir, 'agent.cjs'),
     `
@@ -76,8 +76,13 @@ function anyProcessWith(folder: string): boolean {
 
 /** The `next-…` folders of the sandboxes waiting for a turn of this installation, by their processes. */
 function waitingSandboxes(t: TestInstallation): string[] {
+  return [...waitingLeaders(t).keys()];
+}
+
+/** Those sandboxes by folder, with the process this one started for each (its leader). */
+function waitingLeaders(t: TestInstallation): Map<string, number | undefined> {
   const turns = path.join(t.installation.dataDir, 'turns');
-  const found = new Set<string>();
+  const found = new Map<string, number | undefined>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let cmdline: string;
@@ -88,9 +93,11 @@ function waitingSandboxes(t: TestInstallation): string[] {
     }
     if (!cmdline.includes(SANDBOX_READY_LINE)) continue;
     const folder = new RegExp(`${turns.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(next-[\\w-]+)`).exec(cmdline)?.[1];
-    if (folder) found.add(folder);
+    if (!folder) continue;
+    const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+    found.set(folder, ppid === process.pid ? Number(entry) : found.get(folder));
   }
-  return [...found];
+  return found;
 }
 
 async function turn(t: TestInstallation, conversationId: number, text: string): Promise<string> {
@@ -113,13 +120,17 @@ describeWithSandbox('a run’s next turn, started ahead', () => {
     const role = await bob.owner('roles.create', { name: 'researcher', agent: agent() });
     const conversation = await bob.owner('conversations.open', { roleId: role.id });
     expect(await turn(bob, conversation.id, 'first')).toBe('heard bob: first; parley answered; tmpdir turn; calm');
-    const waiting = waitingSandboxes(bob);
-    expect(waiting).toHaveLength(1);
+    const waiting = waitingLeaders(bob);
+    expect(waiting.size).toBe(1);
+    const [leader] = waiting.values();
+    expect(leader).toBeGreaterThan(0);
     // The sandbox started when the first turn ended serves the second, with the second's token.
     expect(await turn(bob, conversation.id, 'second')).toBe('heard bob: second; parley answered; tmpdir next; calm');
+    const lastTurn = bob.installation.db.prepare('SELECT pid FROM turns ORDER BY id DESC LIMIT 1').pluck();
+    expect(lastTurn.get()).toBe(leader);
     const next = waitingSandboxes(bob);
     expect(next).toHaveLength(1);
-    expect(next).not.toEqual(waiting);
+    expect(next).not.toEqual([...waiting.keys()]);
     expect(await turn(bob, conversation.id, 'third')).toBe('heard bob: third; parley answered; tmpdir next; calm');
   }, 60_000);
 
