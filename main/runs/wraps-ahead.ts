@@ -57,7 +57,7 @@ export class WrapsAhead {
     }
   }
 
-  /** Starts the wrap once it is made, unless it was taken or dropped meanwhile. */
+  /** Starts the wrap once it is made, unless it was dropped meanwhile (a taken one starts for its turn). */
   private startWhenMade(ahead: AheadWrap, ended: TurnToWrap): NextTurn {
     const next: NextTurn = { ahead, env: ended.env, started: null, launched: Promise.resolve(), dropped: false };
     next.launched = ahead.wrapped.then((made) => {
