@@ -15,7 +15,7 @@
 // dave and for the owner, against a baseline in the same rounds: the old list's
 // statement, the 1,000 oldest pending rows with no regard to who reads them, made into
 // the same views. Also through the app API (`approvals.list`, `attention.list`) for dave.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openInstallation } from '../main/installation';
@@ -29,6 +29,7 @@ import { insertPerson } from '../main/store/queries/people';
 import { insertTask } from '../main/store/queries/tasks';
 import { insertText, insertThread } from '../main/store/queries/threads';
 import { interleave, keepAlive, median, percentile, round, type Emit, type Progress } from './stats';
+import { removeDataDir } from '../test-support/data-folder';
 
 export async function approvalsBench(emit: Emit, progress: Progress, options: { scale?: number } = {}): Promise<void> {
   const scale = options.scale ?? 1;
@@ -154,6 +155,6 @@ export async function approvalsBench(emit: Emit, progress: Progress, options: { 
     });
   } finally {
     await keepAlive(() => inst.close());
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDataDir(dataDir);
   }
 }

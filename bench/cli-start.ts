@@ -15,6 +15,7 @@ import { openInstallation } from '../main/installation';
 import { distPaths } from '../main/paths';
 import { SignalServer, writeAgentScripts } from './agents';
 import { interleave, keepAlive, median, ms, round, type Emit, type Progress } from './stats';
+import { removeDataDir } from '../test-support/data-folder';
 
 interface Ran {
   code: number | null;
@@ -179,7 +180,7 @@ export async function cliStartBench(emit: Emit, progress: Progress, options: { s
   } finally {
     await keepAlive(() => inst.close());
     await signals.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDataDir(dataDir);
     rmSync(scratch, { recursive: true, force: true });
   }
 }

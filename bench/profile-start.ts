@@ -5,7 +5,7 @@
 //   npx esbuild bench/profile-start.ts --bundle --platform=node --format=esm \
 //     --packages=external --outfile=dist/bench/profile-start.js && node dist/bench/profile-start.js
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { adapters } from '../main/agents';
@@ -27,6 +27,7 @@ import {
   takeInputs,
 } from '../main/store/queries/runs';
 import { hashToken, newToken } from '../main/tokens';
+import { removeDataDir } from '../test-support/data-folder';
 
 const ROUNDS = 40;
 const now = () => process.hrtime.bigint();
@@ -161,7 +162,7 @@ async function main(): Promise<void> {
     );
   }
   await inst.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  removeDataDir(dataDir);
 }
 
 main().then(

@@ -25,6 +25,7 @@ import { insertTask } from '../main/store/queries/tasks';
 import { closeThread, insertText, insertThread } from '../main/store/queries/threads';
 import { endTurn, ensureRun, insertTurn } from '../main/store/queries/runs';
 import { keepAlive, type Progress } from './stats';
+import { removeDataDir } from '../test-support/data-folder';
 
 /** Bump when the recipe changes, so cached folders of the old recipe are not reused. */
 const RECIPE = 2;
@@ -92,7 +93,7 @@ export async function seededStore(scale: number, progress: Progress): Promise<Se
   for (const name of existsSync(benchCacheDir()) ? readdirSync(benchCacheDir()) : [])
     if (name.startsWith('thread-page-') && !name.startsWith(current))
       rmSync(path.join(benchCacheDir(), name), { recursive: true, force: true });
-  rmSync(dataDir, { recursive: true, force: true });
+  removeDataDir(dataDir);
   mkdirSync(dataDir, { recursive: true });
   const started = performance.now();
   progress(`thread-page: seeding ${shape.threads} agent conversations, ${shape.texts} texts in ${dataDir}`);

@@ -13,6 +13,7 @@ import { openInstallation, type Installation } from '../main/installation';
 import { groupAlive } from '../main/runs/process-tree';
 import { SignalServer, writeAgentScripts, type AgentScripts } from './agents';
 import { keepAlive, median, ms, percentile, round, type Emit, type Progress } from './stats';
+import { removeDataDir } from '../test-support/data-folder';
 
 const WARMUP = 3;
 const ITERATIONS = 30;
@@ -311,7 +312,7 @@ export async function turnBench(
   } finally {
     await keepAlive(() => inst.close());
     await signals.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDataDir(dataDir);
     rmSync(scratch, { recursive: true, force: true });
   }
 }

@@ -113,13 +113,20 @@ async function turn(t: TestInstallation, conversationId: number, text: string): 
   return detail.messages.findLast((m) => m.author.kind === 'role')!.body;
 }
 
+/** bob, sandboxed, whose researcher has answered one turn of his conversation with it. */
+async function afterOneTurn() {
+  const bob = await openPeer('bob', { sandbox: { mode: 'on' } });
+  open.push(bob);
+  const role = await bob.owner('roles.create', { name: 'researcher', agent: agent() });
+  const conversation = await bob.owner('conversations.open', { roleId: role.id });
+  const first = await turn(bob, conversation.id, 'first');
+  return { bob, role, conversation, first };
+}
+
 describeWithSandbox('a run’s next turn, started ahead', () => {
   it('starts in the sandbox that waited for it: the agent hears this turn’s input and `parley` takes this turn’s token', async () => {
-    const bob = await openPeer('bob', { sandbox: { mode: 'on' } });
-    open.push(bob);
-    const role = await bob.owner('roles.create', { name: 'researcher', agent: agent() });
-    const conversation = await bob.owner('conversations.open', { roleId: role.id });
-    expect(await turn(bob, conversation.id, 'first')).toBe('heard bob: first; parley answered; tmpdir turn; calm');
+    const { bob, conversation, first } = await afterOneTurn();
+    expect(first).toBe('heard bob: first; parley answered; tmpdir turn; calm');
     const waiting = waitingLeaders(bob);
     expect(waiting.size).toBe(1);
     const [leader] = waiting.values();
@@ -135,11 +142,7 @@ describeWithSandbox('a run’s next turn, started ahead', () => {
   }, 60_000);
 
   it('is ended, never used, when the role’s environment changed, when its conversation is deleted, and at close', async () => {
-    const bob = await openPeer('bob', { sandbox: { mode: 'on' } });
-    open.push(bob);
-    const role = await bob.owner('roles.create', { name: 'researcher', agent: agent() });
-    const conversation = await bob.owner('conversations.open', { roleId: role.id });
-    await turn(bob, conversation.id, 'first');
+    const { bob, role, conversation } = await afterOneTurn();
     const [before] = waitingSandboxes(bob);
     expect(before).toBeDefined();
 
@@ -164,11 +167,7 @@ describeWithSandbox('a run’s next turn, started ahead', () => {
   }, 60_000);
 
   it('is stopped like any turn: Stop ends the agent it became and the sandbox around it', async () => {
-    const bob = await openPeer('bob', { sandbox: { mode: 'on' } });
-    open.push(bob);
-    const role = await bob.owner('roles.create', { name: 'researcher', agent: agent() });
-    const conversation = await bob.owner('conversations.open', { roleId: role.id });
-    await turn(bob, conversation.id, 'first');
+    const { bob, conversation } = await afterOneTurn();
     const [folder] = waitingSandboxes(bob);
     const tmp = path.join(bob.installation.dataDir, 'turns', folder!);
     await bob.owner('conversations.send', { id: conversation.id, text: 'wait' });
