@@ -10,6 +10,7 @@ import type { AgentSettings } from '../../shared/domain';
 import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer } from '../../test-support/network';
+import { startServe } from '../../test-support/serve-process';
 import { describeWithSandbox } from '../../test-support/system-parts';
 import { SANDBOX_READY_LINE } from '../sandbox/sandbox';
 
@@ -76,12 +77,15 @@ function anyProcessWith(folder: string): boolean {
 
 /** The `next-…` folders of the sandboxes waiting for a turn of this installation, by their processes. */
 function waitingSandboxes(t: TestInstallation): string[] {
-  return [...waitingLeaders(t).keys()];
+  return [...waitingLeaders(t.installation.dataDir).keys()];
 }
 
-/** Those sandboxes by folder, with the process this one started for each (its leader). */
-function waitingLeaders(t: TestInstallation): Map<string, number | undefined> {
-  const turns = path.join(t.installation.dataDir, 'turns');
+/**
+ * The sandboxes waiting for a turn of the installation in `dataDir`, by folder, with the
+ * process this one started for each (its leader; none when another process started it).
+ */
+function waitingLeaders(dataDir: string): Map<string, number | undefined> {
+  const turns = path.join(dataDir, 'turns');
   const found = new Map<string, number | undefined>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -127,7 +131,7 @@ describeWithSandbox('a run’s next turn, started ahead', () => {
   it('starts in the sandbox that waited for it: the agent hears this turn’s input and `parley` takes this turn’s token', async () => {
     const { bob, conversation, first } = await afterOneTurn();
     expect(first).toBe('heard bob: first; parley answered; tmpdir turn; calm');
-    const waiting = waitingLeaders(bob);
+    const waiting = waitingLeaders(bob.installation.dataDir);
     expect(waiting.size).toBe(1);
     const [leader] = waiting.values();
     expect(leader).toBeGreaterThan(0);
@@ -177,5 +181,29 @@ describeWithSandbox('a run’s next turn, started ahead', () => {
     const detail = await bob.owner('conversations.get', { id: conversation.id });
     expect(detail.turns.at(-1)).toMatchObject({ status: 'stopped' });
     expect(anyProcessWith(tmp)).toBe(false);
+  }, 60_000);
+});
+
+describeWithSandbox('a sandbox waiting for its turn, when Parley is killed', () => {
+  it('ends with it (kill -9): no process that names its folder is left', async () => {
+    const serve = await startServe({ name: 'bob', env: { PARLEY_SANDBOX: 'on' } });
+    try {
+      const api = await serve.connect();
+      const role = await api.call('roles.create', { name: 'researcher', agent: agent() });
+      const conversation = await api.call('conversations.open', { roleId: role.id });
+      await api.call('conversations.send', { id: conversation.id, text: 'first' });
+      const folder = await api.waitFor(
+        () => Promise.resolve([...waitingLeaders(serve.dataDir).keys()][0]),
+        30_000,
+        'a sandbox waiting for the next turn',
+      );
+      const tmp = path.join(serve.dataDir, 'turns', folder);
+      expect(anyProcessWith(tmp)).toBe(true);
+      await serve.crash();
+      await api.waitFor(() => Promise.resolve(!anyProcessWith(tmp)), 10_000, 'the waiting sandbox to end with Parley');
+    } finally {
+      await serve.stop();
+      removeDataDir(serve.dataDir);
+    }
   }, 60_000);
 });
