@@ -47,8 +47,7 @@ import { claimInputs, newActiveTurn, prepareLaunch, type PreparedTurn } from './
 import { commitStop, holdUnstarted, timeLimitReason } from './turn-stop';
 import { mountPointsLeft } from '../sandbox/sandbox';
 import type { RunManagerOptions } from './run-options';
-import { startedFor, WrapsAhead } from './wraps-ahead';
-import type { StartedAhead } from './started-ahead';
+import { endStarted, startedFor, WrapsAhead } from './wraps-ahead';
 
 export type { TurnAction } from './active-turn';
 export type { ThreadHooks } from './thread-hooks';
@@ -316,7 +315,7 @@ export class RunManager {
       );
     } catch (error) {
       rmSync(runTmp, { recursive: true, force: true });
-      void next?.launched.then(() => next.started?.end()).then(() => ahead?.release());
+      if (next) void endStarted(next).then(() => next.ahead.release());
       void this.durable.durably(`the end of turn ${turnId}`, () =>
         commitEnd(this.ends, run, turnId, { ok: false, error: (error as Error).message }, null),
       );
@@ -330,14 +329,13 @@ export class RunManager {
     if (active.texts > 0 || active.answers) this.threadHooks?.turnState(run, turnId, 'working');
     const toWrap = turnToWrap(prepared.role, prepared.trust, active.context, launch, runTmp);
     let sandboxed = false;
-    let started: StartedAhead | null = null;
-    const startedFits = async (env: NodeJS.ProcessEnv) =>
-      (started = next ? await startedFor(next, env) : null) !== null;
+    const startedFits = async (env: NodeJS.ProcessEnv) => !!next && (await startedFor(next, env)) !== null;
     active.settled = startOf(this.options.sandbox, toWrap, ahead, startedFits)
       .then((start) => {
-        const waiting = start.kind === 'start' && start.startedAhead ? started?.take() : undefined;
+        // `startedAhead` says the process `startedFits` found serves.
+        const waiting = start.kind === 'start' && start.startedAhead ? next?.started?.take() : undefined;
         // What was started for it and does not serve goes.
-        if (!waiting) void next?.launched.then(() => next.started?.end());
+        if (next && !waiting) void endStarted(next);
         if (start.kind === 'refused') return notStartedResult(start.reason);
         sandboxed = start.sandboxed === true;
         // Its wrap made mount points: they go once no wrap is held, so none is held ahead meanwhile.

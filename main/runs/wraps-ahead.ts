@@ -133,11 +133,15 @@ export async function startedFor(next: NextTurn, env: NodeJS.ProcessEnv): Promis
   return started && (await started.ready) && started.fits(env) ? started : null;
 }
 
-async function discard(next: NextTurn): Promise<void> {
-  // Not started from now on; one started already is ended.
+/** Ends what was started for `next`, unless its turn took it; nothing is started for it from now on. */
+export async function endStarted(next: NextTurn): Promise<void> {
   next.dropped = true;
-  rmSync(next.ahead.tmpDir, { recursive: true, force: true });
   await next.launched;
   await next.started?.end();
+}
+
+async function discard(next: NextTurn): Promise<void> {
+  rmSync(next.ahead.tmpDir, { recursive: true, force: true });
+  await endStarted(next);
   await next.ahead.release();
 }
