@@ -9,9 +9,12 @@
 //     `parley report "bob/helper says: answer from helper: …"` → a message in alice's conversation
 //
 // Timed from `conversations.send` to that message seen through alice's app API, one ask
-// at a time (each waits until both sides are idle), interleaved with the baseline: a bare
-// `node -e 0` spawned in the same environment. Three agent processes and three `parley`
-// commands start on the way, so six node starts are the floor.
+// at a time, interleaved with the baseline: a bare `node -e 0` spawned in the same
+// environment. Every sample, ask or baseline, starts once both installations' runs are
+// idle and their processes have used no CPU for a moment (bench/stats.ts `untilIdle`):
+// what an answer leaves to do in the background (the runs' next sandboxes starting) once
+// fell on the next sample, and made every other baseline a third slower. Three agent
+// processes and three `parley` commands start on the way, so six node starts are the floor.
 //
 // `stagesMs` splits the round trip by the timestamps both installations record (turns
 // started, texts committed, the report's message): medians per stage.
@@ -20,7 +23,7 @@ import os from 'node:os';
 import type { ResultOf } from '../shared/api-contract';
 import type { ApiClient } from '../test-support/api-client';
 import { removeDataDir, startServe, type ServeProcess } from '../test-support/serve-process';
-import { interleave, median, ms, round, type Emit, type Progress } from './stats';
+import { interleave, median, ms, round, untilIdle, type Emit, type Progress } from './stats';
 
 interface Side {
   serve: ServeProcess;
@@ -112,15 +115,26 @@ export async function askBench(emit: Emit, progress: Progress, options: { scale?
       return { elapsedMs, stages };
     };
 
+    // Each sample starts once both installations have nothing left to do, as when a
+    // person asks again after reading the answer.
+    const servePids = [alice, bob].map((s) => s.serve.process.pid!);
+    let busy = 0;
+    const settled = async () => {
+      if (!(await untilIdle(servePids))) busy++;
+    };
     const asks: Round[] = [];
     const samples = await interleave(
       {
         ask: async () => {
+          await settled();
           const round = await ask();
           asks.push(round);
           return round.elapsedMs;
         },
-        node: () => bareNode(env),
+        node: async () => {
+          await settled();
+          return bareNode(env);
+        },
       },
       { rounds, warmup: 2 },
     );
@@ -143,6 +157,8 @@ export async function askBench(emit: Emit, progress: Progress, options: { scale?
       rounds: samples.ask.length,
       stagesMs,
       nodeStartVariables: Object.keys(env).filter((name) => /^NODE_/.test(name)),
+      /** Samples taken without both installations going quiet first (they stayed busy for 3 s). */
+      startedBusy: busy,
       loadAverage: round(os.loadavg()[0]!),
     });
   } finally {

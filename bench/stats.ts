@@ -1,5 +1,7 @@
-// Small helpers every benchmark line uses: medians, percentiles, rounding, and the two
-// output streams (one JSON line per measurement on stdout, progress on stderr).
+// Small helpers every benchmark line uses: medians, percentiles, rounding, the two
+// output streams (one JSON line per measurement on stdout, progress on stderr), and a
+// wait until processes have nothing left to do.
+import { readdirSync, readFileSync } from 'node:fs';
 
 export const round = (value: number) => Math.round(value * 100) / 100;
 
@@ -62,4 +64,59 @@ export async function keepAlive<T>(fn: () => Promise<T>): Promise<T> {
   } finally {
     clearInterval(timer);
   }
+}
+
+/** CPU clock ticks (user + system) of `roots` and every process under them, read from /proc. */
+function treeTicks(roots: readonly number[]): number {
+  const parentOf = new Map<number, number>();
+  const ticksOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // After the command's closing parenthesis: state, ppid, … utime and stime are the 12th and 13th.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parentOf.set(Number(entry), Number(fields[1]));
+      ticksOf.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // It ended while we looked.
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let at = pid, hops = 0; at > 1 && hops < 64; at = parentOf.get(at) ?? 0, hops++)
+      if (roots.includes(at)) return true;
+    return false;
+  };
+  let total = 0;
+  for (const [pid, ticks] of ticksOf) if (inTree(pid)) total += ticks;
+  return total;
+}
+
+/**
+ * Resolves once `roots` and the processes under them used no CPU for `quietMs` (the
+ * clock's tick is 10 ms, so a few polls in a row), or after `withinMs` at the latest;
+ * with whether they went quiet. Work an installation does in the background after an
+ * answer (a run's next sandbox starting, its search index catching up) would otherwise
+ * fall into whatever is measured next: a person's next question, or the baseline.
+ * Where /proc is missing it resolves at once.
+ */
+export async function untilIdle(roots: readonly number[], quietMs = 60, withinMs = 3_000): Promise<boolean> {
+  if (roots.length === 0) return true;
+  try {
+    readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  const poll = 20;
+  const deadline = performance.now() + withinMs;
+  let last = treeTicks(roots);
+  let quietFor = 0;
+  while (performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, poll));
+    const now = treeTicks(roots);
+    quietFor = now === last ? quietFor + poll : 0;
+    last = now;
+    if (quietFor >= quietMs) return true;
+  }
+  return false;
 }
