@@ -183,7 +183,7 @@ describe('electron-builder.yml', () => {
         'dist/cli.cjs',
         'dist/commands/mcp.cjs',
         'dist/commands/serve.js',
-        'dist/scripted-agent.js',
+        'dist/scripted-agent.cjs',
         'dist/openai-worker.js',
         'dist/acp-worker.js',
       ])

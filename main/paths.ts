@@ -17,7 +17,7 @@ export const projectRoot = findRoot().replace(/app\.asar(?=$|[\\/])/, 'app.asar.
 
 export const distPaths = {
   cli: path.join(projectRoot, 'dist', 'cli.cjs'),
-  scriptedAgent: path.join(projectRoot, 'dist', 'scripted-agent.js'),
+  scriptedAgent: path.join(projectRoot, 'dist', 'scripted-agent.cjs'),
   renderer: path.join(projectRoot, 'dist', 'renderer'),
 };
 

@@ -29,7 +29,7 @@ const CHROMIUM_ARGS = [
 /** Fails clearly when the build is missing (a missing browser skips the tests: `describeInBrowser`). */
 export function assertReady(): void {
   if (browserPath === null) throw new Error('no browser: wrap the test in describeInBrowser');
-  for (const file of ['dist/renderer/index.html', 'dist/cli.cjs', 'dist/scripted-agent.js'])
+  for (const file of ['dist/renderer/index.html', 'dist/cli.cjs', 'dist/scripted-agent.cjs'])
     if (!existsSync(path.join(root, file)))
       throw new Error(`${file} is missing: run \`npm run build\` first (\`npm test\` does).`);
 }

@@ -441,7 +441,7 @@ describe('acp adapter', () => {
       env: { PATH: process.env.PATH ?? '' },
       defaultCwd: dir,
       privateDir: dir,
-      paths: { node: process.execPath, scriptedAgent: path.join(process.cwd(), 'dist', 'scripted-agent.js') },
+      paths: { node: process.execPath, scriptedAgent: path.join(process.cwd(), 'dist', 'scripted-agent.cjs') },
     } satisfies TurnRequest);
     const updates: StreamUpdate[] = [];
     const outcome = await new Promise<TurnOutcome>((resolve) => {
@@ -492,7 +492,7 @@ describe('acp adapter', () => {
       env: { PATH: process.env.PATH ?? '' },
       defaultCwd: dir,
       privateDir: dir,
-      paths: { node: process.execPath, scriptedAgent: path.join(process.cwd(), 'dist', 'scripted-agent.js') },
+      paths: { node: process.execPath, scriptedAgent: path.join(process.cwd(), 'dist', 'scripted-agent.cjs') },
     } satisfies TurnRequest);
     const updates: StreamUpdate[] = [];
     const outcome = await new Promise<TurnOutcome>((resolve) => {
@@ -575,7 +575,7 @@ describe('acp adapter', () => {
           env: {},
           defaultCwd: dir,
           privateDir: dir,
-          paths: { node: process.execPath, scriptedAgent: path.join(dir, 'scripted-agent.js') },
+          paths: { node: process.execPath, scriptedAgent: path.join(dir, 'scripted-agent.cjs') },
         }).stdin,
       ) as { args: string[]; permissions: string };
     const codex: AgentSettings = { adapter: 'acp', command: ['/opt/bin/codex-acp'], sandbox: 'danger-full-access' };

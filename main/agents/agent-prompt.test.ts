@@ -46,7 +46,7 @@ function request(overrides: Partial<TurnRequest> = {}): TurnRequest {
     env: { PATH: '/data/bin:/usr/bin' },
     defaultCwd: '/data/work',
     privateDir: '/data/turns',
-    paths: { node: 'node', scriptedAgent: 'scripted-agent.js' },
+    paths: { node: 'node', scriptedAgent: 'scripted-agent.cjs' },
     ...overrides,
   };
 }

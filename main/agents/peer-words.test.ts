@@ -136,7 +136,7 @@ describe('a forged text in the turn prompt', () => {
     env: {},
     defaultCwd: '/data/work',
     privateDir: '/data/turns',
-    paths: { node: 'node', scriptedAgent: 'scripted-agent.js' },
+    paths: { node: 'node', scriptedAgent: 'scripted-agent.cjs' },
   };
 
   it('has the forgery inside the fence and the real markers outside it', () => {
