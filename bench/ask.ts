@@ -1,6 +1,6 @@
 // ask: what a person waits for when their agent asks a peer's agent. Two installations
-// in separate processes (`parley serve` children, paired over mutual TLS on loopback),
-// scripted agents on both sides:
+// in separate processes (`parley serve` children, paired over mutual TLS on loopback,
+// each on a core of its own where there are two), scripted agents on both sides:
 //
 //   alice → her assistant: "ask bob/helper: question N"
 //     assistant's turn: `parley send --to bob/helper question N`
@@ -19,6 +19,7 @@
 // `stagesMs` splits the round trip by the timestamps both installations record (turns
 // started, texts committed, the report's message): medians per stage.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import type { ResultOf } from '../shared/api-contract';
 import type { ApiClient } from '../test-support/api-client';
@@ -30,8 +31,20 @@ interface Side {
   api: ApiClient;
 }
 
-async function side(name: string, env: NodeJS.ProcessEnv): Promise<Side> {
-  const serve = await startServe({ name, env });
+/**
+ * Each installation on a core of its own, with its agents (`taskset`), where the machine
+ * has two and taskset is there: two people's installations run on two machines, and on
+ * shared cores what one does after its turn (its run's next sandbox starting) slowed the
+ * other's agent starting the next hop by 30–50 ms. Null: both share every core.
+ */
+function coreOf(index: number): string[] | undefined {
+  if (os.availableParallelism() < 2 || process.platform !== 'linux') return undefined;
+  const taskset = ['/usr/bin/taskset', '/bin/taskset'].find((file) => existsSync(file));
+  return taskset ? [taskset, '-c', String(index)] : undefined;
+}
+
+async function side(name: string, env: NodeJS.ProcessEnv, core: string[] | undefined): Promise<Side> {
+  const serve = await startServe({ name, env, wrap: core });
   return { serve, api: await serve.connect() };
 }
 
@@ -63,7 +76,8 @@ interface Round {
 export async function askBench(emit: Emit, progress: Progress, options: { scale?: number } = {}): Promise<void> {
   const rounds = Math.max(5, Math.round(20 * (options.scale ?? 1)));
   const env = { ...process.env };
-  const [alice, bob] = await Promise.all([side('alice', env), side('bob', env)]);
+  const cores = [coreOf(0), coreOf(1)];
+  const [alice, bob] = await Promise.all([side('alice', env, cores[0]), side('bob', env, cores[1])]);
   try {
     const assistant = await alice.api.call('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
     await bob.api.call('roles.create', {
@@ -157,6 +171,8 @@ export async function askBench(emit: Emit, progress: Progress, options: { scale?
       rounds: samples.ask.length,
       stagesMs,
       nodeStartVariables: Object.keys(env).filter((name) => /^NODE_/.test(name)),
+      /** Each installation and its agents on a core of its own; the baseline on any. */
+      coreEach: cores.every((core) => core !== undefined),
       /** Samples taken without both installations going quiet first (they stayed busy for 3 s). */
       startedBusy: busy,
       loadAverage: round(os.loadavg()[0]!),
