@@ -18,6 +18,9 @@ const common = {
   logLevel: 'warning',
 };
 
+/** One CommonJS file in dist/, named .cjs (the package is "type": "module"). */
+const commonJs = { ...common, format: 'cjs', outdir: 'dist', outExtension: { '.js': '.cjs' } };
+
 /**
  * The CLI's commands that need more than the role API client are entries of their own,
  * which the CLI imports on demand instead of bundling them: `serve` (an ES module, like
@@ -61,11 +64,8 @@ await Promise.all([
   // CommonJS file without initialising its ES module loader (about 7 ms here, a quarter
   // of a bare `node` start).
   build({
-    ...common,
-    format: 'cjs',
+    ...commonJs,
     entryPoints: { cli: 'main/cli.ts' },
-    outdir: 'dist',
-    outExtension: { '.js': '.cjs' },
     plugins: [lazyCommandsPlugin],
     // The lazy commands load with require(): import() of a CommonJS file first scans all of
     // it for its exports (a second of CPU here for mcp's 1.4 MB), and Node >= 20.19
@@ -75,11 +75,8 @@ await Promise.all([
   // The scripted agent, which each of its turns starts: CommonJS for the same reason as
   // the CLI (about 9 ms of a 120 ms start here).
   build({
-    ...common,
-    format: 'cjs',
+    ...commonJs,
     entryPoints: { 'scripted-agent': 'main/agents/scripted-agent.ts' },
-    outdir: 'dist',
-    outExtension: { '.js': '.cjs' },
     supported: { 'dynamic-import': false },
   }),
   // `parley mcp`, which each turn of an MCP agent starts: its packages bundled in. From
@@ -87,12 +84,9 @@ await Promise.all([
   // resolving and compiling them one by one costs more than the code itself (about 300 ms
   // of CPU per start here through the ES module loader, 200 through CommonJS, 130 bundled).
   build({
-    ...common,
+    ...commonJs,
     packages: undefined,
-    format: 'cjs',
     entryPoints: { 'commands/mcp': 'main/role-api/mcp-server.ts' },
-    outdir: 'dist',
-    outExtension: { '.js': '.cjs' },
   }),
   build({
     ...common,
@@ -116,11 +110,8 @@ await Promise.all([
   }),
   // A sandboxed preload must be CommonJS.
   build({
-    ...common,
-    format: 'cjs',
+    ...commonJs,
     entryPoints: { 'electron/preload': 'preload/preload.ts' },
-    outdir: 'dist',
-    outExtension: { '.js': '.cjs' },
     external: ['electron'],
   }),
 ]);
