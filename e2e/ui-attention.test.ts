@@ -205,13 +205,19 @@ describeInBrowser('what waits on people, in the window', () => {
       await visible(card.getByRole('list', { name: 'Texts with alice/assistant' }));
       await until(async () => (await mark.count()) === 0, 'the mark on Started by peers to clear');
       await until(async () => (await card.locator('.unread-badge').count()) === 0, 'the card’s mark to clear');
-      // alice's side of the ask ends too (the answer comes back and her assistant's turn on
-      // it ends) before the next test counts what is unread in that conversation.
+      // alice's side of the ask ends too before the next test counts what is unread in that
+      // conversation: the answer came back, her assistant reported it there, and nothing of
+      // hers still runs (the conversation's own turns, and the agent conversation's).
       const asked = await conversationWith(alice, 'assistant');
       await until(async () => {
-        const { turns } = await alice.api.call('conversations.get', { id: asked });
-        return turns.length >= 2 && turns.every((turn) => turn.status !== 'running');
-      }, 'alice’s assistant to finish with the answer');
+        const detail = await alice.api.call('conversations.get', { id: asked });
+        const threads = await alice.api.call('threads.list', { root: { kind: 'conversation', id: asked } });
+        return (
+          detail.messages.some((m) => m.body.startsWith('bob/researcher says:')) &&
+          detail.conversation.run.state === 'idle' &&
+          threads.every((t) => t.run.state === 'idle')
+        );
+      }, 'alice’s assistant to report the answer and go idle');
       expect(problems).toEqual([]);
     },
   );
