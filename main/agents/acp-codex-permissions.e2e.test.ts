@@ -24,8 +24,11 @@ const skip =
   !command || !existsSync(command) ? `PARLEY_TEST_CODEX_ACP is not set or not there (${command ?? ''})` : null;
 if (skip) console.info(`Skipping the shell and permission tests with the real codex-acp: ${skip}`);
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-codex-acp-permissions-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// Made only when the tests run: a file whose tests are all skipped runs no afterAll.
+const dir = skip === null ? mkdtempSync(path.join(os.tmpdir(), 'parley-codex-acp-permissions-')) : '';
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
 
 /** `make FILE`: run `echo ran > FILE` in Codex's shell, then say what came of it. */
 const script: ModelScript = (request) => {
