@@ -1,7 +1,8 @@
 // Small helpers every benchmark line uses: medians, percentiles, rounding, the two
 // output streams (one JSON line per measurement on stdout, progress on stderr), and a
 // wait until processes have nothing left to do.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { liveProcesses } from '../main/runs/process-tree';
 
 export const round = (value: number) => Math.round(value * 100) / 100;
 
@@ -66,29 +67,17 @@ export async function keepAlive<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** CPU clock ticks (user + system) of `roots` and every process under them, read from /proc. */
+/** CPU clock ticks (user + system) of `roots` and every live process under them. */
 function treeTicks(roots: readonly number[]): number {
-  const parentOf = new Map<number, number>();
-  const ticksOf = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // After the command's closing parenthesis: state, ppid, … utime and stime are the 12th and 13th.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      parentOf.set(Number(entry), Number(fields[1]));
-      ticksOf.set(Number(entry), Number(fields[11]) + Number(fields[12]));
-    } catch {
-      // It ended while we looked.
-    }
-  }
+  const processes = liveProcesses();
+  const parentOf = new Map(processes.map((stat) => [stat.pid, stat.ppid]));
   const inTree = (pid: number): boolean => {
     for (let at = pid, hops = 0; at > 1 && hops < 64; at = parentOf.get(at) ?? 0, hops++)
       if (roots.includes(at)) return true;
     return false;
   };
   let total = 0;
-  for (const [pid, ticks] of ticksOf) if (inTree(pid)) total += ticks;
+  for (const stat of processes) if (inTree(stat.pid)) total += stat.cpuTicks;
   return total;
 }
 
@@ -101,12 +90,7 @@ function treeTicks(roots: readonly number[]): number {
  * Where /proc is missing it resolves at once.
  */
 export async function untilIdle(roots: readonly number[], quietMs = 60, withinMs = 3_000): Promise<boolean> {
-  if (roots.length === 0) return true;
-  try {
-    readdirSync('/proc');
-  } catch {
-    return true;
-  }
+  if (roots.length === 0 || !existsSync('/proc/self/stat')) return true;
   const poll = 20;
   const deadline = performance.now() + withinMs;
   let last = treeTicks(roots);

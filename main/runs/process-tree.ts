@@ -29,13 +29,15 @@ export function spawnInGroup(command: string, args: readonly string[], options: 
   });
 }
 
-interface ProcStat {
+export interface ProcStat {
   pid: number;
   state: string;
   ppid: number;
   pgrp: number;
   session: number;
   startTime: string;
+  /** CPU time used so far, user and system, in clock ticks. */
+  cpuTicks: number;
 }
 
 function parseStat(pid: number, stat: string): ProcStat {
@@ -48,6 +50,7 @@ function parseStat(pid: number, stat: string): ProcStat {
     pgrp: Number(fields[2]),
     session: Number(fields[3]),
     startTime: fields[19] ?? '',
+    cpuTicks: Number(fields[11]) + Number(fields[12]),
   };
 }
 
@@ -61,8 +64,8 @@ function readStat(pid: number | string): ProcStat | null {
 
 const ended = (stat: ProcStat) => stat.state === 'Z' || stat.state === 'X';
 
-/** Every live process on the machine (Linux), zombies left out. */
-function liveProcesses(): ProcStat[] {
+/** Every live process on the machine (Linux), zombies left out; none where there is no /proc. */
+export function liveProcesses(): ProcStat[] {
   const found: ProcStat[] = [];
   let entries: string[];
   try {
