@@ -15,8 +15,11 @@ const claude = realCli('PARLEY_TEST_CLAUDE', 'claude');
 const skip = claude.path ? null : claude.reason;
 if (skip) console.info(`Skipping the trust tests with the real Claude Code: ${skip}`);
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-claude-trust-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// Made only when the tests run: a file whose tests are all skipped runs no afterAll.
+const dir = skip === null ? mkdtempSync(path.join(os.tmpdir(), 'parley-claude-trust-')) : '';
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
 
 /** A peer's `make FILE` → `echo ran > FILE` in the shell; everything else as the scripted agent's rules. */
 const script: ModelScript = (request) => {
