@@ -139,6 +139,9 @@ describe('electron-builder.yml', () => {
     // What main/sandbox/sandbox.ts names to the runtime by path.
     for (const file of ['vendor/seccomp/x64/apply-seccomp', 'vendor/java-proxy-agent/srt-proxy-agent.jar'])
       expect(existsSync(path.join(root, 'node_modules/@anthropic-ai/sandbox-runtime', file))).toBe(true);
+    // Parley's own, which the runtime starts for its relays: unpacked, and a program.
+    expect(config.asarUnpack).toContain('bin/**');
+    expect(statSync(path.join(root, 'bin/parley-socat')).mode & 0o111).toBe(0o111);
   });
 
   it('passes electron-builder’s own schema check, which does refuse a misspelt option', async () => {
@@ -177,6 +180,7 @@ describe('electron-builder.yml', () => {
       for (const needed of [
         'package.json',
         'bin/parley.js',
+        'bin/parley-socat',
         'dist/electron/main.js',
         'dist/electron/preload.cjs',
         'dist/renderer/index.html',

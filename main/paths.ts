@@ -15,6 +15,9 @@ function findRoot(): string {
 
 export const projectRoot = findRoot().replace(/app\.asar(?=$|[\\/])/, 'app.asar.unpacked');
 
+/** socat tied to the process that starts it (bin/parley-socat), for the sandbox's relays. */
+export const socatWithParent = path.join(projectRoot, 'bin', 'parley-socat');
+
 export const distPaths = {
   cli: path.join(projectRoot, 'dist', 'cli.cjs'),
   scriptedAgent: path.join(projectRoot, 'dist', 'scripted-agent.cjs'),

@@ -1,15 +1,19 @@
 // SIGTERM and SIGINT end `parley serve` within two seconds even with app API sockets
 // open and an agent working: the sockets close with 1001, the paired peer sees it go
 // offline at once (not after its ping times out), and serve.json and the role API
-// socket are gone.
-import { existsSync } from 'node:fs';
+// socket are gone. Nothing of the agents' sandbox outlives it, even killed with SIGKILL.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { processAlive } from './runs/process-tree';
-import { agentPids } from '../test-support/processes';
+import { agentPids, processesNaming } from '../test-support/processes';
 import { node, pairNodes, type ServeNode } from '../test-support/serve-network';
 import { removeDataDir, startServe } from '../test-support/serve-process';
+import { noSandbox } from '../test-support/system-parts';
+import { until } from '../test-support/until';
 
 /** A signed-in app API socket, as a browser tab holds one; resolves with its close code when it closes. */
 async function openTab(api: string, token: string): Promise<{ closed: Promise<number> }> {
@@ -22,6 +26,11 @@ async function openTab(api: string, token: string): Promise<{ closed: Promise<nu
   // Wrapped: an async function returning a promise would wait for it.
   return { closed: closedWith };
 }
+
+// The relays end with Parley through util-linux's setpriv (Essential on Debian).
+const noSetpriv = spawnSync('setpriv', ['--version']).error !== undefined;
+if (noSetpriv)
+  console.warn('skipped: the sandbox’s relays when Parley is killed: setpriv (util-linux) is not installed');
 
 /** Resolves with the exit, or null if it did not come within `ms`. */
 function exitWithin(serve: ServeNode['serve'], ms: number) {
@@ -86,4 +95,47 @@ describe('shutting down', () => {
       expect(await peerSeesOffline).toBeLessThan(10_000);
     }, 120_000);
   }
+
+  it.skipIf(noSandbox('the sandbox’s temporary folder at shutdown'))(
+    'leaves nothing of the sandbox in the temporary folder once it has exited',
+    async () => {
+      // A temporary folder of its own: other tests' installations use the machine's.
+      const tmp = mkdtempSync(path.join(os.tmpdir(), 'parley-shutdown-tmp-'));
+      try {
+        const serve = await startServe({ name: 'alice', env: { PARLEY_SANDBOX: 'on', TMPDIR: tmp } });
+        nodes.push(await node(serve, 'alice'));
+        // The open-network runtime has its folder there while it runs.
+        expect(readdirSync(tmp).filter((name) => name.startsWith('parley-srt-'))).toHaveLength(1);
+        serve.process.kill('SIGTERM');
+        expect(await exitWithin(serve, 10_000)).toEqual({ code: 0, signal: null });
+        expect(readdirSync(tmp)).toEqual([]);
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
+
+  it.skipIf(noSandbox('the sandbox’s relays when Parley is killed') || noSetpriv)(
+    'leaves no sandbox relay listening once it is killed with SIGKILL',
+    async () => {
+      // A temporary folder of its own, where the relays listen: they are found by it.
+      const tmp = mkdtempSync(path.join(os.tmpdir(), 'parley-killed-tmp-'));
+      try {
+        const serve = await startServe({ name: 'alice', env: { PARLEY_SANDBOX: 'on', TMPDIR: tmp } });
+        nodes.push(await node(serve, 'alice'));
+        // One relay per set of proxies: the agents' own and those of runs allowed the open network.
+        const relays = processesNaming(`UNIX-LISTEN:${tmp}/`);
+        expect(relays).toHaveLength(2);
+        serve.process.kill('SIGKILL');
+        expect(await exitWithin(serve, 10_000)).toEqual({ code: null, signal: 'SIGKILL' });
+        await until(() => relays.every((pid) => !processAlive(pid)), 'the relays to end', 10_000);
+      } finally {
+        // Should it fail, what it left does not outlive it.
+        for (const pid of processesNaming(`UNIX-LISTEN:${tmp}/`)) process.kill(pid, 'SIGTERM');
+        rmSync(tmp, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 });

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
+import { socatWithParent } from '../paths';
 import { mountPointsNeeded } from './disk-facts';
 import { OpenNetworkRuntime } from './open-network';
 import { beyondMachineAllows, type SandboxPolicy } from './policy';
@@ -157,6 +158,7 @@ function baseConfig(bwrapPath: string | undefined): SandboxRuntimeConfig {
     // and their program's state, never there, so one level (its own default finds) is enough.
     mandatoryDenySearchDepth: 1,
     ...linuxStartCuts(),
+    ...relaysEndWithParley(),
     ...(bwrapPath ? { bwrapPath } : {}),
     ...(files.applySeccomp ? { seccomp: { applyPath: files.applySeccomp } } : {}),
     ...(files.javaAgentJar ? { javaAgentJarPath: files.javaAgentJar } : {}),
@@ -176,6 +178,17 @@ function linuxStartCuts(): Partial<SandboxRuntimeConfig> {
   if (process.platform !== 'linux') return {};
   const noop = findOnPath('true');
   return noop ? { ripgrep: { command: noop } } : {};
+}
+
+/**
+ * The runtime's relays (socat, listening on a socket in the temporary folder) outlive a
+ * Parley that was killed: started through util-linux's setpriv, each gets SIGTERM when
+ * the thread that started it ends, whatever ended it. Inside a turn's sandbox the same
+ * path starts its two relays, which end with the sandbox in any case.
+ */
+function relaysEndWithParley(): Partial<SandboxRuntimeConfig> {
+  if (process.platform !== 'linux' || !findOnPath('setpriv') || !existsSync(socatWithParent)) return {};
+  return { socatPath: socatWithParent };
 }
 
 /** The shell the runtime starts its wrapper in (Linux: dash when there is one). */
