@@ -117,7 +117,7 @@ describe('shutting down', () => {
   );
 
   it.skipIf(noSandbox('the sandbox’s relays when Parley is killed') || noSetpriv)(
-    'leaves no sandbox relay listening once it is killed with SIGKILL',
+    'leaves no sandbox relay listening once it is killed with SIGKILL, and the next start removes what it left',
     async () => {
       // A temporary folder of its own, where the relays listen: they are found by it.
       const tmp = mkdtempSync(path.join(os.tmpdir(), 'parley-killed-tmp-'));
@@ -130,6 +130,13 @@ describe('shutting down', () => {
         serve.process.kill('SIGKILL');
         expect(await exitWithin(serve, 10_000)).toEqual({ code: null, signal: 'SIGKILL' });
         await until(() => relays.every((pid) => !processAlive(pid)), 'the relays to end', 10_000);
+        // What it could not remove (its proxies' socket, a folder) goes when the next one starts.
+        const killed = String(serve.process.pid);
+        expect(readdirSync(tmp).filter((name) => name.includes(killed))).not.toEqual([]);
+        nodes.push(
+          await node(await startServe({ name: 'alice', env: { PARLEY_SANDBOX: 'on', TMPDIR: tmp } }), 'alice'),
+        );
+        expect(readdirSync(tmp).filter((name) => name.includes(killed))).toEqual([]);
       } finally {
         // Should it fail, what it left does not outlive it.
         for (const pid of processesNaming(`UNIX-LISTEN:${tmp}/`)) process.kill(pid, 'SIGTERM');

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
+import { OPEN_NETWORK_PREFIX } from './stale-files';
 
 /** The worker: CommonJS evaluated as is, importing the runtime from the path it is given. */
 const WORKER_SOURCE = `
@@ -86,7 +87,7 @@ export class OpenNetworkRuntime {
   private sent = 0;
   private ended = false;
   /** The worker's TMPDIR: the runtime names its proxies' sockets by pid and a counter, which both copies share. */
-  private readonly tmp = mkdtempSync(path.join(os.tmpdir(), 'parley-srt-'));
+  private readonly tmp = mkdtempSync(path.join(os.tmpdir(), `${OPEN_NETWORK_PREFIX}${process.pid}-`));
 
   /**
    * `moduleUrl`: the runtime's entry (a file: URL, outside any archive).

@@ -13,8 +13,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
+import { log } from '../log';
 import { socatWithParent } from '../paths';
 import { mountPointsNeeded } from './disk-facts';
+import { removeStaleSandboxFiles } from './stale-files';
 import { OpenNetworkRuntime } from './open-network';
 import { beyondMachineAllows, type SandboxPolicy } from './policy';
 
@@ -275,6 +277,8 @@ function namespacesRefused(bwrap: string): string | null {
 async function startRuntimes(state: Shared, bwrapPath: string | undefined): Promise<SandboxStatus> {
   const found = precheck(bwrapPath);
   if (!found.available) return found;
+  const stale = removeStaleSandboxFiles();
+  if (stale.length > 0) log.info('removed what sandboxes of ended processes left in the temporary folder', { stale });
   const config = baseConfig(process.platform === 'linux' ? (bwrapPath ?? findOnPath('bwrap') ?? undefined) : bwrapPath);
   const open = new OpenNetworkRuntime(runtimeFiles().moduleUrl, (host) => beyondMachineAllows(host, localAddresses()));
   state.open = open;
