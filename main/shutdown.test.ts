@@ -32,6 +32,23 @@ const noSetpriv = spawnSync('setpriv', ['--version']).error !== undefined;
 if (noSetpriv)
   console.warn('skipped: the sandbox’s relays when Parley is killed: setpriv (util-linux) is not installed');
 
+/**
+ * A temporary folder of its own, for a sandboxed `parley serve` (other tests' installations
+ * use the machine's), removed after `body` with whatever of the sandbox still runs there.
+ */
+async function inOwnTemporaryFolder(body: (tmp: string) => Promise<void>): Promise<void> {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'parley-shutdown-tmp-'));
+  try {
+    await body(tmp);
+  } finally {
+    // Should the test fail, what it left does not outlive it.
+    for (const pid of processesNaming(`UNIX-LISTEN:${tmp}/`)) process.kill(pid, 'SIGTERM');
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+const sandboxedServe = (tmp: string) => startServe({ name: 'alice', env: { PARLEY_SANDBOX: 'on', TMPDIR: tmp } });
+
 /** Resolves with the exit, or null if it did not come within `ms`. */
 function exitWithin(serve: ServeNode['serve'], ms: number) {
   return Promise.race([serve.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), ms))]);
@@ -98,33 +115,26 @@ describe('shutting down', () => {
 
   it.skipIf(noSandbox('the sandbox’s temporary folder at shutdown'))(
     'leaves nothing of the sandbox in the temporary folder once it has exited',
-    async () => {
-      // A temporary folder of its own: other tests' installations use the machine's.
-      const tmp = mkdtempSync(path.join(os.tmpdir(), 'parley-shutdown-tmp-'));
-      try {
-        const serve = await startServe({ name: 'alice', env: { PARLEY_SANDBOX: 'on', TMPDIR: tmp } });
+    () =>
+      inOwnTemporaryFolder(async (tmp) => {
+        const serve = await sandboxedServe(tmp);
         nodes.push(await node(serve, 'alice'));
         // The open-network runtime has its folder there while it runs.
         expect(readdirSync(tmp).filter((name) => name.startsWith('parley-srt-'))).toHaveLength(1);
         serve.process.kill('SIGTERM');
         expect(await exitWithin(serve, 10_000)).toEqual({ code: 0, signal: null });
         expect(readdirSync(tmp)).toEqual([]);
-      } finally {
-        rmSync(tmp, { recursive: true, force: true });
-      }
-    },
+      }),
     60_000,
   );
 
   it.skipIf(noSandbox('the sandbox’s relays when Parley is killed') || noSetpriv)(
     'leaves no sandbox relay listening once it is killed with SIGKILL, and the next start removes what it left',
-    async () => {
-      // A temporary folder of its own, where the relays listen: they are found by it.
-      const tmp = mkdtempSync(path.join(os.tmpdir(), 'parley-killed-tmp-'));
-      try {
-        const serve = await startServe({ name: 'alice', env: { PARLEY_SANDBOX: 'on', TMPDIR: tmp } });
+    () =>
+      inOwnTemporaryFolder(async (tmp) => {
+        const serve = await sandboxedServe(tmp);
         nodes.push(await node(serve, 'alice'));
-        // One relay per set of proxies: the agents' own and those of runs allowed the open network.
+        // The relays listen there, one per set of proxies: the agents' own and those of runs allowed the open network.
         const relays = processesNaming(`UNIX-LISTEN:${tmp}/`);
         expect(relays).toHaveLength(2);
         serve.process.kill('SIGKILL');
@@ -133,16 +143,11 @@ describe('shutting down', () => {
         // What it could not remove (its proxies' socket, a folder) goes when the next one starts.
         const killed = String(serve.process.pid);
         expect(readdirSync(tmp).filter((name) => name.includes(killed))).not.toEqual([]);
-        nodes.push(
-          await node(await startServe({ name: 'alice', env: { PARLEY_SANDBOX: 'on', TMPDIR: tmp } }), 'alice'),
-        );
+        const next = await sandboxedServe(tmp);
+        nodes.push(await node(next, 'alice'));
         expect(readdirSync(tmp).filter((name) => name.includes(killed))).toEqual([]);
-      } finally {
-        // Should it fail, what it left does not outlive it.
-        for (const pid of processesNaming(`UNIX-LISTEN:${tmp}/`)) process.kill(pid, 'SIGTERM');
-        rmSync(tmp, { recursive: true, force: true });
-      }
-    },
+        await next.stop();
+      }),
     60_000,
   );
 });

@@ -1,21 +1,38 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** Agent processes a server started: its children whose command line runs the scripted agent. */
-export function agentPids(serverPid: number): number[] {
-  const pids: number[] = [];
+/** Every live process (zombies left out): its pid, its parent's and its command line. */
+function liveProcesses(): Array<{ pid: number; ppid: number; cmdline: string }> {
+  const found: Array<{ pid: number; ppid: number; cmdline: string }> = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (Number(fields[1]) === serverPid && fields[0] !== 'Z' && cmdline.includes('scripted-agent'))
-        pids.push(Number(entry));
+      if (fields[0] === 'Z') continue;
+      found.push({
+        pid: Number(entry),
+        ppid: Number(fields[1]),
+        cmdline: readFileSync(`/proc/${entry}/cmdline`, 'utf8'),
+      });
     } catch {
       // The process ended while we looked.
     }
   }
-  return pids;
+  return found;
+}
+
+/** Agent processes a server started: its children whose command line runs the scripted agent. */
+export function agentPids(serverPid: number): number[] {
+  return liveProcesses()
+    .filter((p) => p.ppid === serverPid && p.cmdline.includes('scripted-agent'))
+    .map((p) => p.pid);
+}
+
+/** Live processes whose command line names `text`. */
+export function processesNaming(text: string): number[] {
+  return liveProcesses()
+    .filter((p) => p.cmdline.includes(text))
+    .map((p) => p.pid);
 }
 
 /**
@@ -40,20 +57,4 @@ export function agentAlive(pid: number, marker: string): boolean {
     }
   }
   return false;
-}
-
-/** Live processes (zombies left out) whose command line names `text`. */
-export function processesNaming(text: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text)) pids.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return pids;
 }
