@@ -1,19 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { liveProcesses } from '../main/runs/process-tree';
 
-/** Every live process (zombies left out): its pid, its parent's and its command line. */
-function liveProcesses(): Array<{ pid: number; ppid: number; cmdline: string }> {
+/** Every live process (zombies left out, as process-tree lists them) with its command line. */
+function withCommandLines(): Array<{ pid: number; ppid: number; cmdline: string }> {
   const found: Array<{ pid: number; ppid: number; cmdline: string }> = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const { pid, ppid } of liveProcesses()) {
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] === 'Z') continue;
-      found.push({
-        pid: Number(entry),
-        ppid: Number(fields[1]),
-        cmdline: readFileSync(`/proc/${entry}/cmdline`, 'utf8'),
-      });
+      found.push({ pid, ppid, cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8') });
     } catch {
       // The process ended while we looked.
     }
@@ -23,14 +16,14 @@ function liveProcesses(): Array<{ pid: number; ppid: number; cmdline: string }> 
 
 /** Agent processes a server started: its children whose command line runs the scripted agent. */
 export function agentPids(serverPid: number): number[] {
-  return liveProcesses()
+  return withCommandLines()
     .filter((p) => p.ppid === serverPid && p.cmdline.includes('scripted-agent'))
     .map((p) => p.pid);
 }
 
 /** Live processes whose command line names `text`. */
 export function processesNaming(text: string): number[] {
-  return liveProcesses()
+  return withCommandLines()
     .filter((p) => p.cmdline.includes(text))
     .map((p) => p.pid);
 }
