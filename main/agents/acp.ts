@@ -136,6 +136,7 @@ export const acpAdapter: AgentAdapter = {
       cwd,
       env: { ...env, ELECTRON_RUN_AS_NODE: '1' },
       stdin: JSON.stringify(turn),
+      readsTokenFirst: true,
       // Stop reaches the worker first: it cancels the agent's session, then ends the agent.
       stopsItsChildren: true,
       // ACP agents stream their answer: a silence after the prompt, or after a tool's result, is a wait on the model.

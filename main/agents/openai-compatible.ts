@@ -145,6 +145,7 @@ export const openAiCompatibleAdapter: AgentAdapter = {
       cwd: request.defaultCwd,
       env: { ...agentEnv(undefined, request.env), ELECTRON_RUN_AS_NODE: '1' },
       stdin: JSON.stringify(turn),
+      readsTokenFirst: true,
       onLine(line) {
         let event: OpenAiEvent;
         try {

@@ -29,6 +29,7 @@ export const scriptedAdapter: AgentAdapter = {
       cwd: request.defaultCwd,
       env: { ...process.env, ...request.env, ELECTRON_RUN_AS_NODE: '1' },
       stdin: JSON.stringify(turn),
+      readsTokenFirst: true,
       onLine(line) {
         let event: ScriptedEvent;
         try {

@@ -5,7 +5,7 @@
 // the CLI started with one signal.
 //
 // It reads its plan as JSON on stdin (never argv: other users can read a command
-// line), passes the CLI's stdout and stderr through, and adds lines of its own:
+// line), after a line with the turn's token (as turn-input.ts), passes the CLI's stdout and stderr through, and adds lines of its own:
 // `{"type":"parley.runner","event":"fallback",…}` before the fresh attempt and
 // `{"type":"parley.runner","event":"spawn_error",…}` when the CLI cannot start.
 import type { AgentLaunch, TurnRequest } from './types';
@@ -150,7 +150,11 @@ export function sessionRunner(): void {
 
   process.stdin.on('data', (chunk: Buffer) => input.push(chunk));
   process.stdin.on('end', () => {
-    plan = JSON.parse(Buffer.concat(input).toString('utf8')) as RunnerPlan;
+    // The token line ahead of the plan: started before its turn, the runner had none.
+    const text = Buffer.concat(input).toString('utf8');
+    const newline = text.startsWith('{') ? -1 : text.indexOf('\n');
+    if (newline >= 0) process.env.PARLEY_TOKEN = text.slice(0, newline);
+    plan = JSON.parse(text.slice(newline + 1)) as RunnerPlan;
     run(0);
   });
 }
@@ -163,7 +167,7 @@ export function runnerLaunch(
   plan: RunnerPlan,
   cwd: string,
   env: NodeJS.ProcessEnv,
-): Pick<AgentLaunch, 'command' | 'args' | 'cwd' | 'env' | 'stdin'> {
+): Pick<AgentLaunch, 'command' | 'args' | 'cwd' | 'env' | 'stdin' | 'readsTokenFirst'> {
   // Parley may be Electron: it runs as Node for the runner only, not for the CLI.
   const unset = env.ELECTRON_RUN_AS_NODE === undefined ? ['ELECTRON_RUN_AS_NODE'] : [];
   return {
@@ -172,6 +176,7 @@ export function runnerLaunch(
     cwd,
     env: { ...env, ELECTRON_RUN_AS_NODE: '1' },
     stdin: JSON.stringify({ ...plan, unset: [...plan.unset, ...unset] }),
+    readsTokenFirst: true,
   };
 }
 

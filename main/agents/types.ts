@@ -91,6 +91,12 @@ export interface AgentLaunch {
   cwd: string;
   env: NodeJS.ProcessEnv;
   stdin: string;
+  /**
+   * The program is one of Parley's own workers, which takes the turn's token from a first
+   * line of stdin ahead of the turn (turn-input.ts): a sandbox started ahead of its turn
+   * may start the program itself then, and the turn only writes to it.
+   */
+  readsTokenFirst?: true;
   /** Called for each stdout line as it arrives. */
   onLine?: (line: string) => StreamUpdate | void;
   /**

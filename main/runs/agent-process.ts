@@ -56,14 +56,15 @@ export class AgentProcesses {
     active: ActiveTurn,
     launch: AgentLaunch,
     start: { command: string; args: string[]; env: NodeJS.ProcessEnv },
+    token: string,
     /** The sandbox started ahead for this turn (started-ahead.ts): it waits for the token on stdin. */
-    waiting?: { child: ChildProcess; token: string },
+    waiting?: ChildProcess,
   ): Promise<ProcessResult> {
     return new Promise((resolve) => {
       const notStarted = (error: unknown) => resolve(notStartedResult(startFailure(launch.command, error)));
       let child: ChildProcess;
       try {
-        child = waiting?.child ?? spawnInGroup(start.command, start.args, { cwd: launch.cwd, env: start.env });
+        child = waiting ?? spawnInGroup(start.command, start.args, { cwd: launch.cwd, env: start.env });
       } catch (error) {
         // Arguments the program cannot be started with (a NUL byte, say).
         notStarted(error);
@@ -92,8 +93,9 @@ export class AgentProcesses {
       stdin.on('error', () => {
         // The agent may exit without reading its input; that is its business.
       });
-      // Input first: the agent can start while we record its pid.
-      stdin.end(waiting ? `${waiting.token}\n${launch.stdin}` : launch.stdin);
+      // Input first: the agent can start while we record its pid. The token goes first to
+      // the sandbox's shell waiting for it, or to a worker of Parley's that reads it.
+      stdin.end(waiting || launch.readsTokenFirst ? `${token}\n${launch.stdin}` : launch.stdin);
       const wrapped = start.command !== launch.command;
       active.tree = new ProcessTree(pid, active.marker, wrapped ? [launch.command, ...launch.args] : null);
       try {

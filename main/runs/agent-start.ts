@@ -30,6 +30,7 @@ export function turnToWrap(
     cwd: launch.cwd,
     env: launch.env,
     runTmp,
+    readsTokenFirst: launch.readsTokenFirst === true,
   };
 }
 

@@ -340,7 +340,7 @@ export class RunManager {
         sandboxed = start.sandboxed === true;
         // Its wrap made mount points: they go once no wrap is held, so none is held ahead meanwhile.
         if (sandboxed && mountPointsLeft()) void this.aheads.dropAll();
-        return this.processes.run(active, launch, start, waiting && { child: waiting, token }).finally(start.release);
+        return this.processes.run(active, launch, start, token, waiting).finally(start.release);
       })
       .then(async (result) => {
         rmSync(runTmp, { recursive: true, force: true });

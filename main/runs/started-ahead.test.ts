@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { AgentSettings } from '../../shared/domain';
 import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
-import { openPeer } from '../../test-support/network';
+import { openPeer, pair } from '../../test-support/network';
 import { startServe } from '../../test-support/serve-process';
 import { describeWithSandbox } from '../../test-support/system-parts';
 import { SANDBOX_READY_LINE } from '../sandbox/sandbox';
@@ -104,6 +104,27 @@ function waitingLeaders(dataDir: string): Map<string, number | undefined> {
   return found;
 }
 
+/**
+ * Parley's own workers waiting for a turn of the installation in `dataDir`, started ahead
+ * in its sandboxes: pid → whether the process's environment holds a turn token.
+ */
+function waitingWorkers(dataDir: string): Map<number, { token: boolean }> {
+  const next = `TMPDIR=${path.join(dataDir, 'turns', 'next-')}`;
+  const found = new Map<number, { token: boolean }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('scripted-agent')) continue;
+      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (!environ.some((variable) => variable.startsWith(next))) continue;
+      found.set(Number(entry), { token: environ.some((variable) => variable.startsWith('PARLEY_TOKEN=')) });
+    } catch {
+      // Gone since the listing.
+    }
+  }
+  return found;
+}
+
 async function turn(t: TestInstallation, conversationId: number, text: string): Promise<string> {
   await t.owner('conversations.send', { id: conversationId, text });
   const detail = await t.waitFor(async () => {
@@ -182,6 +203,63 @@ describeWithSandbox('a run’s next turn, started ahead', () => {
     expect(detail.turns.at(-1)).toMatchObject({ status: 'stopped' });
     expect(anyProcessWith(tmp)).toBe(false);
   }, 60_000);
+});
+
+describeWithSandbox('a worker of Parley’s, started ahead in its sandbox', () => {
+  it('waits for its turn without a token, and the turn it serves acts with that turn’s token, across a peer and back', async () => {
+    const alice = await openPeer('alice', { sandbox: { mode: 'on' } });
+    const bob = await openPeer('bob', { sandbox: { mode: 'on' } });
+    open.push(alice, bob);
+    const assistant = await alice.owner('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
+    await bob.owner('roles.create', { name: 'helper', agent: { adapter: 'scripted' } });
+    await pair(bob, alice, { inviter: ['helper'] });
+    const conversation = await alice.owner('conversations.open', { roleId: assistant.id });
+    const ask = async (question: string) => {
+      await alice.owner('conversations.send', { id: conversation.id, text: `ask bob/helper: ${question}` });
+      await alice.waitFor(async () => {
+        const { messages } = await alice.owner('conversations.get', { id: conversation.id });
+        return messages.some((m) => m.body === `bob/helper says: answer from helper: ${question}`);
+      }, `the answer to ${question}`);
+      await Promise.all([alice.installation.runs.quiet(), bob.installation.runs.quiet()]);
+    };
+    await ask('first');
+
+    // Every run's next turn waits in a worker already started: alice's conversation and the
+    // agent conversation the answer came back in, bob's agent conversation. None holds a token.
+    // The sandboxes say they are ready once their relays listen; their workers start then.
+    const workersOf = (t: TestInstallation, count: number) =>
+      t.waitFor(() => {
+        const workers = waitingWorkers(t.installation.dataDir);
+        return workers.size === count && workers;
+      }, `${count} workers waiting`);
+    const sides = [
+      {
+        name: 'alice',
+        leaders: [...waitingLeaders(alice.installation.dataDir).values()],
+        workers: await workersOf(alice, 2),
+      },
+      {
+        name: 'bob',
+        leaders: [...waitingLeaders(bob.installation.dataDir).values()],
+        workers: await workersOf(bob, 1),
+      },
+    ];
+    for (const { workers } of sides) for (const worker of workers.values()) expect(worker.token).toBe(false);
+
+    // The second ask goes through the three of them, each acting with its own turn's token.
+    await ask('second');
+    const lastPids = (t: TestInstallation, count: number) =>
+      t.installation.db.prepare('SELECT pid FROM turns ORDER BY id DESC LIMIT ?').pluck().all(count) as number[];
+    const [aliceSide, bobSide] = sides;
+    expect(lastPids(alice, 2).sort()).toEqual([...aliceSide!.leaders].sort());
+    expect(lastPids(bob, 1)).toEqual(bobSide!.leaders);
+    for (const { name, workers } of sides)
+      for (const pid of workers.keys())
+        expect(existsSync(`/proc/${pid}/cmdline`), `${name}'s worker ${pid}`).toBe(false);
+    // And the next ones wait again.
+    await workersOf(alice, 2);
+    await workersOf(bob, 1);
+  }, 90_000);
 });
 
 describeWithSandbox('a sandbox waiting for its turn, when Parley is killed', () => {

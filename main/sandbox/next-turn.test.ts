@@ -220,6 +220,7 @@ describeWithSandbox('a wrap made ahead', () => {
       cwd: folder,
       env: { ...process.env, PARLEY_TOKEN: 'prt_first' },
       runTmp,
+      readsTokenFirst: false,
     };
     return { options, turn, roles, runTmp };
   }

@@ -48,6 +48,11 @@ export interface WrapRequest {
   policy: SandboxPolicy;
   /** `unreadableOwnFolders()` when the wrap is made. */
   ownUnwritable: readonly string[];
+  /**
+   * The program takes the turn's token from stdin itself (a worker of Parley's): started
+   * ahead, it starts at once and waits for its turn, rather than a shell waiting to start it.
+   */
+  readsTokenFirst?: boolean;
 }
 
 export interface WrappedArgv {
@@ -369,10 +374,13 @@ export class AgentSandbox {
     // own back inside, set by the shell that then becomes the agent (no `env` to start).
     const own = [`TMPDIR=${quote(tmpDir)}`, ...(request.path !== undefined ? [`PATH=${quote(request.path)}`] : [])];
     // Started ahead of its turn, the shell says it is ready once the relays listen, then
-    // waits for the turn's token on stdin (builtins only: nothing starts before the agent).
-    const awaitTurn = how.startedAhead
-      ? `echo ${SANDBOX_READY_LINE}; IFS= read -r PARLEY_TOKEN || exit 70; export PARLEY_TOKEN; `
-      : '';
+    // waits for the turn's token on stdin (builtins only: nothing starts before the agent),
+    // or starts a program that reads the token itself, which then waits for it.
+    const awaitTurn = !how.startedAhead
+      ? ''
+      : request.readsTokenFirst
+        ? `echo ${SANDBOX_READY_LINE}; `
+        : `echo ${SANDBOX_READY_LINE}; IFS= read -r PARLEY_TOKEN || exit 70; export PARLEY_TOKEN; `;
     const inner = `${awaitTurn}unset NO_PROXY no_proxy; export ${own.join(' ')}; exec ${[command, ...args].map(quote).join(' ')}`;
     const filesystem = { ...policy.filesystem, denyWrite: [...policy.filesystem.denyWrite, ...request.ownUnwritable] };
     const config = { filesystem, network: turnNetwork() };

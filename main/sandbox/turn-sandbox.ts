@@ -60,6 +60,8 @@ export interface TurnToWrap {
   cwd: string;
   env: NodeJS.ProcessEnv;
   runTmp: string;
+  /** `AgentLaunch.readsTokenFirst`. */
+  readsTokenFirst: boolean;
 }
 
 export type SandboxedStart =
@@ -157,6 +159,7 @@ function wrapRequest(options: TurnSandboxOptions, turn: TurnToWrap): WrapRequest
     tmpDir: turn.runTmp,
     policy,
     ownUnwritable: unreadableOwnFolders(),
+    readsTokenFirst: turn.readsTokenFirst,
   };
 }
 

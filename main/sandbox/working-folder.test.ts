@@ -68,6 +68,7 @@ describeWithSandbox('Parley started from inside a role’s folder', () => {
           cwd: folder,
           env: { ...process.env },
           runTmp,
+          readsTokenFirst: false,
         },
       );
       if (start.kind !== 'start') throw new Error(start.reason);

@@ -26,6 +26,7 @@ const inputs = (): WrapInputs => ({
   workingDir: '/home/owner',
   disk: '/roles/role-2 -> /roles/role-2\n/roles/role-2 dir:700:1000',
   mountPoints: [],
+  readsTokenFirst: true,
 });
 
 type Change = (i: WrapInputs) => void;
@@ -46,6 +47,7 @@ describe('mayServe', () => {
     ['a second endpoint', (i) => i.policy.allowedDomains.push('api.anthropic.com:443')],
     ['the role runs another program', (i) => (i.command = '/usr/bin/python3')],
     ['with other arguments', (i) => (i.args = ['agent.js', '--fast'])],
+    ['a program that does not read its token (a shell must wait for it)', (i) => (i.readsTokenFirst = false)],
     ['in another folder', (i) => (i.cwd = '/roles/elsewhere')],
     ['with another PATH', (i) => (i.path = '/usr/local/bin:/bin')],
     ['without a PATH', (i) => (i.path = undefined)],
