@@ -302,6 +302,7 @@ export class RunManager {
     // The run's next turn made ahead comes with its folder; it is released, and the process
     // started with it ended, if it does not serve.
     const next = this.options.sandbox ? this.aheads.take(run.id) : undefined;
+    if (this.options.sandbox) this.aheads.turnMoment();
     const ahead = next?.ahead;
     // The turn's own temporary folder (TMPDIR, and its adapter's private files); gone with the turn.
     const runTmp = ahead?.tmpDir ?? path.join(this.privateDir, `turn-${turnId}`);
@@ -354,9 +355,15 @@ export class RunManager {
       })
       .catch((error: unknown) => log.error('could not record the end of a turn', { turnId, error: String(error) }))
       .finally(() => {
-        // Its end is written: the run's next turn is wrapped now rather than when it starts.
+        // Its end is written: the run's next turn is wrapped once the turns settle, rather than when it starts.
         if (sandboxed && !this.closed && this.options.sandbox)
-          this.aheads.prepare(this.options.sandbox, run.id, toWrap, this.privateDir, (id) => !!getRun(this.db, id));
+          this.aheads.prepareWhenSettled(
+            this.options.sandbox,
+            run.id,
+            toWrap,
+            this.privateDir,
+            (id) => !!getRun(this.db, id),
+          );
         this.ending.delete(active.settled);
         this.schedule();
       });

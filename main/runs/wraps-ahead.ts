@@ -2,6 +2,13 @@
 // a few at most, each started ahead too (started-ahead.ts): each holds a network
 // registration, a temporary folder and a waiting sandbox until its turn takes it, so the
 // oldest goes when another comes, and all go at close.
+//
+// Making one is background work of a few hundred milliseconds of CPU (the wrap, bubblewrap,
+// its relays, a worker's Node start), and a turn that starts meanwhile competes with it for
+// the machine: a peer's quick answer lands in the agent conversation that asked while the
+// conversation's own next sandbox is being started. So a run's next turn is made once the
+// installation has had no turn start or end for a moment (`SETTLE_MS`), and at the latest
+// `SETTLE_AT_MOST_MS` after its turn ended.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +16,7 @@ import { log } from '../log';
 import { mountPointsLeft } from '../sandbox/sandbox';
 import { wrapAhead, type AheadWrap, type TurnSandboxOptions, type TurnToWrap } from '../sandbox/turn-sandbox';
 import { sameTurnEnv, StartedAhead } from './started-ahead';
+import { WhenSettled } from './when-settled';
 
 /** A run's next turn, wrapped and (once the wrap is made) started. */
 export interface NextTurn {
@@ -23,19 +31,36 @@ export interface NextTurn {
   dropped: boolean;
 }
 
+/** How long the installation's turns must have been quiet before a next turn is made ahead. */
+export const SETTLE_MS = 150;
+/** The longest a next turn waits to be made after its turn ended, however busy the installation is. */
+export const SETTLE_AT_MOST_MS = 1000;
+
 export class WrapsAhead {
   /** In the order they were made. */
   private readonly byRun = new Map<number, NextTurn>();
+  /** Next turns to make once the turns have settled, by run. */
+  private readonly toMake = new WhenSettled<number>(SETTLE_MS, SETTLE_AT_MOST_MS);
   private closed = false;
 
   constructor(private readonly max = 4) {}
+
+  /** A turn started or ended: what waits to be made waits for the turns to settle again. */
+  turnMoment(): void {
+    this.toMake.moment();
+  }
+
+  /** `prepare(…)` once the turns have settled (see above); not at all if the run's turn comes first. */
+  prepareWhenSettled(...args: Parameters<WrapsAhead['prepare']>): void {
+    if (!this.closed) this.toMake.later(args[1], () => this.prepare(...args));
+  }
 
   /**
    * Wraps the run's next turn as `ended` was (its command, folder and level, with a new
    * temporary folder in `dir`), in the background; the turn compares it with its own when
    * it starts. `runExists` tells the runs not deleted meanwhile.
    */
-  prepare(
+  private prepare(
     sandbox: TurnSandboxOptions,
     runId: number,
     ended: TurnToWrap,
@@ -84,6 +109,8 @@ export class WrapsAhead {
    * release, and its started process the turn's to take or end.
    */
   take(runId: number): NextTurn | undefined {
+    // Its turn came before it was made: that turn's end makes the next one.
+    this.toMake.cancel(runId);
     const next = this.byRun.get(runId);
     this.byRun.delete(runId);
     return next;
@@ -97,11 +124,13 @@ export class WrapsAhead {
 
   /** Drops those of runs that are gone. */
   dropWhere(gone: (runId: number) => boolean): void {
+    this.toMake.cancelWhere(gone);
     for (const runId of [...this.byRun.keys()]) if (gone(runId)) void this.drop(runId);
   }
 
-  /** Resolves once every wrap held now is made and started, waiting for its turn (or failed). */
+  /** Resolves once every next turn waiting to be made is made, and every wrap held then is started, waiting for its turn (or failed). */
   async made(): Promise<void> {
+    await this.toMake.settled();
     await Promise.all(
       [...this.byRun.values()].map(async (next) => {
         await next.launched;
@@ -110,13 +139,15 @@ export class WrapsAhead {
     );
   }
 
-  /** Ends their started processes, releases their wraps and removes their folders. */
+  /** Ends their started processes, releases their wraps and removes their folders; none waits to be made. */
   async dropAll(): Promise<void> {
+    this.toMake.clear();
     await Promise.all([...this.byRun.keys()].map((runId) => this.drop(runId)));
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.toMake.close();
     await this.dropAll();
   }
 }
