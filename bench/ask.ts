@@ -13,8 +13,10 @@
 // environment. Every sample, ask or baseline, starts once both installations' runs are
 // idle and their processes have used no CPU for a moment (bench/stats.ts `untilIdle`):
 // what an answer leaves to do in the background (the runs' next sandboxes starting) once
-// fell on the next sample, and made every other baseline a third slower. Three agent
-// processes and three `parley` commands start on the way, so six node starts are the floor.
+// fell on the next sample, and made every other baseline a third slower. Three `parley`
+// commands start on the way, one per hop; the three agents' own processes, Parley's
+// scripted worker, are started ahead in their sandboxes (docs/security.md, "And started
+// ahead") and only read their turn.
 //
 // `stagesMs` splits the round trip by the timestamps both installations record (turns
 // started, texts committed, the report's message): medians per stage.
