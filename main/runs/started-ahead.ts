@@ -1,9 +1,11 @@
 // A run's next turn's sandbox, started when its last turn ended: bubblewrap, its shell
 // and its network relays take most of a sandboxed turn's start (tens of milliseconds),
 // and none of that depends on the turn's input. The process waits, with its relays
-// listening, for the turn's token on stdin; the agent itself starts only then. It has the
-// environment of the turn that ended, token left out, so it serves a turn whose own is
-// the same; any other turn is wrapped and started anew, and this one ended.
+// listening, for the turn's token on stdin: a shell that starts the agent only then, or,
+// for Parley's own workers (`AgentLaunch.readsTokenFirst`), the worker itself, started
+// and reading its stdin. It has the environment of the turn that ended, token left out,
+// so it serves a turn whose own is the same; any other turn is wrapped and started anew,
+// and this one ended.
 import type { ChildProcess } from 'node:child_process';
 import { SANDBOX_READY_LINE, wrapperEnv, type WrappedArgv } from '../sandbox/sandbox';
 import { endGroup, spawnInGroup } from './process-tree';
