@@ -5,7 +5,8 @@
 // the CLI started with one signal.
 //
 // It reads its plan as JSON on stdin (never argv: other users can read a command
-// line), after a line with the turn's token (as turn-input.ts), passes the CLI's stdout and stderr through, and adds lines of its own:
+// line), after a line with the turn's token (as turn-input.ts), passes the CLI's stdout
+// and stderr through, and adds lines of its own:
 // `{"type":"parley.runner","event":"fallback",…}` before the fresh attempt and
 // `{"type":"parley.runner","event":"spawn_error",…}` when the CLI cannot start.
 import type { AgentLaunch, TurnRequest } from './types';

@@ -355,7 +355,7 @@ export class RunManager {
       })
       .catch((error: unknown) => log.error('could not record the end of a turn', { turnId, error: String(error) }))
       .finally(() => {
-        // Its end is written: the run's next turn is wrapped once the turns settle, rather than when it starts.
+        // Its end is written: the run's next turn is wrapped once the turns settle, not when it starts.
         if (sandboxed && !this.closed && this.options.sandbox)
           this.aheads.prepareWhenSettled(
             this.options.sandbox,

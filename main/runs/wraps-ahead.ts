@@ -128,7 +128,10 @@ export class WrapsAhead {
     for (const runId of [...this.byRun.keys()]) if (gone(runId)) void this.drop(runId);
   }
 
-  /** Resolves once every next turn waiting to be made is made, and every wrap held then is started, waiting for its turn (or failed). */
+  /**
+   * Resolves once every next turn waiting to be made is made, and every wrap held then is
+   * started, waiting for its turn (or failed).
+   */
   async made(): Promise<void> {
     await this.toMake.settled();
     await Promise.all(
