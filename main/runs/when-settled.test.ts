@@ -82,6 +82,16 @@ describe('WhenSettled', () => {
       [['a', 150]],
     ],
     [
+      'runs the rest when one piece of work throws',
+      ({ q, work }) => {
+        q.later('a', () => {
+          throw new Error('the database is closed');
+        });
+        q.later('b', work('b'));
+      },
+      [['b', 150]],
+    ],
+    [
       'runs nothing once closed, and takes nothing after',
       ({ q, work }) => {
         q.later('a', work('a'));

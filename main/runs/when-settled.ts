@@ -2,6 +2,8 @@
 // or ending) has come for `settleMs`, and at the latest `atMostMs` after it was asked for,
 // however busy things stay. Keyed, so asking again replaces, and work whose reason went
 // (its run's turn came first, its run was deleted) is cancelled.
+import { log } from '../log';
+
 export class WhenSettled<K> {
   private readonly waiting = new Map<K, { work: () => void; latest: number }>();
   private lastMoment = Number.NEGATIVE_INFINITY;
@@ -80,9 +82,16 @@ export class WhenSettled<K> {
 
   private run(): void {
     this.timer = null;
-    const due = [...this.waiting.values()];
+    const due = [...this.waiting.entries()];
     this.waiting.clear();
-    for (const entry of due) entry.work();
+    for (const [key, entry] of due) {
+      // On a timer: a failing piece of work must end neither the others nor the process.
+      try {
+        entry.work();
+      } catch (error) {
+        log.error('background work failed', { key: String(key), error: String(error) });
+      }
+    }
     this.arm();
   }
 }
