@@ -10,6 +10,7 @@ import type { AgentSettings } from '../../shared/domain';
 import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
+import { processesNaming } from '../../test-support/processes';
 import { startServe } from '../../test-support/serve-process';
 import { describeWithSandbox } from '../../test-support/system-parts';
 import { SANDBOX_READY_LINE } from '../sandbox/sandbox';
@@ -111,13 +112,11 @@ function waitingLeaders(dataDir: string): Map<string, number | undefined> {
 function waitingWorkers(dataDir: string): Map<number, { token: boolean }> {
   const next = `TMPDIR=${path.join(dataDir, 'turns', 'next-')}`;
   const found = new Map<number, { token: boolean }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const pid of processesNaming('scripted-agent')) {
     try {
-      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('scripted-agent')) continue;
-      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
       if (!environ.some((variable) => variable.startsWith(next))) continue;
-      found.set(Number(entry), { token: environ.some((variable) => variable.startsWith('PARLEY_TOKEN=')) });
+      found.set(pid, { token: environ.some((variable) => variable.startsWith('PARLEY_TOKEN=')) });
     } catch {
       // Gone since the listing.
     }

@@ -51,8 +51,14 @@ export class WrapsAhead {
   }
 
   /** `prepare(…)` once the turns have settled (see above); not at all if the run's turn comes first. */
-  prepareWhenSettled(...args: Parameters<WrapsAhead['prepare']>): void {
-    if (!this.closed) this.toMake.later(args[1], () => this.prepare(...args));
+  prepareWhenSettled(
+    sandbox: TurnSandboxOptions,
+    runId: number,
+    ended: TurnToWrap,
+    dir: string,
+    runExists: (runId: number) => boolean,
+  ): void {
+    if (!this.closed) this.toMake.later(runId, () => this.prepare(sandbox, runId, ended, dir, runExists));
   }
 
   /**
