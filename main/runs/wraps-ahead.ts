@@ -51,14 +51,9 @@ export class WrapsAhead {
   }
 
   /** `prepare(…)` once the turns have settled (see above); not at all if the run's turn comes first. */
-  prepareWhenSettled(
-    sandbox: TurnSandboxOptions,
-    runId: number,
-    ended: TurnToWrap,
-    dir: string,
-    runExists: (runId: number) => boolean,
-  ): void {
-    if (!this.closed) this.toMake.later(runId, () => this.prepare(sandbox, runId, ended, dir, runExists));
+  prepareWhenSettled(...args: Parameters<WrapsAhead['prepare']>): void {
+    const [, runId] = args;
+    if (!this.closed) this.toMake.later(runId, () => this.prepare(...args));
   }
 
   /**
