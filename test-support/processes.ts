@@ -21,6 +21,13 @@ export function agentPids(serverPid: number): number[] {
     .map((p) => p.pid);
 }
 
+/** The sandbox's hosts a server started (main/sandbox/runtime-host.ts). */
+export function sandboxHosts(serverPid: number): number[] {
+  return withCommandLines()
+    .filter((p) => p.ppid === serverPid && p.cmdline.includes('parley-sandbox-host'))
+    .map((p) => p.pid);
+}
+
 /** Live processes whose command line names `text`. */
 export function processesNaming(text: string): number[] {
   return withCommandLines()

@@ -1,7 +1,6 @@
 // A turn's agent process: spawned in its own group, its output read line by line (what
 // the adapter makes of each line: the session, live output, a failure, the model's
 // state), and its whole tree ended once, however many ask.
-import type { ChildProcess } from 'node:child_process';
 import { deadline, observe, type ModelSignal } from '../agents/model-watch';
 import type { AgentLaunch, ProcessResult, StreamUpdate } from '../agents/types';
 import { log } from '../log';
@@ -10,7 +9,8 @@ import type { RunRow } from '../store/queries/runs';
 import { setRunSession, setTurnProcess } from '../store/queries/runs';
 import type { ActiveTurn } from './active-turn';
 import { notStartedResult, startFailure } from './agent-start';
-import { endTree, processStartTime, ProcessTree, spawnInGroup } from './process-tree';
+import type { AgentChild, ProcessStarter } from '../sandbox/runtime-host';
+import { endTree, processStartTime, ProcessTree, startInGroup } from './process-tree';
 import { nextPhase, stopReason } from './turn-phase';
 
 export interface AgentProcessDeps {
@@ -44,7 +44,14 @@ function closed(stream: NodeJS.ReadableStream & { closed?: boolean }): Promise<v
 }
 
 export class AgentProcesses {
+  /** Set when the run manager closes: a process whose start was under way then is ended once it exists. */
+  private closed = false;
+
   constructor(private readonly deps: AgentProcessDeps) {}
+
+  close(): void {
+    this.closed = true;
+  }
 
   /**
    * Spawns the agent and collects its output. The turn is over when the leader has
@@ -55,92 +62,100 @@ export class AgentProcesses {
   run(
     active: ActiveTurn,
     launch: AgentLaunch,
-    start: { command: string; args: string[]; env: NodeJS.ProcessEnv },
+    start: { command: string; args: string[]; env: NodeJS.ProcessEnv; starter?: ProcessStarter },
     token: string,
     /** The sandbox started ahead for this turn (started-ahead.ts): it waits for the token on stdin. */
-    waiting?: ChildProcess,
+    waiting?: AgentChild,
   ): Promise<ProcessResult> {
     return new Promise((resolve) => {
       const notStarted = (error: unknown) => resolve(notStartedResult(startFailure(launch.command, error)));
-      let child: ChildProcess;
-      try {
-        child = waiting ?? spawnInGroup(start.command, start.args, { cwd: launch.cwd, env: start.env });
-      } catch (error) {
-        // Arguments the program cannot be started with (a NUL byte, say).
-        notStarted(error);
-        return;
+      // Where it starts: the sandbox's host for a wrapped command, else here.
+      const started = waiting
+        ? Promise.resolve(waiting)
+        : startInGroup(start.command, start.args, { cwd: launch.cwd, env: start.env, starter: start.starter });
+      started.then(
+        (child) => this.follow(active, launch, child, start, token, waiting !== undefined, resolve),
+        notStarted,
+      );
+    });
+  }
+
+  /** Writes the agent's input and reads its output until its tree is gone, then resolves with what it did. */
+  private follow(
+    active: ActiveTurn,
+    launch: AgentLaunch,
+    child: AgentChild,
+    start: { command: string },
+    token: string,
+    waiting: boolean,
+    resolve: (result: ProcessResult) => void,
+  ): void {
+    const { pid, stdin, stdout: out, stderr: err } = child;
+    if (pid === undefined || !stdin || !out || !err) {
+      resolve(notStartedResult(startFailure(launch.command, new Error('its pipes are missing'))));
+      return;
+    }
+    child.on('error', (error) => log.warn('agent process error', { turnId: active.turnId, error: String(error) }));
+    let stdout = '';
+    let stderr = '';
+    let truncated = false;
+    let lineBuffer = '';
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
+      if (child.exitCode !== null || child.signalCode !== null)
+        done({ code: child.exitCode, signal: child.signalCode });
+      else child.once('exit', (code, signal) => done({ code, signal }));
+    });
+    active.exited = exit.then(() => undefined);
+    stdin.on('error', () => {
+      // The agent may exit without reading its input; that is its business.
+    });
+    // Input first: the agent can start while we record its pid. The token goes first to
+    // the sandbox's shell waiting for it, or to a worker of Parley's that reads it.
+    stdin.end(waiting || launch.readsTokenFirst ? `${token}\n${launch.stdin}` : launch.stdin);
+    const wrapped = start.command !== launch.command;
+    active.tree = new ProcessTree(pid, active.marker, wrapped ? [launch.command, ...launch.args] : null);
+    try {
+      setTurnProcess(this.deps.db, active.turnId, pid, processStartTime(pid));
+    } catch (error) {
+      // Only crash recovery reads it (to end a stale process tree); the turn goes on.
+      log.warn('could not record the agent process', { turnId: active.turnId, error: String(error) });
+    }
+    // A stop (or the close) asked for before the process existed takes effect now.
+    if (stopReason(active.phase) !== null || this.closed) void this.endTree(active);
+    out.setEncoding('utf8');
+    err.setEncoding('utf8');
+    out.on('data', (chunk: string) => {
+      // Anything past the cap, even a chunk that starts exactly at it, marks the output as cut.
+      if (stdout.length + chunk.length > this.deps.maxOutput) {
+        stdout += chunk.slice(0, Math.max(0, this.deps.maxOutput - stdout.length));
+        truncated = true;
+      } else stdout += chunk;
+      lineBuffer += chunk;
+      let newline: number;
+      while ((newline = lineBuffer.indexOf('\n')) >= 0) {
+        const line = lineBuffer.slice(0, newline);
+        lineBuffer = lineBuffer.slice(newline + 1);
+        this.onLine(active, launch, line);
       }
-      const { pid, stdin, stdout: out, stderr: err } = child;
-      if (pid === undefined || !stdin || !out || !err) {
-        // Not started (no such program, out of file descriptors): 'error' says why.
-        child.once('error', (error) => {
-          for (const stream of [stdin, out, err]) stream?.destroy();
-          notStarted(error);
-        });
-        return;
-      }
-      child.on('error', (error) => log.warn('agent process error', { turnId: active.turnId, error: String(error) }));
-      let stdout = '';
-      let stderr = '';
-      let truncated = false;
-      let lineBuffer = '';
-      const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
-        if (child.exitCode !== null || child.signalCode !== null)
-          done({ code: child.exitCode, signal: child.signalCode });
-        else child.once('exit', (code, signal) => done({ code, signal }));
-      });
-      active.exited = exit.then(() => undefined);
-      stdin.on('error', () => {
-        // The agent may exit without reading its input; that is its business.
-      });
-      // Input first: the agent can start while we record its pid. The token goes first to
-      // the sandbox's shell waiting for it, or to a worker of Parley's that reads it.
-      stdin.end(waiting || launch.readsTokenFirst ? `${token}\n${launch.stdin}` : launch.stdin);
-      const wrapped = start.command !== launch.command;
-      active.tree = new ProcessTree(pid, active.marker, wrapped ? [launch.command, ...launch.args] : null);
-      try {
-        setTurnProcess(this.deps.db, active.turnId, pid, processStartTime(pid));
-      } catch (error) {
-        // Only crash recovery reads it (to end a stale process tree); the turn goes on.
-        log.warn('could not record the agent process', { turnId: active.turnId, error: String(error) });
-      }
-      // A stop asked for before the process existed takes effect now.
-      if (stopReason(active.phase) !== null) void this.endTree(active);
-      out.setEncoding('utf8');
-      err.setEncoding('utf8');
-      out.on('data', (chunk: string) => {
-        // Anything past the cap, even a chunk that starts exactly at it, marks the output as cut.
-        if (stdout.length + chunk.length > this.deps.maxOutput) {
-          stdout += chunk.slice(0, Math.max(0, this.deps.maxOutput - stdout.length));
-          truncated = true;
-        } else stdout += chunk;
-        lineBuffer += chunk;
-        let newline: number;
-        while ((newline = lineBuffer.indexOf('\n')) >= 0) {
-          const line = lineBuffer.slice(0, newline);
-          lineBuffer = lineBuffer.slice(newline + 1);
-          this.onLine(active, launch, line);
-        }
-      });
-      err.on('data', (chunk: string) => {
-        stderr = (stderr + chunk).slice(-64 * 1024);
-      });
-      // A sandbox started ahead paused its stdout once it said it was ready.
-      out.resume();
-      const drained = Promise.all([closed(out), closed(err)]);
-      void exit.then(async ({ code, signal }) => {
-        // Whatever the agent left running ends with its turn.
-        if (active.tree!.alive(true)) await this.endTree(active);
-        else await active.ending;
-        // Nothing of the tree is left, so what it wrote is in the pipes: read it, but do
-        // not wait on a pipe someone outside the tree still holds open.
-        await Promise.race([drained, delay(stopReason(active.phase) === null ? PIPE_DRAIN_MS : STOPPED_PIPE_DRAIN_MS)]);
-        out.destroy();
-        err.destroy();
-        if (lineBuffer) this.onLine(active, launch, lineBuffer);
-        lineBuffer = '';
-        resolve({ code, signal, stdout, stderr, truncated });
-      });
+    });
+    err.on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-64 * 1024);
+    });
+    // A sandbox started ahead paused its stdout once it said it was ready.
+    out.resume();
+    const drained = Promise.all([closed(out), closed(err)]);
+    void exit.then(async ({ code, signal }) => {
+      // Whatever the agent left running ends with its turn.
+      if (active.tree!.alive(true)) await this.endTree(active);
+      else await active.ending;
+      // Nothing of the tree is left, so what it wrote is in the pipes: read it, but do
+      // not wait on a pipe someone outside the tree still holds open.
+      await Promise.race([drained, delay(stopReason(active.phase) === null ? PIPE_DRAIN_MS : STOPPED_PIPE_DRAIN_MS)]);
+      out.destroy();
+      err.destroy();
+      if (lineBuffer) this.onLine(active, launch, lineBuffer);
+      lineBuffer = '';
+      resolve({ code, signal, stdout, stderr, truncated });
     });
   }
 

@@ -10,6 +10,7 @@
 // to follow). Elsewhere only the group is signalled.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import type { AgentChild, ProcessStarter } from '../sandbox/runtime-host';
 
 const isLinux = process.platform === 'linux';
 
@@ -27,6 +28,28 @@ export function spawnInGroup(command: string, args: readonly string[], options: 
     stdio: ['pipe', 'pipe', 'pipe'],
     windowsHide: true,
   });
+}
+
+/**
+ * Starts it as `spawnInGroup` does, or, given a starter (the sandbox's host), there: a
+ * fork of this large process costs its event loop and every page it writes after.
+ * Rejects when it cannot start, with the system's code (ENOENT, EAGAIN).
+ */
+export async function startInGroup(
+  command: string,
+  args: readonly string[],
+  options: GroupSpawnOptions & { starter?: ProcessStarter },
+): Promise<AgentChild> {
+  if (options.starter) return options.starter.start(command, args, options);
+  const child = spawnInGroup(command, args, options);
+  if (child.pid !== undefined) return child;
+  // Not started (no such program, out of file descriptors): 'error' says why.
+  return new Promise((_, reject) =>
+    child.once('error', (error) => {
+      for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+      reject(error);
+    }),
+  );
 }
 
 export interface ProcStat {

@@ -236,6 +236,7 @@ export class RunManager {
    */
   async close(graceMs = this.graceMs): Promise<void> {
     this.closed = true;
+    this.processes.close();
     this.durable.close();
     this.permissions.close();
     const turns = [...this.active.values()];

@@ -10,10 +10,11 @@ import type { AgentSettings } from '../../shared/domain';
 import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
-import { processesNaming } from '../../test-support/processes';
+import { processesNaming, sandboxHosts } from '../../test-support/processes';
 import { startServe } from '../../test-support/serve-process';
 import { describeWithSandbox } from '../../test-support/system-parts';
 import { SANDBOX_READY_LINE } from '../sandbox/sandbox';
+import { processAlive } from './process-tree';
 
 let dir: string;
 beforeAll(() => {
@@ -87,20 +88,28 @@ function waitingSandboxes(t: TestInstallation): string[] {
  */
 function waitingLeaders(dataDir: string): Map<string, number | undefined> {
   const turns = path.join(dataDir, 'turns');
-  const found = new Map<string, number | undefined>();
+  const byFolder = new Map<string, Array<{ pid: number; ppid: number }>>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let cmdline: string;
+    let stat: string;
     try {
       cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
     } catch {
       continue; // Gone since the listing.
     }
     if (!cmdline.includes(SANDBOX_READY_LINE)) continue;
     const folder = new RegExp(`${turns.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(next-[\\w-]+)`).exec(cmdline)?.[1];
     if (!folder) continue;
-    const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
-    found.set(folder, ppid === process.pid ? Number(entry) : found.get(folder));
+    const ppid = Number(stat.split(') ')[1]?.split(' ')[1]);
+    byFolder.set(folder, [...(byFolder.get(folder) ?? []), { pid: Number(entry), ppid }]);
+  }
+  // The leader is the one of them that none of them started: the shell started for the turn.
+  const found = new Map<string, number | undefined>();
+  for (const [folder, processes] of byFolder) {
+    const pids = new Set(processes.map((p) => p.pid));
+    found.set(folder, processes.find((p) => !pids.has(p.ppid))?.pid);
   }
   return found;
 }
@@ -155,6 +164,10 @@ describeWithSandbox('a run’s next turn, started ahead', () => {
     expect(waiting.size).toBe(1);
     const [leader] = waiting.values();
     expect(leader).toBeGreaterThan(0);
+    // Started by the sandbox's host, not by Parley's own process (runtime-host.ts).
+    const parent = Number(readFileSync(`/proc/${leader}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+    expect(parent).not.toBe(process.pid);
+    expect(sandboxHosts(process.pid)).toContain(parent);
     // The sandbox started when the first turn ended serves the second, with the second's token.
     expect(await turn(bob, conversation.id, 'second')).toBe('heard bob: second; parley answered; tmpdir next; calm');
     const lastTurn = bob.installation.db.prepare('SELECT pid FROM turns ORDER BY id DESC LIMIT 1').pluck();
@@ -276,8 +289,16 @@ describeWithSandbox('a sandbox waiting for its turn, when Parley is killed', () 
       );
       const tmp = path.join(serve.dataDir, 'turns', folder);
       expect(anyProcessWith(tmp)).toBe(true);
+      // The sandbox's two runtimes, each in the host that also starts its processes.
+      const hosts = sandboxHosts(serve.process.pid!);
+      expect(hosts).toHaveLength(2);
       await serve.crash();
       await api.waitFor(() => Promise.resolve(!anyProcessWith(tmp)), 10_000, 'the waiting sandbox to end with Parley');
+      await api.waitFor(
+        () => Promise.resolve(hosts.every((pid) => !processAlive(pid))),
+        10_000,
+        'the sandbox’s hosts to end with Parley',
+      );
     } finally {
       await serve.stop();
       removeDataDir(serve.dataDir);

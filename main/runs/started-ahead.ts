@@ -6,9 +6,9 @@
 // and reading its stdin. It has the environment of the turn that ended, token left out,
 // so it serves a turn whose own is the same; any other turn is wrapped and started anew,
 // and this one ended.
-import type { ChildProcess } from 'node:child_process';
 import { SANDBOX_READY_LINE, wrapperEnv, type WrappedArgv } from '../sandbox/sandbox';
-import { endGroup, spawnInGroup } from './process-tree';
+import type { AgentChild } from '../sandbox/runtime-host';
+import { endGroup, startInGroup } from './process-tree';
 
 const TOKEN = 'PARLEY_TOKEN';
 const READY_WITHIN_MS = 10_000;
@@ -38,7 +38,7 @@ export class StartedAhead {
   private readonly exited: Promise<void>;
 
   private constructor(
-    readonly child: ChildProcess,
+    readonly child: AgentChild,
     env: NodeJS.ProcessEnv,
   ) {
     this.env = env;
@@ -90,11 +90,15 @@ export class StartedAhead {
    * Starts the wrap made ahead (`wrapArgv(…, { startedAhead: true })`) in `cwd`, with the
    * environment of the turn that ended (its token is not kept). Null when it cannot start.
    */
-  static start(wrapped: WrappedArgv, cwd: string, env: NodeJS.ProcessEnv): StartedAhead | null {
+  static async start(wrapped: WrappedArgv, cwd: string, env: NodeJS.ProcessEnv): Promise<StartedAhead | null> {
     const own = withoutToken(env);
-    let child: ChildProcess;
+    let child: AgentChild;
     try {
-      child = spawnInGroup(wrapped.command, wrapped.args, { cwd, env: wrapperEnv(own) });
+      child = await startInGroup(wrapped.command, wrapped.args, {
+        cwd,
+        env: wrapperEnv(own),
+        starter: wrapped.starter,
+      });
     } catch {
       return null;
     }
@@ -111,7 +115,7 @@ export class StartedAhead {
   }
 
   /** The turn's now: its stdin starts with the token (`AgentProcesses.run` writes it). */
-  take(): ChildProcess {
+  take(): AgentChild {
     this.state = 'taken';
     return this.child;
   }

@@ -86,8 +86,8 @@ export class WrapsAhead {
   /** Starts the wrap once it is made, unless it was dropped meanwhile (a taken one starts for its turn). */
   private startWhenMade(ahead: AheadWrap, ended: TurnToWrap): NextTurn {
     const next: NextTurn = { ahead, env: ended.env, started: null, launched: Promise.resolve(), dropped: false };
-    next.launched = ahead.wrapped.then((made) => {
-      if (made && !this.closed && !next.dropped) next.started = StartedAhead.start(made, ended.cwd, ended.env);
+    next.launched = ahead.wrapped.then(async (made) => {
+      if (made && !this.closed && !next.dropped) next.started = await StartedAhead.start(made, ended.cwd, ended.env);
     });
     return next;
   }

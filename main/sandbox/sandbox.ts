@@ -2,9 +2,9 @@
 // (bubblewrap on Linux, Seatbelt on macOS). Whether it can start is found out once, when
 // the installation opens; each turn's command is then wrapped with the policy of
 // policy.ts. The runtimes are one pair per process (their proxies start once and serve
-// every turn), so installations opened in one process share them: this module's own for
-// turns that reach only their model endpoints, and a copy in a worker thread
-// (open-network.ts) for turns that reach further.
+// every turn), so installations opened in one process share them: one for turns that
+// reach only their model endpoints, one for turns that reach further, each in a small
+// process of its own that also starts the sandboxed processes (runtime-host.ts).
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, type Dirent, existsSync, lstatSync, readdirSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { log } from '../log';
 import { socatWithParent } from '../paths';
 import { mountPointsNeeded } from './disk-facts';
 import { removeStaleSandboxFiles } from './stale-files';
-import { OpenNetworkRuntime } from './open-network';
+import { RuntimeHost, type ProcessStarter } from './runtime-host';
 import { beyondMachineAllows, type SandboxPolicy } from './policy';
 
 /**
@@ -60,6 +60,8 @@ export interface WrappedArgv {
   args: string[];
   /** Call when the process has exited (or never started): its network allowance ends. */
   release(): void;
+  /** Where the wrapped command is started: the runtime's host, not Parley's own large process. */
+  starter: ProcessStarter;
 }
 
 /**
@@ -97,7 +99,9 @@ interface Shared {
   users: number;
   ready: Promise<SandboxStatus>;
   bwrap: string | undefined;
-  open: OpenNetworkRuntime | null;
+  /** The runtime for turns that reach only their model endpoints (and what starts every sandboxed process). */
+  own: RuntimeHost | null;
+  open: RuntimeHost | null;
 }
 let shared: Shared | null = null;
 
@@ -285,19 +289,16 @@ async function startRuntimes(state: Shared, bwrapPath: string | undefined): Prom
   const stale = removeStaleSandboxFiles();
   if (stale.length > 0) log.info('removed what sandboxes of ended processes left in the temporary folder', { stale });
   const config = baseConfig(process.platform === 'linux' ? (bwrapPath ?? findOnPath('bwrap') ?? undefined) : bwrapPath);
-  const open = new OpenNetworkRuntime(runtimeFiles().moduleUrl, (host) => beyondMachineAllows(host, localAddresses()));
+  const { moduleUrl } = runtimeFiles();
+  const own = new RuntimeHost(moduleUrl, null);
+  const open = new RuntimeHost(moduleUrl, (host) => beyondMachineAllows(host, localAddresses()));
+  state.own = own;
   state.open = open;
   // Both sets of proxies start at once, once: no turn waits for them.
-  const [own, other] = await Promise.all([
-    SandboxManager.initialize(config).then(
-      () => SandboxManager.checkDependencies().errors,
-      (error: Error) => [`the sandbox did not start: ${error.message}`],
-    ),
-    open.initialize(config),
-  ]);
-  const errors = [...own, ...other];
+  const errors = (await Promise.all([own.initialize(config), open.initialize(config)])).flat();
   if (errors.length > 0) {
-    await Promise.all([SandboxManager.reset(), open.close()]);
+    await Promise.all([own.close(), open.close()]);
+    state.own = null;
     state.open = null;
     return { available: false, reason: [...new Set(errors)].join('; ') };
   }
@@ -323,7 +324,7 @@ export class AgentSandbox {
       return new AgentSandbox(found.available ? await shared.ready : found, false);
     }
     if (!shared) {
-      const state: Shared = { users: 0, ready: Promise.resolve({ available: true }), bwrap, open: null };
+      const state: Shared = { users: 0, ready: Promise.resolve({ available: true }), bwrap, own: null, open: null };
       state.ready = startRuntimes(state, bwrap);
       shared = state;
     }
@@ -334,6 +335,11 @@ export class AgentSandbox {
 
   get available(): boolean {
     return this.status.available;
+  }
+
+  /** Where Parley starts its agents while the sandbox runs, those it runs unsandboxed included. */
+  get starter(): ProcessStarter | undefined {
+    return (this.status.available && shared?.own) || undefined;
   }
 
   /**
@@ -385,31 +391,17 @@ export class AgentSandbox {
     const filesystem = { ...policy.filesystem, denyWrite: [...policy.filesystem.denyWrite, ...request.ownUnwritable] };
     const config = { filesystem, network: turnNetwork() };
     const makesMountPoints = mountPointsNeeded(policy, request.ownUnwritable).length > 0;
-    const open = shared?.open;
-    if (policy.reach !== 'endpoints') {
-      if (!open) throw new Error('the sandbox is not available');
-      const [program, ...rest] = await open.wrap(inner, cwd, config, commandId, policy.allowedDomains, wrapperShell);
-      return { command: program!, args: rest, release: held(() => open.release(commandId), makesMountPoints) };
-    }
-    SandboxManager.registerCommandNetworkLists(commandId, { allowedDomains: policy.allowedDomains });
-    try {
-      const wrapped = await SandboxManager.wrapWithSandboxArgv(inner, wrapperShell, config, undefined, cwd, {
-        commandId,
-      });
-      const [program, ...rest] = wrapped.argv;
-      return {
-        command: program!,
-        args: rest,
-        release: held(() => {
-          SandboxManager.unregisterCommandNetworkLists(commandId);
-          // Its mount points (the files bubblewrap bound over denied ones) go once no command uses them.
-          SandboxManager.cleanupAfterCommand();
-        }, makesMountPoints),
-      };
-    } catch (error) {
-      SandboxManager.unregisterCommandNetworkLists(commandId);
-      throw error;
-    }
+    const starter = shared?.own;
+    const runtime = policy.reach === 'endpoints' ? starter : shared?.open;
+    if (!runtime || !starter) throw new Error('the sandbox is not available');
+    const [program, ...rest] = await runtime.wrap(inner, cwd, config, commandId, policy.allowedDomains, wrapperShell);
+    // Its release also takes its mount points (the files bubblewrap bound over denied ones) once no command uses them.
+    return {
+      command: program!,
+      args: rest,
+      starter,
+      release: held(() => runtime.release(commandId), makesMountPoints),
+    };
   }
 
   async close(): Promise<void> {
@@ -420,6 +412,6 @@ export class AgentSandbox {
     const state = shared;
     const status = await state.ready;
     shared = null;
-    if (status.available) await Promise.all([SandboxManager.reset(), state.open?.close()]);
+    if (status.available) await Promise.all([state.own?.close(), state.open?.close()]);
   }
 }

@@ -17,6 +17,7 @@ import {
   type WrappedArgv,
   type WrapRequest,
 } from './sandbox';
+import type { ProcessStarter } from './runtime-host';
 import { mayServe, mayWrapAhead, type WrapInputs } from './wrap-ahead';
 
 export type SandboxChoice = 'sandbox' | 'unsandboxed' | 'refuse';
@@ -71,6 +72,8 @@ export type SandboxedStart =
       args: string[];
       env: NodeJS.ProcessEnv;
       release: () => void;
+      /** Where it starts when not in Parley's own process (the sandbox's host). */
+      starter?: ProcessStarter;
       warning?: string;
       /** Inside the sandbox: its next turn may be wrapped ahead. */
       sandboxed?: true;
@@ -230,6 +233,7 @@ export async function sandboxedLaunch(
         args: turn.args,
         env: { ...turn.env, TMPDIR: turn.runTmp },
         release: () => {},
+        starter: options.sandbox.starter,
         warning: status.available ? undefined : status.reason,
       };
     }
