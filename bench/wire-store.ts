@@ -34,6 +34,7 @@ export interface StoreStats {
   p50Ms: number;
   p99Ms: number;
   senderCpuUsPerText: number;
+  senderFaultsPerText: number;
 }
 
 const BODY_BYTES = 64;
@@ -210,10 +211,12 @@ export async function storeSender(dir: string, port: number, threads: number, du
   await new Promise((resolve) => setTimeout(resolve, WARMUP_MS));
   start = performance.now();
   cpu0 = process.cpuUsage();
+  const faults0 = process.resourceUsage().minorPageFault;
   await new Promise((resolve) => setTimeout(resolve, durationMs));
   stopping = true;
   await done;
   const cpu = process.cpuUsage(cpu0);
+  const faults = process.resourceUsage().minorPageFault - faults0;
   ws.removeAllListeners('close');
   ws.close();
   batch.close();
@@ -227,6 +230,7 @@ export async function storeSender(dir: string, port: number, threads: number, du
     p50Ms: pct(0.5),
     p99Ms: pct(0.99),
     senderCpuUsPerText: Math.round((cpu.user + cpu.system) / latencies.length),
+    senderFaultsPerText: round(faults / latencies.length),
   };
   process.stdout.write(JSON.stringify(result));
 }

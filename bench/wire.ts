@@ -65,6 +65,8 @@ export interface WireStats {
   p99Ms: number | null;
   maxMs: number | null;
   cpuMs: number;
+  /** Pages the sender touched for the first time (new memory, or memory given back and taken again). */
+  minorFaults: number;
 }
 
 export interface BaselineStats {
@@ -334,6 +336,7 @@ export async function wireBench(
         p50Ms: median(rounds.map((r) => r.store.p50Ms)),
         p99Ms: median(rounds.map((r) => r.store.p99Ms)),
         senderCpuUsPerText: median(rounds.map((r) => r.store.senderCpuUsPerText)),
+        senderFaultsPerText: median(rounds.map((r) => r.store.senderFaultsPerText)),
       };
       // Each round's Parley against the store beside it; the line's ratio is their median.
       const roundRatios = rounds.map((r) => round2(r.parley.textsPerSec / r.store.msgsPerSec));
@@ -365,6 +368,7 @@ export async function wireBench(
         storeP99Ms: store.p99Ms,
         storeRatio: round2(store.msgsPerSec / tls.msgsPerSec),
         storeSenderCpuUsPerText: store.senderCpuUsPerText,
+        storeSenderFaultsPerText: store.senderFaultsPerText,
         ratioStore,
         rounds: rounds.map((r, i) => ({
           parleyPerSec: r.parley.textsPerSec,
@@ -379,6 +383,7 @@ export async function wireBench(
         texts: parley.acked,
         senderCpuUsPerText: parley.acked ? Math.round((parley.cpuMs * 1000) / parley.acked) : null,
         receiverCpuUsPerText: parley.acked ? Math.round((parley.receiverCpuMs * 1000) / parley.acked) : null,
+        senderFaultsPerText: parley.acked ? round2(parley.minorFaults / parley.acked) : null,
         loadAverage: round2(os.loadavg()[0]!),
         ...(threads === 1 ? {} : goals(threads, parley, ratioStore, a2a)),
         ...(scale === 1 ? {} : { scale }),
@@ -415,6 +420,7 @@ function combined(rounds: Array<WireStats & { receiverCpuMs: number }>): WireSta
     p99Ms: med((r) => r.p99Ms),
     maxMs: rounds.reduce<number | null>((most, r) => (r.maxMs === null ? most : Math.max(most ?? 0, r.maxMs)), null),
     cpuMs: sum((r) => r.cpuMs),
+    minorFaults: sum((r) => r.minorFaults),
     receiverCpuMs: sum((r) => r.receiverCpuMs),
   };
 }

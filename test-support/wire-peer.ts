@@ -404,6 +404,7 @@ class Driver {
     const stats = { sent: 0, acked: 0, failed: 0 };
     this.progress = { running: true, sent: 0, acked: 0, failed: 0 };
     const cpu0 = process.cpuUsage();
+    const faults0 = process.resourceUsage().minorPageFault;
     const t0 = now();
     const stopAt = t0 + durationMs;
     let lastAck = t0;
@@ -514,6 +515,7 @@ class Driver {
       p99Ms: pct(0.99),
       maxMs: latencies.length ? round(latencies[latencies.length - 1]!) : null,
       cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+      minorFaults: process.resourceUsage().minorPageFault - faults0,
     };
   }
 
