@@ -69,14 +69,16 @@ export class AgentProcesses {
   ): Promise<ProcessResult> {
     return new Promise((resolve) => {
       const notStarted = (error: unknown) => resolve(notStartedResult(startFailure(launch.command, error)));
-      // Where it starts: the sandbox's host for a wrapped command, else here.
+      // Where it starts: the sandbox's host while the sandbox runs, else this process.
       const started = waiting
         ? Promise.resolve(waiting)
         : startInGroup(start.command, start.args, { cwd: launch.cwd, env: start.env, starter: start.starter });
-      started.then(
-        (child) => this.follow(active, launch, child, start, token, waiting !== undefined, resolve),
-        notStarted,
-      );
+      started
+        .then((child) => this.follow(active, launch, child, start, token, waiting !== undefined, resolve), notStarted)
+        .catch((error: unknown) => {
+          log.error('could not follow an agent process', { turnId: active.turnId, error: String(error) });
+          notStarted(error);
+        });
     });
   }
 

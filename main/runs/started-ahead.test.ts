@@ -178,6 +178,22 @@ describeWithSandbox('a run’s next turn, started ahead', () => {
     expect(await turn(bob, conversation.id, 'third')).toBe('heard bob: third; parley answered; tmpdir next; calm');
   }, 60_000);
 
+  it('starts in a host started again when the sandbox’s hosts were killed (kill -9)', async () => {
+    const { bob, conversation } = await afterOneTurn();
+    const hosts = sandboxHosts(process.pid);
+    expect(hosts).toHaveLength(2);
+    for (const pid of hosts) process.kill(pid, 'SIGKILL');
+    await bob.waitFor(
+      () => Promise.resolve(sandboxHosts(process.pid).filter((pid) => !hosts.includes(pid)).length === 2),
+      'both hosts started again',
+    );
+    // The sandbox that waited went with its host; the turn is wrapped and started in the new one.
+    expect(await turn(bob, conversation.id, 'second')).toMatch(
+      /^heard bob: second; parley answered; tmpdir \w+; calm$/,
+    );
+    expect(sandboxHosts(process.pid).some((pid) => hosts.includes(pid))).toBe(false);
+  }, 60_000);
+
   it('is ended, never used, when the role’s environment changed, when its conversation is deleted, and at close', async () => {
     const { bob, role, conversation } = await afterOneTurn();
     const [before] = waitingSandboxes(bob);

@@ -6,6 +6,8 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Readable } from 'node:stream';
+import { sandboxHosts } from '../../test-support/processes';
+import { until } from '../../test-support/until';
 import { RuntimeHost, type AgentChild } from './runtime-host';
 
 const moduleUrl = pathToFileURL(createRequire(import.meta.url).resolve('@anthropic-ai/sandbox-runtime')).href;
@@ -96,5 +98,29 @@ describe('a host that has ended', () => {
     const gone = new RuntimeHost(moduleUrl, null);
     await gone.close();
     await expect(gone.start('true', [], { cwd: '/', env: {} })).rejects.toThrow(/host ended/);
+  });
+});
+
+describe('a host that ends without being closed', () => {
+  it('is started again, and what is started after that starts', async () => {
+    const before = sandboxHosts(process.pid);
+    const again = new RuntimeHost(moduleUrl, null);
+    try {
+      await exited(await again.start('true', [], { cwd: '/', env: { PATH: process.env.PATH } }));
+      const [pid] = sandboxHosts(process.pid).filter((other) => !before.includes(other));
+      expect(pid).toBeGreaterThan(0);
+      process.kill(pid!, 'SIGKILL');
+      await until(() => !sandboxHosts(process.pid).includes(pid!), 'the killed host to be gone', 10_000);
+      // A start sent to the host being replaced fails, saying so; the next ones start.
+      const child = await until(
+        () => again.start('sh', ['-c', 'echo back'], { cwd: '/', env: { PATH: process.env.PATH } }).catch(() => null),
+        'a start on the host started again',
+        10_000,
+      );
+      expect(await readAll(child.stdout!)).toBe('back\n');
+      expect(sandboxHosts(process.pid)).not.toContain(pid);
+    } finally {
+      await again.close();
+    }
   });
 });

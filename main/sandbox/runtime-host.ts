@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
+import { log } from '../log';
 import { OPEN_NETWORK_PREFIX } from './stale-files';
 
 /** Its first argument, which names it in a process list. */
@@ -190,8 +191,11 @@ class HostedChild extends EventEmitter implements AgentChild {
   }
 }
 
+/** A host that ends without being closed is started again, at most this many times a minute. */
+const RESTARTS_PER_MINUTE = 3;
+
 export class RuntimeHost implements ProcessStarter {
-  private readonly host: ChildProcess;
+  private host!: ChildProcess;
   private readonly pending = new Map<number, (reply: Reply) => void>();
   private readonly pipes = new Map<number, Array<net.Socket | undefined>>();
   /** Started and not exited yet, by pid. */
@@ -199,7 +203,16 @@ export class RuntimeHost implements ProcessStarter {
   /** Started, by request, until `start` takes them. */
   private readonly adopted = new Map<number, HostedChild>();
   private sent = 0;
+  /** Closed, or ended too often to start again: it starts nothing more. */
   private ended = false;
+  private closing = false;
+  /** The runtime's configuration, once initialized: a host started again gets it too. */
+  private config: SandboxRuntimeConfig | null = null;
+  /** Settles once the current host's runtime is initialized again after a restart. */
+  private ready: Promise<unknown> = Promise.resolve();
+  private readonly restarts: number[] = [];
+  /** Hosts whose end was handled ('error' and 'exit' may both come). */
+  private readonly gone = new WeakSet<ChildProcess>();
   /** Its TMPDIR, for a runtime that must not share the default one's socket names. */
   private readonly tmp: string | null;
 
@@ -208,15 +221,20 @@ export class RuntimeHost implements ProcessStarter {
    * `allows`: the decision for a connection no per-turn entry allowed; null: refused.
    */
   constructor(
-    moduleUrl: string,
+    private readonly moduleUrl: string,
     private readonly allows: ((host: string, port: number) => boolean) | null,
   ) {
     this.tmp = allows ? mkdtempSync(path.join(os.tmpdir(), `${OPEN_NETWORK_PREFIX}${process.pid}-`)) : null;
+    this.launch();
+  }
+
+  private launch(): void {
     // Electron's own binary runs the host as Node only when told to.
     const electron = process.versions.electron !== undefined && process.env.ELECTRON_RUN_AS_NODE === undefined;
-    this.host = spawn(
+    const allows = this.allows ? 'asks' : 'refuses';
+    const host = spawn(
       process.execPath,
-      ['-e', HOST_SOURCE, SANDBOX_HOST_NAME, moduleUrl, allows ? 'asks' : 'refuses', electron ? 'unset' : 'keep'],
+      ['-e', HOST_SOURCE, SANDBOX_HOST_NAME, this.moduleUrl, allows, electron ? 'unset' : 'keep'],
       {
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         env: {
@@ -228,26 +246,46 @@ export class RuntimeHost implements ProcessStarter {
         detached: false,
       },
     );
+    this.host = host;
     // Turns keep Parley alive, not this.
-    this.host.unref();
-    this.host.channel?.unref();
-    this.host.on('message', (message: HostMessage, handle?: unknown) => this.received(message, handle));
-    const fail = (why: string) => {
-      if (this.ended) return;
-      this.ended = true;
-      for (const settle of this.pending.values()) settle({ kind: 'reply', id: -1, error: why });
-      this.pending.clear();
-      for (const sockets of this.pipes.values()) for (const socket of sockets) socket?.destroy();
-      this.pipes.clear();
-      // Their exits will not be told: what they started is ended by the process tree.
-      for (const child of this.children.values()) child.exited(null, 'SIGKILL');
-      this.children.clear();
-    };
-    this.host.on('error', (error) => fail(`the sandbox's host failed: ${error.message}`));
-    this.host.on('exit', () => {
-      fail('the sandbox’s host ended');
-      if (this.tmp) rmSync(this.tmp, { recursive: true, force: true });
+    host.unref();
+    host.channel?.unref();
+    host.on('message', (message: HostMessage, handle?: unknown) => {
+      if (this.host === host) this.received(message, handle);
     });
+    host.on('error', (error) => this.lost(host, `the sandbox’s host failed: ${error.message}`));
+    host.on('exit', (code, signal) => this.lost(host, `the sandbox’s host ended (${signal ?? `exit ${code}`})`));
+  }
+
+  /** The host is gone: what waited on it fails, and, unless Parley closed it, a new one starts. */
+  private lost(host: ChildProcess, why: string): void {
+    if (this.host !== host || this.gone.has(host)) return;
+    this.gone.add(host);
+    for (const settle of this.pending.values()) settle({ kind: 'reply', id: -1, error: why });
+    this.pending.clear();
+    for (const sockets of this.pipes.values()) for (const socket of sockets) socket?.destroy();
+    this.pipes.clear();
+    // Their exits will not be told: what they started is ended by the process tree.
+    for (const child of this.children.values()) child.exited(null, 'SIGKILL');
+    this.children.clear();
+    this.adopted.clear();
+    const now = Date.now();
+    while (this.restarts.length > 0 && now - this.restarts[0]! > 60_000) this.restarts.shift();
+    if (this.closing || this.restarts.length >= RESTARTS_PER_MINUTE) {
+      if (!this.closing) log.error(`${why}; it ended too often to start again: sandboxed turns cannot start`);
+      this.ended = true;
+      if (this.tmp) rmSync(this.tmp, { recursive: true, force: true });
+      return;
+    }
+    this.restarts.push(now);
+    log.warn(`${why}; starting it again`);
+    this.launch();
+    const config = this.config;
+    if (config)
+      this.ready = this.call({ kind: 'init', config }).then(({ reply }) => {
+        const errors = reply.error ? [reply.error] : (reply.errors ?? []);
+        if (errors.length > 0) log.error('the sandbox’s host did not start again', { errors });
+      });
   }
 
   private received(message: HostMessage, handle: unknown): void {
@@ -288,18 +326,26 @@ export class RuntimeHost implements ProcessStarter {
     if (!this.ended && this.host.connected) this.host.send(body, (error) => error && undefined);
   }
 
-  private request(body: Record<string, unknown>): Promise<Reply> {
-    if (this.ended) return Promise.resolve({ kind: 'reply', id: -1, error: 'the sandbox’s host ended' });
+  /** Sends at once (the runtime's initialization, which what follows waits for). */
+  private call(body: Record<string, unknown>): Promise<{ id: number; reply: Reply }> {
     const id = ++this.sent;
+    if (this.ended) return Promise.resolve({ id, reply: { kind: 'reply', id, error: 'the sandbox’s host ended' } });
     return new Promise((resolve) => {
-      this.pending.set(id, resolve);
+      this.pending.set(id, (reply) => resolve({ id, reply }));
       this.post({ ...body, id });
     });
   }
 
+  /** Sends once the host's runtime is ready (after a restart, once initialized again). */
+  private async request(body: Record<string, unknown>): Promise<{ id: number; reply: Reply }> {
+    await this.ready;
+    return this.call(body);
+  }
+
   /** Starts its proxies; the errors say why it cannot run (none: it runs). */
   async initialize(config: SandboxRuntimeConfig): Promise<string[]> {
-    const reply = await this.request({ kind: 'init', config });
+    this.config = config;
+    const { reply } = await this.call({ kind: 'init', config });
     return reply.error ? [reply.error] : (reply.errors ?? []);
   }
 
@@ -312,7 +358,7 @@ export class RuntimeHost implements ProcessStarter {
     wrapperShell: string | undefined,
   ): Promise<string[]> {
     const workingDir = process.cwd();
-    const reply = await this.request({
+    const { reply } = await this.request({
       kind: 'wrap',
       command,
       cwd,
@@ -336,6 +382,12 @@ export class RuntimeHost implements ProcessStarter {
     this.pipes.delete(id);
     if (!stdin || !stdout || !stderr) {
       for (const socket of [stdin, stdout, stderr]) socket?.destroy();
+      // Started, but Parley cannot reach it: it goes rather than run unseen.
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
       return;
     }
     const child = new HostedChild(pid, stdin, stdout, stderr);
@@ -348,8 +400,7 @@ export class RuntimeHost implements ProcessStarter {
     args: readonly string[],
     { cwd, env }: { cwd: string; env: NodeJS.ProcessEnv },
   ): Promise<AgentChild> {
-    const id = this.sent + 1;
-    const reply = await this.request({ kind: 'start', command, args, cwd, env });
+    const { id, reply } = await this.request({ kind: 'start', command, args, cwd, env });
     const child = this.adopted.get(id);
     this.adopted.delete(id);
     if (!child)
@@ -360,12 +411,14 @@ export class RuntimeHost implements ProcessStarter {
   }
 
   async close(): Promise<void> {
-    if (this.ended) return;
-    const exited = new Promise((resolve) => this.host.once('exit', resolve));
+    if (this.ended || this.closing) return;
+    this.closing = true;
+    const host = this.host;
+    const exited = new Promise((resolve) => host.once('exit', resolve));
     // Parley waits for it now: its folder goes when it has exited.
-    this.host.ref();
-    this.host.channel?.ref();
-    await this.request({ kind: 'close' });
+    host.ref();
+    host.channel?.ref();
+    await this.call({ kind: 'close' });
     await exited;
   }
 }
