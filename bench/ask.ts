@@ -81,6 +81,10 @@ export async function askBench(emit: Emit, progress: Progress, options: { scale?
   const cores = [coreOf(0), coreOf(1)];
   const [alice, bob] = await Promise.all([side('alice', env, cores[0]), side('bob', env, cores[1])]);
   try {
+    // bob's helper answers a peer, which it does only inside the sandbox: without one the question waits forever.
+    const sandbox = await bob.api.call('sandbox.get', {});
+    if (!sandbox.available)
+      throw new Error(`the ask line needs the agents' sandbox, and it cannot run here: ${sandbox.reason}`);
     const assistant = await alice.api.call('roles.create', { name: 'assistant', agent: { adapter: 'scripted' } });
     await bob.api.call('roles.create', {
       name: 'helper',
