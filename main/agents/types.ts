@@ -71,6 +71,8 @@ export interface ProcessResult {
   truncated: boolean;
   /** Set when the program could not be started at all: why (also in stderr). */
   notStarted?: string;
+  /** Set when Parley lost the program while it ran (the sandbox's host that started it ended): why. */
+  lost?: string;
 }
 
 export type TurnOutcome = { ok: true; output: string; session?: string | null } | { ok: false; error: string };

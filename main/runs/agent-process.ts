@@ -157,7 +157,7 @@ export class AgentProcesses {
       err.destroy();
       if (lineBuffer) this.onLine(active, launch, lineBuffer);
       lineBuffer = '';
-      resolve({ code, signal, stdout, stderr, truncated });
+      resolve({ code, signal, stdout, stderr, truncated, ...(child.lost ? { lost: child.lost } : {}) });
     });
   }
 

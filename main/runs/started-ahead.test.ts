@@ -194,6 +194,35 @@ describeWithSandbox('a run’s next turn, started ahead', () => {
     expect(sandboxHosts(process.pid).some((pid) => hosts.includes(pid))).toBe(false);
   }, 60_000);
 
+  it('ends the turn whose host was killed while its agent ran (kill -9), leaves none of it running, and the next turn starts', async () => {
+    const { bob, conversation } = await afterOneTurn();
+    const [folder] = waitingSandboxes(bob);
+    const tmp = path.join(bob.installation.dataDir, 'turns', folder!);
+    await bob.owner('conversations.send', { id: conversation.id, text: 'wait' });
+    await bob.waitFor(() => existsSync(path.join(tmp, 'waiting')), 'the agent to wait', 15_000);
+    const leader = Number(bob.installation.db.prepare('SELECT pid FROM turns ORDER BY id DESC LIMIT 1').pluck().get());
+    const host = Number(readFileSync(`/proc/${leader}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+    expect(sandboxHosts(process.pid)).toContain(host);
+    process.kill(host, 'SIGKILL');
+
+    // Its exit can no longer be told: the turn ends as a killed agent's does, with a reason.
+    const ended = await bob.waitFor(async () => {
+      const last = (await bob.owner('conversations.get', { id: conversation.id })).turns.at(-1);
+      return last && last.status !== 'running' ? last : undefined;
+    }, 'the turn to end');
+    expect(ended.status).toBe('failed');
+    expect(ended.reason).toBe('the sandbox’s host ended (SIGKILL) while the agent ran: the agent was ended with it');
+    await bob.waitFor(() => !anyProcessWith(tmp), 'nothing of the turn left running');
+    expect(processAlive(leader)).toBe(false);
+
+    // A new host took its place, and the conversation goes on in it.
+    await bob.waitFor(
+      () => sandboxHosts(process.pid).filter((pid) => pid !== host).length === 2,
+      'the killed host started again',
+    );
+    expect(await turn(bob, conversation.id, 'after')).toMatch(/^heard bob: after; parley answered; tmpdir \w+; calm$/);
+  }, 60_000);
+
   it('is ended, never used, when the role’s environment changed, when its conversation is deleted, and at close', async () => {
     const { bob, role, conversation } = await afterOneTurn();
     const [before] = waitingSandboxes(bob);

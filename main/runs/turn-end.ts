@@ -87,6 +87,8 @@ export function turnOutcome(active: ActiveTurn, launch: AgentLaunch, result: Pro
   if (result.notStarted !== undefined) return { ok: false, error: result.notStarted };
   const failure = failureOf(active.phase);
   if (failure !== null) return { ok: false, error: failure };
+  if (result.lost !== undefined)
+    return { ok: false, error: `${result.lost} while the agent ran: the agent was ended with it` };
   try {
     return launch.finish(result);
   } catch (error) {

@@ -123,4 +123,21 @@ describe('a host that ends without being closed', () => {
       await again.close();
     }
   });
+
+  it('takes what it was running as killed, saying why', async () => {
+    const before = sandboxHosts(process.pid);
+    const again = new RuntimeHost(moduleUrl, null);
+    try {
+      const child = await again.start('sleep', ['60'], { cwd: '/', env: { PATH: process.env.PATH } });
+      expect(child.lost).toBeNull();
+      const [pid] = sandboxHosts(process.pid).filter((other) => !before.includes(other));
+      process.kill(pid!, 'SIGKILL');
+      expect(await exited(child)).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(child.lost).toBe('the sandbox’s host ended (SIGKILL)');
+      // The process itself is Parley's to end, through its group, as the run manager does.
+      process.kill(-child.pid!, 'SIGKILL');
+    } finally {
+      await again.close();
+    }
+  });
 });

@@ -155,6 +155,8 @@ export interface AgentChild {
   readonly stderr: Readable | null;
   readonly exitCode: number | null;
   readonly signalCode: NodeJS.Signals | null;
+  /** Set when Parley lost the process before its exit was told (its host ended): why. */
+  readonly lost?: string | null;
   once(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
   once(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
@@ -183,11 +185,20 @@ class HostedChild extends EventEmitter implements AgentChild {
     super();
   }
 
+  lost: string | null = null;
+
   exited(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.exitCode !== null || this.signalCode !== null) return;
     this.exitCode = code;
     this.signalCode = signal;
     this.emit('exit', code, signal);
+  }
+
+  /** Its host ended, so its exit will never be told: taken as killed, and why is kept. */
+  lose(why: string): void {
+    if (this.exitCode !== null || this.signalCode !== null) return;
+    this.lost = why;
+    this.exited(null, 'SIGKILL');
   }
 }
 
@@ -266,7 +277,7 @@ export class RuntimeHost implements ProcessStarter {
     for (const sockets of this.pipes.values()) for (const socket of sockets) socket?.destroy();
     this.pipes.clear();
     // Their exits will not be told: what they started is ended by the process tree.
-    for (const child of this.children.values()) child.exited(null, 'SIGKILL');
+    for (const child of this.children.values()) child.lose(why);
     this.children.clear();
     this.adopted.clear();
     const now = Date.now();
