@@ -26,6 +26,7 @@ import { openDatabase, type Db } from '../main/store/database';
 import { connectionByFingerprint, insertConnection } from '../main/store/queries/connections';
 import { getRoleByName, insertRole } from '../main/store/queries/roles';
 import { ackTexts, insertText, insertThread, lastSeq, threadByWireId } from '../main/store/queries/threads';
+import { gcMs } from '../test-support/gc-time';
 import { runProcessPair } from './process-pair';
 
 export interface StoreStats {
@@ -35,6 +36,7 @@ export interface StoreStats {
   p99Ms: number;
   senderCpuUsPerText: number;
   senderFaultsPerText: number;
+  senderGcUsPerText: number;
 }
 
 const BODY_BYTES = 64;
@@ -212,11 +214,13 @@ export async function storeSender(dir: string, port: number, threads: number, du
   start = performance.now();
   cpu0 = process.cpuUsage();
   const faults0 = process.resourceUsage().minorPageFault;
+  const gc0 = gcMs();
   await new Promise((resolve) => setTimeout(resolve, durationMs));
   stopping = true;
   await done;
   const cpu = process.cpuUsage(cpu0);
   const faults = process.resourceUsage().minorPageFault - faults0;
+  const gc = gcMs() - gc0;
   ws.removeAllListeners('close');
   ws.close();
   batch.close();
@@ -231,6 +235,7 @@ export async function storeSender(dir: string, port: number, threads: number, du
     p99Ms: pct(0.99),
     senderCpuUsPerText: Math.round((cpu.user + cpu.system) / latencies.length),
     senderFaultsPerText: round(faults / latencies.length),
+    senderGcUsPerText: round((gc * 1000) / latencies.length),
   };
   process.stdout.write(JSON.stringify(result));
 }

@@ -67,6 +67,8 @@ export interface WireStats {
   cpuMs: number;
   /** Pages the sender touched for the first time (new memory, or memory given back and taken again). */
   minorFaults: number;
+  /** The sender's garbage-collector pauses. */
+  gcMs: number;
 }
 
 export interface BaselineStats {
@@ -337,6 +339,7 @@ export async function wireBench(
         p99Ms: median(rounds.map((r) => r.store.p99Ms)),
         senderCpuUsPerText: median(rounds.map((r) => r.store.senderCpuUsPerText)),
         senderFaultsPerText: median(rounds.map((r) => r.store.senderFaultsPerText)),
+        senderGcUsPerText: median(rounds.map((r) => r.store.senderGcUsPerText)),
       };
       // Each round's Parley against the store beside it; the line's ratio is their median.
       const roundRatios = rounds.map((r) => round2(r.parley.textsPerSec / r.store.msgsPerSec));
@@ -369,6 +372,7 @@ export async function wireBench(
         storeRatio: round2(store.msgsPerSec / tls.msgsPerSec),
         storeSenderCpuUsPerText: store.senderCpuUsPerText,
         storeSenderFaultsPerText: store.senderFaultsPerText,
+        storeSenderGcUsPerText: store.senderGcUsPerText,
         ratioStore,
         rounds: rounds.map((r, i) => ({
           parleyPerSec: r.parley.textsPerSec,
@@ -384,6 +388,7 @@ export async function wireBench(
         senderCpuUsPerText: parley.acked ? Math.round((parley.cpuMs * 1000) / parley.acked) : null,
         receiverCpuUsPerText: parley.acked ? Math.round((parley.receiverCpuMs * 1000) / parley.acked) : null,
         senderFaultsPerText: parley.acked ? round2(parley.minorFaults / parley.acked) : null,
+        senderGcUsPerText: parley.acked ? round2((parley.gcMs * 1000) / parley.acked) : null,
         loadAverage: round2(os.loadavg()[0]!),
         ...(threads === 1 ? {} : goals(threads, parley, ratioStore, a2a)),
         ...(scale === 1 ? {} : { scale }),
@@ -421,6 +426,7 @@ function combined(rounds: Array<WireStats & { receiverCpuMs: number }>): WireSta
     maxMs: rounds.reduce<number | null>((most, r) => (r.maxMs === null ? most : Math.max(most ?? 0, r.maxMs)), null),
     cpuMs: sum((r) => r.cpuMs),
     minorFaults: sum((r) => r.minorFaults),
+    gcMs: sum((r) => r.gcMs),
     receiverCpuMs: sum((r) => r.receiverCpuMs),
   };
 }

@@ -36,7 +36,7 @@
 //              `perThread` is a total per root counted from what is already committed, so a
 //              send repeated after a restart continues where the killed one stopped.
 //              Stats: {sent, acked, failed, errors, elapsedMs, textsPerSec, p50Ms, p90Ms,
-//              p99Ms, maxMs, cpuMs}; latency is sendAs called → the text's row committed
+//              p99Ms, maxMs, cpuMs, minorFaults, gcMs}; latency is sendAs called → the text's row committed
 //              as acked (observed through the installation's change events).
 //   progress                                      → {running, sent, acked, failed}
 //   settle   {timeoutMs?}                         → waits until no outgoing text is queued or sent
@@ -67,6 +67,7 @@ import path from 'node:path';
 import { Session } from 'node:inspector/promises';
 import readline from 'node:readline';
 import { projectRoot } from '../main/paths';
+import { gcMs } from './gc-time';
 import { openInstallation, type Installation } from '../main/installation';
 import { log } from '../main/log';
 import { transaction } from '../main/store/database';
@@ -405,6 +406,7 @@ class Driver {
     this.progress = { running: true, sent: 0, acked: 0, failed: 0 };
     const cpu0 = process.cpuUsage();
     const faults0 = process.resourceUsage().minorPageFault;
+    const gc0 = gcMs();
     const t0 = now();
     const stopAt = t0 + durationMs;
     let lastAck = t0;
@@ -516,6 +518,7 @@ class Driver {
       maxMs: latencies.length ? round(latencies[latencies.length - 1]!) : null,
       cpuMs: Math.round((cpu.user + cpu.system) / 1000),
       minorFaults: process.resourceUsage().minorPageFault - faults0,
+      gcMs: round(gcMs() - gc0),
     };
   }
 
