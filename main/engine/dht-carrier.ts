@@ -6,6 +6,7 @@ import { Duplex } from 'node:stream';
 import DHT, { type ConnectOptions, type DhtServer, type DhtStream, type KeyPair } from 'hyperdht';
 import { isLoopbackBootstrap, type DhtBootstrap } from '../net/dht-bootstrap';
 import { BlindRelay } from './blind-relay-server';
+import { carrierWrote } from './carrier-turn';
 import { dhtSeed, type Identity } from './identity';
 
 export interface CarriedPeer {
@@ -46,6 +47,7 @@ export function nodeStream(raw: DhtStream): Duplex {
       raw.resume();
     },
     write(chunk: Buffer, _encoding, callback) {
+      carrierWrote();
       if (raw.write(chunk)) callback();
       else raw.once('drain', () => callback());
     },

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../store/database';
+import { carrierWrote } from './carrier-turn';
 import { GroupCommit } from './group-commit';
 
 const open: Array<{ db: Db; batch: GroupCommit; dir: string }> = [];
@@ -47,6 +48,23 @@ describe('GroupCommit', () => {
     batch.untracked(() => db.prepare("INSERT INTO notes (body) VALUES ('indexed again')").run());
     await piece('d');
     expect(stale).toEqual(['outside']);
+  });
+
+  it('lets the loop turn once before committing after a write over the DHT carrier, so that write leaves first', async () => {
+    const { batch } = setup();
+    const order = async () => {
+      const seen: string[] = [];
+      const committed = batch.run(() => seen.push('commit'));
+      // What Node's TLS over the carrier's stream queues to finish its write.
+      setImmediate(() => seen.push('the write’s next step'));
+      await committed;
+      return seen;
+    };
+    expect(await order()).toEqual(['commit', 'the write’s next step']);
+    carrierWrote();
+    expect(await order()).toEqual(['the write’s next step', 'commit']);
+    // Once: the next commit does not wait again.
+    expect(await order()).toEqual(['commit', 'the write’s next step']);
   });
 
   it('commits the pieces queued in one tick together and runs an afterOnce action once per commit', async () => {

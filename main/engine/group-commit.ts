@@ -11,6 +11,7 @@
 import { closeSync, existsSync, fdatasync, fdatasyncSync, openSync } from 'node:fs';
 import { log } from '../log';
 import type { Db } from '../store/database';
+import { takeCarrierWrote } from './carrier-turn';
 
 type After = (action: () => void) => void;
 
@@ -191,10 +192,16 @@ export class GroupCommit {
       });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(this.flushSoon);
       }
     });
   }
+
+  /** The queued flush: after one more turn of the loop when the DHT carrier has a write leaving (carrier-turn.ts). */
+  private readonly flushSoon = (): void => {
+    if (takeCarrierWrote()) setImmediate(() => this.flush());
+    else this.flush();
+  };
 
   private memos: Map<string, Map<string | number, unknown>> | null = null;
 
@@ -404,7 +411,7 @@ export class GroupCommit {
     if (ops === this.ops) this.ops = [];
     else if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => this.flush());
+      setImmediate(this.flushSoon);
     }
     const durable = ops.some((op) => op.durable);
     // NORMAL: COMMIT writes the WAL without flushing it; startSync flushes it off the event
