@@ -156,6 +156,16 @@ async function afterOneTurn() {
   return { bob, role, conversation, first };
 }
 
+/** bob's second turn, whose agent waits (for a stop) in the sandbox that waited for it, in temporary folder `tmp`. */
+async function agentWaiting() {
+  const { bob, conversation } = await afterOneTurn();
+  const [folder] = waitingSandboxes(bob);
+  const tmp = path.join(bob.installation.dataDir, 'turns', folder!);
+  await bob.owner('conversations.send', { id: conversation.id, text: 'wait' });
+  await bob.waitFor(() => existsSync(path.join(tmp, 'waiting')), 'the agent to wait', 15_000);
+  return { bob, conversation, tmp };
+}
+
 describeWithSandbox('a run’s next turn, started ahead', () => {
   it('starts in the sandbox that waited for it: the agent hears this turn’s input and `parley` takes this turn’s token', async () => {
     const { bob, conversation, first } = await afterOneTurn();
@@ -195,11 +205,7 @@ describeWithSandbox('a run’s next turn, started ahead', () => {
   }, 60_000);
 
   it('ends the turn whose host was killed while its agent ran (kill -9), leaves none of it running, and the next turn starts', async () => {
-    const { bob, conversation } = await afterOneTurn();
-    const [folder] = waitingSandboxes(bob);
-    const tmp = path.join(bob.installation.dataDir, 'turns', folder!);
-    await bob.owner('conversations.send', { id: conversation.id, text: 'wait' });
-    await bob.waitFor(() => existsSync(path.join(tmp, 'waiting')), 'the agent to wait', 15_000);
+    const { bob, conversation, tmp } = await agentWaiting();
     const leader = Number(bob.installation.db.prepare('SELECT pid FROM turns ORDER BY id DESC LIMIT 1').pluck().get());
     const host = Number(readFileSync(`/proc/${leader}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
     expect(sandboxHosts(process.pid)).toContain(host);
@@ -249,11 +255,7 @@ describeWithSandbox('a run’s next turn, started ahead', () => {
   }, 60_000);
 
   it('is stopped like any turn: Stop ends the agent it became and the sandbox around it', async () => {
-    const { bob, conversation } = await afterOneTurn();
-    const [folder] = waitingSandboxes(bob);
-    const tmp = path.join(bob.installation.dataDir, 'turns', folder!);
-    await bob.owner('conversations.send', { id: conversation.id, text: 'wait' });
-    await bob.waitFor(() => existsSync(path.join(tmp, 'waiting')), 'the agent to wait', 15_000);
+    const { bob, conversation, tmp } = await agentWaiting();
     expect(anyProcessWith(tmp)).toBe(true);
     await bob.owner('conversations.stop', { id: conversation.id });
     const detail = await bob.owner('conversations.get', { id: conversation.id });
