@@ -219,13 +219,12 @@ async function startupIdentity(dataDir: string, expected: string | null, name: s
 /**
  * V8's allocation-site pretenuring off, for the process an installation runs in. Every
  * text on the wire keeps a few small objects alive for its round trip (its place on the
- * wire, its send's result and frame), a thousand at once in a busy installation: V8 saw
- * them survive young collections and began allocating them straight in the old
- * generation, where they die as garbage that only a full collection reclaims. The wire
- * benchmark's sender grew its old generation by 80 MB in a minute that way and spent a
- * fifth more CPU a text (bench/README, "The wire"). Set before the installation's work
- * starts and its hot code is compiled; Node and Electron both leave V8's flags settable
- * after start-up.
+ * wire, its send's result and frame), a thousand at once in a busy installation: V8
+ * sees them survive young collections and allocates them straight in the old
+ * generation, where they die as garbage only a full collection reclaims, at a cost in
+ * CPU per text (bench/README, "The wire, 2026-12-06"). Set before the installation's
+ * work starts and its hot code is compiled; Node and Electron both leave V8's flags
+ * settable after start-up.
  */
 function tuneHeap(): void {
   setFlagsFromString('--no-allocation-site-pretenuring');

@@ -1,9 +1,8 @@
 // A write over the DHT carrier leaves in parts, each on a later phase of the event loop:
 // Node's TLS over a JavaScript stream finishes each write in an immediate, and libudx
 // sends the last, partial packet of a write in the loop's next prepare phase. A group
-// commit queued as an immediate right after such a write holds it back by the whole
-// commit (at 100 agent conversations the wire over the DHT ran at 0.71–0.84 of direct).
-// The group commit asks here whether to let one turn of the loop pass first.
+// commit queued as an immediate right after such a write would hold it back by the whole
+// commit, so the group commit asks here whether to let one turn of the loop pass first.
 
 let wrote = false;
 
