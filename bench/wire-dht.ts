@@ -67,10 +67,11 @@ export async function wireDhtBench(
         const rounds: Array<{ direct: WireStats; dht: WireStats; ratio: number }> = [];
         for (let r = 0; r < ROUNDS; r++) {
           // Each goes first in turn, so neither always follows the other's aftermath.
-          const first = r % 2 === 0 ? 'direct' : 'dht';
-          const a = await over(first, first === 'direct' ? direct : dht, r);
-          const b = await over(first === 'direct' ? 'dht' : 'direct', first === 'direct' ? dht : direct, r);
-          const [overDirect, overDht] = first === 'direct' ? [a, b] : [b, a];
+          const measured: Partial<Record<'direct' | 'dht', WireStats>> = {};
+          for (const what of r % 2 === 0 ? (['direct', 'dht'] as const) : (['dht', 'direct'] as const))
+            measured[what] = await over(what, what === 'direct' ? direct : dht, r);
+          const overDirect = measured.direct!;
+          const overDht = measured.dht!;
           for (const [what, stats] of [
             ['direct', overDirect],
             ['dht', overDht],
