@@ -69,6 +69,30 @@ export function nodeStream(raw: DhtStream): Duplex {
   return duplex;
 }
 
+/** A dial by key, as `DhtCarrier.connect` gives it. */
+export interface DhtDial {
+  stream: Duplex;
+  path: () => CarriedPeer['path'];
+  whenSilent: (ms: number, callback: () => void) => void;
+}
+
+/** Calls back once `raw` has been open `ms` with nothing received; never after a byte came or it closed. */
+function whenSilent(raw: DhtStream, ms: number, callback: () => void): void {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let heard = false;
+  const stop = () => {
+    heard = true;
+    if (timer) clearTimeout(timer);
+  };
+  raw.once('open', () => {
+    if (heard) return;
+    timer = setTimeout(callback, ms);
+    timer.unref();
+  });
+  raw.once('data', stop);
+  raw.once('close', stop);
+}
+
 /** The installation's DHT key pair: derived, never stored. */
 export function dhtKeyPair(identity: Pick<Identity, 'key'>): KeyPair {
   return DHT.keyPair(dhtSeed(identity));
@@ -159,14 +183,19 @@ export class DhtCarrier {
 
   /**
    * A stream to the peer with this key (hex); it opens, or errors when the peer cannot be
-   * reached. `path` says how it went, once open.
+   * reached. `path` says how it went, once open; `whenSilent` calls back if it has been
+   * open `ms` without a byte from the peer.
    */
-  connect(key: string, relay: string | null = null): { stream: Duplex; path: () => CarriedPeer['path'] } {
+  connect(key: string, relay: string | null = null): DhtDial {
     const options: ConnectOptions = { keyPair: this.keyPair };
     if (relay) options.relayThrough = Buffer.from(relay, 'hex');
     if (!this.holepunch) Object.assign(options, { holepunch: () => false, localConnection: false, fastOpen: false });
     const raw = this.node.connect(Buffer.from(key, 'hex'), options);
-    return { stream: nodeStream(raw), path: () => describeStream(raw, relay).path };
+    return {
+      stream: nodeStream(raw),
+      path: () => describeStream(raw, relay).path,
+      whenSilent: (ms, callback) => whenSilent(raw, ms, callback),
+    };
   }
 
   /** Whether a blind relay answers at this key now (a stream to it opens within RELAY_PROBE_MS). */

@@ -7,6 +7,8 @@ import { hedged } from './hedged-dial';
 class FakeDial {
   cancelled = false;
   terminated = false;
+  /** What the dial was given to ask for its partner at once. */
+  hurry: () => void = () => {};
   readonly started: Promise<void>;
   private begin!: () => void;
   private open!: (value: { ws: { terminate(): void }; n: number }) => void;
@@ -20,7 +22,8 @@ class FakeDial {
     this.started = new Promise((resolve) => (this.begin = resolve));
   }
 
-  run(signal: AbortSignal): Promise<{ ws: { terminate(): void }; n: number }> {
+  run(signal: AbortSignal, hurry: () => void): Promise<{ ws: { terminate(): void }; n: number }> {
+    this.hurry = hurry;
     this.begin();
     return new Promise((resolve, reject) => {
       this.open = resolve;
@@ -44,7 +47,12 @@ class FakeDial {
 function twoDials(secondOpensAnyway = false) {
   const dials = [new FakeDial(1), new FakeDial(2, secondOpensAnyway)];
   let next = 0;
-  return { dials, dial: (signal: AbortSignal) => dials[next++]!.run(signal) };
+  return {
+    dials,
+    /** How many dials were started. */
+    started: () => next,
+    dial: (signal: AbortSignal, hurry: () => void) => dials[next++]!.run(signal, hurry),
+  };
 }
 
 describe('a dial by key with a second beside it when slow', () => {
@@ -64,6 +72,34 @@ describe('a dial by key with a second beside it when slow', () => {
     dials[1]!.opens();
     expect((await result).n).toBe(2);
     expect(dials[0]!.cancelled).toBe(true);
+  });
+
+  it('starts the second at once when the first asks for it (its stream is open and silent)', async () => {
+    const { dials, dial, started } = twoDials();
+    const result = hedged(dial, 60_000, new AbortController().signal);
+    await dials[0]!.started;
+    dials[0]!.hurry();
+    await dials[1]!.started;
+    // Asked again, by either: there is no third.
+    dials[0]!.hurry();
+    dials[1]!.hurry();
+    expect(started()).toBe(2);
+    dials[1]!.opens();
+    expect((await result).n).toBe(2);
+    expect(dials[0]!.cancelled).toBe(true);
+  });
+
+  it('starts no second when the first asks once it has opened or failed', async () => {
+    for (const ends of ['opens', 'fails'] as const) {
+      const { dials, dial, started } = twoDials();
+      const result = hedged(dial, 60_000, new AbortController().signal);
+      await dials[0]!.started;
+      if (ends === 'opens') dials[0]!.opens();
+      else dials[0]!.fails('HOLEPUNCH_ABORTED');
+      await result.catch(() => undefined);
+      dials[0]!.hurry();
+      expect(started(), ends).toBe(1);
+    }
   });
 
   it('closes the other when both open: only one is used', async () => {

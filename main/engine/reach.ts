@@ -3,7 +3,7 @@
 // and the others are cancelled; when none gets through, the error says what each path did.
 import type { DhtCarrier } from './dht-carrier';
 import { wsFramePort, type FramePort } from './frame-port';
-import { DHT_HEDGE_MS, hedged } from './hedged-dial';
+import { DHT_HEDGE_MS, DHT_SILENT_MS, hedged } from './hedged-dial';
 import type { PortNetwork } from './port-network';
 import { nextDhtStep, relaysToTry } from './relay-choice';
 import { dialPeer, FingerprintMismatch, type PeerCertificate } from './transport';
@@ -109,8 +109,9 @@ export async function reachPeer(ways: ReachWays, target: ReachTarget, fingerprin
           const relays = relaysToTry(target.stranger ? [] : ways.ourRelays(), target.relays ?? []);
           let relay: string | null = null;
           /** One dial by key (through `via`, or holepunched); `path` says how it went once open. */
-          const dialByKey = async (via: string | null, signal: AbortSignal) => {
-            const { stream, path } = carrier.connect(key, via);
+          const dialByKey = async (via: string | null, signal: AbortSignal, hurry?: () => void) => {
+            const { stream, path, whenSilent } = carrier.connect(key, via);
+            if (hurry) whenSilent(DHT_SILENT_MS, hurry);
             const timeoutMs = via ? Math.max(deadline - Date.now(), RELAY_DIAL_MS) : deadline - Date.now();
             return {
               ...(await dialPeer(identity, 'peer.dht.invalid:443', fingerprint, {
@@ -128,7 +129,7 @@ export async function reachPeer(ways: ReachWays, target: ReachTarget, fingerprin
               // Holepunched dials get a second beside them when slow; a relay's pairing is slow by nature.
               const dialled = relay
                 ? await dialByKey(relay, cancel.signal)
-                : await hedged((signal) => dialByKey(null, signal), DHT_HEDGE_MS, cancel.signal);
+                : await hedged((signal, hurry) => dialByKey(null, signal, hurry), DHT_HEDGE_MS, cancel.signal);
               return { port: wsFramePort(dialled.ws, dialled.socket), peer: dialled.peer, path: dialled.path(), relay };
             } catch (error) {
               if (relay) attempts.push({ path: 'relay', target: relay, error: error as Error, timeoutMs });
