@@ -23,9 +23,10 @@ interface Opened {
 
 /**
  * `dial`, and once more beside it if the first has neither opened nor failed within
- * `afterMs`, or sooner when the first calls its `hurry`. The first to open wins: the other is cancelled, or closed before anything is
- * said on it should it open as well. A first dial that fails before the second starts
- * fails as it is; once both run, the dial fails only when both have, with the first's error.
+ * `afterMs`, or sooner when the first calls its `hurry`. The first to open wins: the
+ * other is cancelled, or closed before anything is said on it should it open as well. A
+ * first dial that fails before the second starts fails as it is; once both run, the dial
+ * fails only when both have, with the first's error.
  */
 export function hedged<T extends Opened>(
   dial: (signal: AbortSignal, hurry: () => void) => Promise<T>,
