@@ -13,7 +13,7 @@
 // insert leaves the bound too high, which is safe. The result of every check is what
 // the plain query would have said.
 import type { Db } from '../store/database';
-import type { TextRow } from '../store/queries/threads';
+import { incomingWaiting, outgoingWaiting, type TextRow } from '../store/queries/threads';
 import { get } from '../store/sql';
 
 export class WireCounters {
@@ -36,14 +36,14 @@ export class WireCounters {
   outgoingFull(connectionId: number, limit: number): boolean {
     return below(this.outgoing, connectionId, limit)
       ? false
-      : counted(this.outgoing, connectionId, limit, countWaiting(this.db, connectionId, 'out'));
+      : counted(this.outgoing, connectionId, limit, outgoingWaiting(this.db, connectionId));
   }
 
   /** The connection has `limit` or more incoming texts not yet approved or handled by an agent. */
   incomingFull(connectionId: number, limit: number): boolean {
     return below(this.incoming, connectionId, limit)
       ? false
-      : counted(this.incoming, connectionId, limit, countWaiting(this.db, connectionId, 'in'));
+      : counted(this.incoming, connectionId, limit, incomingWaiting(this.db, connectionId));
   }
 
   /** The agent conversation has sent `budget` or more texts in the last hour. */
@@ -117,29 +117,6 @@ function bump(bounds: Map<number, number>, key: number): void {
   const bound = bounds.get(key);
   // Unknown stays unknown: the next check counts.
   if (bound !== undefined) bounds.set(key, bound + 1);
-}
-
-/**
- * Waiting texts of one direction over a connection. The repeated `state IN (...)`
- * term is the partial index's own condition, which lets SQLite use texts_waiting: the
- * cost is the number of waiting texts, not the history.
- */
-function countWaiting(db: Db, connectionId: number, direction: 'out' | 'in'): number {
-  return direction === 'out'
-    ? get<{ n: number }>(
-        db,
-        `SELECT count(*) AS n FROM texts JOIN threads ON threads.id = texts.thread_id
-         WHERE texts.state IN ('held', 'queued', 'sent', 'received') AND texts.state IN ('held', 'queued', 'sent')
-           AND texts.direction = 'out' AND threads.connection_id = ?`,
-        connectionId,
-      )!.n
-    : get<{ n: number }>(
-        db,
-        `SELECT count(*) AS n FROM texts JOIN threads ON threads.id = texts.thread_id
-         WHERE texts.state IN ('held', 'queued', 'sent', 'received') AND texts.state IN ('held', 'received')
-           AND texts.direction = 'in' AND threads.connection_id = ?`,
-        connectionId,
-      )!.n;
 }
 
 /**

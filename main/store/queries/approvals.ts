@@ -4,6 +4,7 @@
 import type { ApprovalKind, ApprovalState, ContextKind, ContextRef } from '../../../shared/domain';
 import type { Db } from '../database';
 import { all, get, insert, run } from '../sql';
+import { WAITING_ON_CONNECTION } from './threads';
 
 export interface ApprovalRow {
   id: number;
@@ -154,9 +155,7 @@ export function dropUntakenIncoming(
   const ids = JSON.stringify(
     all<{ id: number }>(
       db,
-      `SELECT texts.id FROM texts JOIN threads ON threads.id = texts.thread_id
-       WHERE texts.state IN ('held', 'queued', 'sent', 'received') AND texts.state = 'received'
-         AND texts.direction = 'in' AND threads.connection_id = ?
+      `SELECT texts.id FROM ${WAITING_ON_CONNECTION} AND texts.state = 'received' AND texts.direction = 'in'
          AND NOT EXISTS (SELECT 1 FROM inputs WHERE inputs.text_id = texts.id AND inputs.state != 'pending')`,
       connectionId,
     ).map((row) => row.id),

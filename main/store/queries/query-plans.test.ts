@@ -11,6 +11,7 @@ import { pendingApprovalRows } from '../../access/pending-approvals';
 import { WireCounters } from '../../engine/wire-counters';
 import type { Db } from '../database';
 import {
+  dropUntakenIncoming,
   cancelContextApprovals,
   cancelTextApprovals,
   cancelTurnApprovals,
@@ -348,5 +349,32 @@ describe('query plans of the hot paths', () => {
     });
     expect(captured.length).toBeGreaterThan(8);
     for (const statement of captured) expect(fullScans(db, statement), statement.sql).toEqual([]);
+  });
+
+  // Searching a connection's agent conversations and then each one's texts is no full scan,
+  // but it reads the connection's whole history: half a second at 200,000 texts, for a
+  // queue-limit check every hundred sends, each connection summary and each reconnect.
+  it('for what waits on a whole connection: the texts come off the waiting index, never each agent conversation’s history', () => {
+    const { connection, local, peer } = seed();
+    insertText(db, local.id, 'out', 1, 'on the wire', 'sent');
+    insertText(db, peer.id, 'in', 1, 'not taken yet', 'received');
+    const counters = new WireCounters(db);
+    const captured = capture(db, () => {
+      counters.outgoingFull(connection.id, 0);
+      counters.incomingFull(connection.id, 0);
+      outgoingWaiting(db, connection.id);
+      waitingOutgoing(db, connection.id);
+      heldIncoming(db, connection.id);
+      undeliveredHeads(db, connection.id);
+      dropUntakenIncoming(db, connection.id, 'revoke', 'revoked');
+    });
+    const wide = captured.filter((statement) => /threads\.connection_id = \?/.test(statement.sql));
+    expect(wide).toHaveLength(6);
+    for (const statement of wide) {
+      const textsReads = planOf(db, statement)
+        .map((line) => line.detail)
+        .filter((detail) => /^(SEARCH|SCAN) texts /.test(detail));
+      expect(textsReads, statement.sql).toEqual(['SEARCH texts USING INDEX texts_waiting (state=?)']);
+    }
   });
 });
