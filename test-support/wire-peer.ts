@@ -140,18 +140,17 @@ class Driver {
   private profiler: Session | null = null;
 
   constructor(private readonly inst: Installation) {
-    // A head's state by (agent conversation, seq): a group commit's heads are read in one
-    // read transaction (a read per text, each taking SQLite's locks, would slow this
-    // process down).
+    // How many of an agent conversation's outgoing texts are acked or failed, off its own
+    // row (the counts triggers keep): a small, hot table, where reading each head text
+    // would search the texts' index far from the pages the sends left in the cache.
+    const settledCounts = inst.db
+      .prepare('SELECT texts_acked, texts_failed FROM threads WHERE id = ?')
+      .raw(true) as unknown as { get(id: number): [number, number] | undefined };
     const headState = inst.db
       .prepare("SELECT state FROM texts WHERE thread_id = ? AND direction = 'out' AND seq = ?")
       .pluck();
-    this.headStates = inst.db.transaction((heads: number[]) => {
-      const states: Array<string | undefined> = [];
-      for (let i = 0; i < heads.length; i += 2)
-        states.push(headState.get(heads[i], heads[i + 1]) as string | undefined);
-      return states;
-    });
+    this.readSettled = inst.db.transaction((ids: number[]) => ids.map((id) => settledCounts.get(id)));
+    this.stateOf = (threadRowId, seq) => headState.get(threadRowId, seq) as string | undefined;
     // An ack (or reject) commits in a group commit whose after-actions emit 'thread'
     // changed: the moment that event fires is the moment the ack is durable here.
     inst.events.observe((event) => {
@@ -162,26 +161,34 @@ class Driver {
   }
 
   private readonly toCheck = new Map<number, number>();
-  private readonly headStates: (heads: number[]) => Array<string | undefined>;
+  private readonly readSettled: (ids: number[]) => Array<[number, number] | undefined>;
+  private readonly stateOf: (threadRowId: number, seq: number) => string | undefined;
+  /** Per agent conversation, its failed texts as last read: a rise is read text by text. */
+  private readonly failedSeen = new Map<number, number>();
 
+  /**
+   * Settles the waiting texts of the agent conversations that changed. Outgoing texts
+   * are numbered from 1 and leave in order, each after the one before it is acked or
+   * failed, so text `seq` is settled once `seq` of them are. While no more failed than
+   * before, every text settled since was acked; otherwise each is read.
+   */
   private checkChanged(): void {
-    let ids = [...this.toCheck];
+    const ids = [...this.toCheck.keys()];
+    const times = [...this.toCheck.values()];
     this.toCheck.clear();
-    // A thread whose head was settled may have its next text settled too (a window over 1).
-    while (ids.length > 0) {
-      const heads: number[] = [];
-      for (const [id] of ids) heads.push(id, this.waiting.get(id)?.[0]?.seq ?? 0);
-      const states = this.headStates(heads);
-      const again: Array<[number, number]> = [];
-      for (let i = 0; i < ids.length; i++) {
-        const state = states[i];
-        if (state !== 'acked' && state !== 'failed') continue;
-        const [id, at] = ids[i]!;
-        const queue = this.waiting.get(id)!;
-        queue.shift()!.settled(state, at);
-        if (queue.length > 0) again.push([id, at]);
+    const counts = this.readSettled(ids);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      const [acked, failed] = counts[i] ?? [0, 0];
+      const queue = this.waiting.get(id)!;
+      const failedBefore = this.failedSeen.get(id);
+      this.failedSeen.set(id, failed);
+      const readEach = failedBefore === undefined ? failed > 0 : failed !== failedBefore;
+      while (queue.length > 0 && queue[0]!.seq <= acked + failed) {
+        const head = queue.shift()!;
+        const failedNow = readEach && this.stateOf(id, head.seq) === 'failed';
+        head.settled(failedNow ? 'failed' : 'acked', times[i]!);
       }
-      ids = again;
     }
   }
 
