@@ -58,6 +58,17 @@ export function get<T>(db: Db, sql: string, ...params: Param[]): T | undefined {
   return timed(sql, () => statement(db, sql).get(...params) as T | undefined);
 }
 
+/**
+ * One row of a table with more than a dozen columns, as an object of fixed shape. The
+ * driver adds a row's values a column at a time, and past a dozen V8 keeps the object
+ * as a hash table, so every read of a property is a lookup. The rows the engine keeps
+ * and reads for every text (an agent conversation's, a connection's) are copied once.
+ */
+export function getWide<T extends object>(db: Db, sql: string, ...params: Param[]): T | undefined {
+  const row = get<T>(db, sql, ...params);
+  return row === undefined ? undefined : { ...row };
+}
+
 export function run(db: Db, sql: string, ...params: Param[]): Database.RunResult {
   return timed(sql, () => statement(db, sql).run(...params));
 }

@@ -1,6 +1,6 @@
 import type { IncomingPolicy, OutgoingPolicy, TrustLevel } from '../../../shared/domain';
 import type { Db } from '../database';
-import { all, get, insert, run } from '../sql';
+import { all, get, getWide, insert, run } from '../sql';
 import { cleanDescription } from '../../one-line';
 
 export type ConnectionStatus = 'active' | 'paused' | 'revoked';
@@ -59,15 +59,15 @@ export function markConnectionRemoved(db: Db, id: number): void {
 }
 
 export function getConnectionRow(db: Db, id: number): ConnectionRow | undefined {
-  return get<ConnectionRow>(db, 'SELECT * FROM connections WHERE id = ?', id);
+  return getWide<ConnectionRow>(db, 'SELECT * FROM connections WHERE id = ?', id);
 }
 
 export function connectionByFingerprint(db: Db, fingerprint: string): ConnectionRow | undefined {
-  return get<ConnectionRow>(db, 'SELECT * FROM connections WHERE fingerprint = ?', fingerprint);
+  return getWide<ConnectionRow>(db, 'SELECT * FROM connections WHERE fingerprint = ?', fingerprint);
 }
 
 export function connectionByName(db: Db, name: string): ConnectionRow | undefined {
-  return get<ConnectionRow>(db, 'SELECT * FROM connections WHERE name = ?', name);
+  return getWide<ConnectionRow>(db, 'SELECT * FROM connections WHERE name = ?', name);
 }
 
 /**
@@ -102,7 +102,7 @@ export function insertConnection(
 }
 
 export function connectionByDhtKey(db: Db, key: string): ConnectionRow | undefined {
-  return get<ConnectionRow>(db, 'SELECT * FROM connections WHERE dht_key = ?', key);
+  return getWide<ConnectionRow>(db, 'SELECT * FROM connections WHERE dht_key = ?', key);
 }
 
 /** The peer's DHT key, as its invitation, its DHT stream or its reach frame gave it. */

@@ -1,6 +1,6 @@
 import type { ContextKind } from '../../../shared/domain';
 import type { Db } from '../database';
-import { all, allNamed, get, insert, run } from '../sql';
+import { all, allNamed, get, getWide, insert, run } from '../sql';
 
 export interface ThreadRow {
   id: number;
@@ -77,11 +77,11 @@ export interface ListedTextRow extends TextRow {
 export type FailedBy = 'us' | 'peer';
 
 export function getThread(db: Db, id: number): ThreadRow | undefined {
-  return get<ThreadRow>(db, 'SELECT * FROM threads WHERE id = ?', id);
+  return getWide<ThreadRow>(db, 'SELECT * FROM threads WHERE id = ?', id);
 }
 
 export function threadByWireId(db: Db, connectionId: number, wireId: string): ThreadRow | undefined {
-  return get<ThreadRow>(db, 'SELECT * FROM threads WHERE connection_id = ? AND wire_id = ?', connectionId, wireId);
+  return getWide<ThreadRow>(db, 'SELECT * FROM threads WHERE connection_id = ? AND wire_id = ?', connectionId, wireId);
 }
 
 export function openLocalThread(
@@ -92,7 +92,7 @@ export function openLocalThread(
   localRoleId: number,
   peerRole: string,
 ): ThreadRow | undefined {
-  return get<ThreadRow>(
+  return getWide<ThreadRow>(
     db,
     `SELECT * FROM threads WHERE connection_id = ? AND root_kind = ? AND root_id = ? AND local_role_id = ? AND peer_role = ?
        AND status = 'open' AND started_by = 'local'`,
