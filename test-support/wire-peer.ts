@@ -406,7 +406,10 @@ class Driver {
       if (next) next();
       else slots++;
     };
-    const committedOut = db.prepare("SELECT count(*) FROM texts WHERE thread_id = ? AND direction = 'out'").pluck();
+    // Seqs run from 1 without a gap: the last is how many were committed, off the index.
+    const committedOut = db
+      .prepare("SELECT coalesce(max(seq), 0) FROM texts WHERE thread_id = ? AND direction = 'out'")
+      .pluck();
     const latencies: number[] = [];
     const errors: Record<string, number> = {};
     const stats = { sent: 0, acked: 0, failed: 0 };
