@@ -105,9 +105,9 @@ export class Sender {
     text: string,
     turnId: number | null,
   ): Promise<SendResult> {
-    const match = PEER_ROLE.exec(to);
-    if (!match) return Promise.reject(new EngineError('invalid', `"${to}" must look like PEER/ROLE`));
-    const [, peerName, peerRole] = match as unknown as [string, string, string];
+    const address = this.addressOf(to);
+    if (!address) return Promise.reject(new EngineError('invalid', `"${to}" must look like PEER/ROLE`));
+    const { peerName, peerRole } = address;
     const { db, batch, threads } = this.core;
     return batch.run((after, tx) => {
       // A send checked while its turn ran can reach this commit after a Stop or a
@@ -157,6 +157,19 @@ export class Sender {
       )!;
       return this.enqueue(connection, state, text, { run, turnId }, after, tx);
     }, CHECKED_FIRST);
+  }
+
+  /** The last address a send named, parsed: a run sends to the same peer role again and again. */
+  private lastAddress: { to: string; peerName: string; peerRole: string } | null = null;
+
+  /** `PEER/ROLE` parsed; null when it is not one. */
+  private addressOf(to: string): { peerName: string; peerRole: string } | null {
+    if (this.lastAddress?.to === to) return this.lastAddress;
+    const match = PEER_ROLE.exec(to);
+    if (!match) return null;
+    const address = { to, peerName: match[1]!, peerRole: match[2]! };
+    this.lastAddress = address;
+    return address;
   }
 
   /** `parley reply` from a run in an agent conversation: in it. */
