@@ -114,16 +114,19 @@ export class EngineCore {
    * locks anew.
    */
   threadChangedAfter(thread: ThreadRow, tx: Tx): void {
-    if (tx.due('thread', thread.id)) return;
-    let tell = this.tellThreadChanged.get(thread);
+    tx.afterOnceFrom('thread', thread.id, thread, this.tellThreadChanged);
+  }
+
+  private readonly tellThreadChanged = (thread: ThreadRow): (() => void) => {
+    let tell = this.threadTells.get(thread);
     if (tell === undefined) {
       const event = { type: 'changed', kind: 'thread', id: thread.id } as const;
       const audience = this.audienceOf(thread);
       tell = () => this.options.events.emit(event, audience);
-      this.tellThreadChanged.set(thread, tell);
+      this.threadTells.set(thread, tell);
     }
-    tx.afterOnce('thread', thread.id, tell);
-  }
+    return tell;
+  };
 
   /**
    * Each agent conversation's change event, with its audience, by the row object the
@@ -131,7 +134,7 @@ export class EngineCore {
    * row keeps until it is replaced (a root deleted, the cache dropped), and a busy one
    * changes with every commit.
    */
-  private readonly tellThreadChanged = new WeakMap<ThreadRow, () => void>();
+  private readonly threadTells = new WeakMap<ThreadRow, () => void>();
 
   /** What waits for a person changed (held, decided, cancelled): its readers hear of it. */
   approvalChanged(approval: Pick<ApprovalRow, 'id' | 'kind' | 'context_kind' | 'context_id'>): void {
@@ -151,9 +154,10 @@ export class EngineCore {
 
   /** Inside a transaction: the connection's change event, once after the commit. */
   connectionChangedAfter(connectionId: number, tx: Tx): void {
-    if (!tx.due('connection', connectionId))
-      tx.afterOnce('connection', connectionId, () => this.connectionChanged(connectionId));
+    tx.afterOnceFrom('connection', connectionId, connectionId, this.tellConnectionChanged);
   }
+
+  private readonly tellConnectionChanged = (connectionId: number) => () => this.connectionChanged(connectionId);
 
   /**
    * A notice for the run of an agent conversation. `wakes` says whether it may start a

@@ -101,6 +101,26 @@ describe('GroupCommit', () => {
     expect(db.prepare('SELECT body FROM notes ORDER BY id').all()).toEqual([{ body: 'taken' }, { body: 'fresh' }]);
   });
 
+  it('makes an afterOnceFrom action only for the piece that claims its key, and claims nothing when there is none', async () => {
+    const { db, batch } = setup();
+    const made: string[] = [];
+    const events: string[] = [];
+    const tellOf = (source: string) => {
+      made.push(source);
+      return source === 'gone' ? null : () => events.push(`told by ${source}`);
+    };
+    const piece = (body: string, key: number) =>
+      batch.run((_after, tx) => {
+        tx.writing();
+        db.prepare('INSERT INTO notes (body) VALUES (?)').run(body);
+        tx.afterOnceFrom('root', key, body, tellOf);
+      });
+    await Promise.all([piece('gone', 1), piece('a', 1), piece('b', 1), piece('c', 2)]);
+    // 'gone' had nothing to tell, so key 1 stayed free for 'a'; 'b' stopped at the claim.
+    expect(made).toEqual(['gone', 'a', 'c']);
+    expect(events).toEqual(['told by a', 'told by c']);
+  });
+
   it('flushes the log itself inside a group commit and leaves every other transaction at synchronous=FULL', async () => {
     const { db, batch } = setup();
     const FULL = 2;

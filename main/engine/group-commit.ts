@@ -27,8 +27,12 @@ export interface Tx {
    * once. Returns whether this call is the one that will run.
    */
   afterOnce(kind: string, id: number, action: () => void): boolean;
-  /** Whether an `afterOnce` action for `kind` and `id` already waits for this commit (what it would tell is told). */
-  due(kind: string, id: number): boolean;
+  /**
+   * `afterOnce` with its action made only by the call that claims the key: `make(source)`,
+   * or nothing to run when it returns null. A commit of many texts claims the same key
+   * for each; all but the first stop at the claim.
+   */
+  afterOnceFrom<S>(kind: string, id: number, source: S, make: (source: S) => (() => void) | null): void;
 }
 
 /** The options of a piece that checks everything before it writes: no savepoint of its own. */
@@ -99,8 +103,15 @@ class Piece implements Tx {
     return true;
   }
 
-  due(kind: string, id: number): boolean {
-    return this.once.get(kind)?.has(id) ?? false;
+  afterOnceFrom<S>(kind: string, id: number, source: S, make: (source: S) => (() => void) | null): void {
+    let claimed = this.once.get(kind);
+    if (claimed === undefined) this.once.set(kind, (claimed = new Map<number, Piece>()));
+    else if (claimed.has(id)) return;
+    const action = make(source);
+    if (action === null) return;
+    claimed.set(id, this);
+    this.claims = true;
+    this.after.push(action);
   }
 
   /** The piece failed: its actions do not run, and a later piece may claim its keys. */

@@ -356,11 +356,14 @@ export class Sender {
    */
   private rootChangedAfter(thread: ThreadRow, tx: Tx): void {
     if (thread.started_by !== 'local' || thread.root_kind === 'thread') return;
-    const kind = thread.root_kind;
-    const id = thread.root_id;
-    if (tx.due(kind, id)) return;
-    let tell = this.tellRootChanged.get(thread);
+    tx.afterOnceFrom(thread.root_kind, thread.root_id, thread, this.tellRootChanged);
+  }
+
+  private readonly tellRootChanged = (thread: ThreadRow): (() => void) | null => {
+    let tell = this.rootTells.get(thread);
     if (tell === undefined) {
+      const kind = thread.root_kind;
+      const id = thread.root_id;
       const root = rootFacts(this.core.db, thread);
       let audience: Audience | null = null;
       if (root.kind === 'conversation' && root.conversation) audience = eventAudience.conversation(root.conversation);
@@ -368,10 +371,10 @@ export class Sender {
       const event = { type: 'changed', kind, id } as const;
       const told = audience;
       tell = told === null ? null : () => this.core.options.events.emit(event, told);
-      this.tellRootChanged.set(thread, tell);
+      this.rootTells.set(thread, tell);
     }
-    if (tell !== null) tx.afterOnce(kind, id, tell);
-  }
+    return tell;
+  };
 
   /**
    * How a root's readers hear of its changes (null: it is gone), by the row the thread
@@ -379,7 +382,7 @@ export class Sender {
    * its root is deleted or the cache is dropped (any write outside a group commit drops
    * it), and a busy agent conversation sends a text with every commit.
    */
-  private readonly tellRootChanged = new WeakMap<ThreadRow, (() => void) | null>();
+  private readonly rootTells = new WeakMap<ThreadRow, (() => void) | null>();
 
   /** Inside a transaction: the text takes the thread's place on the wire, and leaves after the commit. */
   private putOnWire(open: OpenLink, thread: ThreadRow, text: InFlight, body: string, after: After, tx: Tx): void {
