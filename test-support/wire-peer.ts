@@ -163,14 +163,12 @@ class Driver {
   private readonly toCheck = new Map<number, number>();
   private readonly readSettled: (ids: number[]) => Array<[number, number] | undefined>;
   private readonly stateOf: (threadRowId: number, seq: number) => string | undefined;
-  /** Per agent conversation, its failed texts as last read: a rise is read text by text. */
-  private readonly failedSeen = new Map<number, number>();
 
   /**
    * Settles the waiting texts of the agent conversations that changed. Outgoing texts
    * are numbered from 1 and leave in order, each after the one before it is acked or
-   * failed, so text `seq` is settled once `seq` of them are. While no more failed than
-   * before, every text settled since was acked; otherwise each is read.
+   * failed, so text `seq` is settled once `seq` of them are. While none of an agent
+   * conversation's texts is failed, every settled one is acked; otherwise each is read.
    */
   private checkChanged(): void {
     const ids = [...this.toCheck.keys()];
@@ -181,12 +179,9 @@ class Driver {
       const id = ids[i]!;
       const [acked, failed] = counts[i] ?? [0, 0];
       const queue = this.waiting.get(id)!;
-      const failedBefore = this.failedSeen.get(id);
-      this.failedSeen.set(id, failed);
-      const readEach = failedBefore === undefined ? failed > 0 : failed !== failedBefore;
       while (queue.length > 0 && queue[0]!.seq <= acked + failed) {
         const head = queue.shift()!;
-        const failedNow = readEach && this.stateOf(id, head.seq) === 'failed';
+        const failedNow = failed > 0 && this.stateOf(id, head.seq) === 'failed';
         head.settled(failedNow ? 'failed' : 'acked', times[i]!);
       }
     }
