@@ -163,14 +163,14 @@ export async function measureWire(
   const before = await alice.request<{ threads: Array<{ committed: number }> }>('sent');
   const most = Math.max(0, ...before.threads.map((t) => t.committed));
   await around?.before();
-  const cpuBefore = (await bob.request<{ cpuMs: number }>('stats')).cpuMs;
+  const cpuBefore = (await bob.request<{ cpuMs: number }>('cpu')).cpuMs;
   const stats = await alice.request<WireStats>('send', {
     threads,
     perThread: most + perThread,
     durationMs,
     bodyBytes: BODY_BYTES,
   });
-  const receiverCpuMs = (await bob.request<{ cpuMs: number }>('stats')).cpuMs - cpuBefore;
+  const receiverCpuMs = (await bob.request<{ cpuMs: number }>('cpu')).cpuMs - cpuBefore;
   await around?.after();
   await bob.request('drain');
   // What the installations left for later (the search index catches up once they are

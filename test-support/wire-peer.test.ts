@@ -33,6 +33,10 @@ describe('the wire peer driver', () => {
     await alice.request('prepare', { threads: 1, to: 'bob/sink', role: 'source' });
     const first = await alice.request<SendStats>('send', { threads: 1, perThread: 2 });
     expect(first).toMatchObject({ sent: 2, acked: 2, failed: 0 });
+    // What a benchmark reads around a measurement: the process's CPU alone, never less than before.
+    const { cpuMs } = await alice.request<{ cpuMs: number }>('cpu');
+    expect(cpuMs).toBeGreaterThan(0);
+    expect((await alice.request<{ cpuMs: number }>('stats')).cpuMs).toBeGreaterThanOrEqual(cpuMs);
     // bob gone, three more are committed and wait on the wire or behind it; a pause fails them.
     await bob.kill();
     const sending = alice.request<SendStats>('send', { threads: 1, perThread: 5, window: 3, concurrency: 3 });

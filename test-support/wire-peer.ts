@@ -51,6 +51,8 @@
 //              (the search index's catch-up, as a search does first), so a baseline measured
 //              next does not share the machine with it
 //   stats                                         → {texts: {...}, cpuMs, rssMb}
+//   cpu                                           → {cpuMs}  this process's CPU so far, and
+//              nothing else (stats counts every text first: not inside a measurement)
 //   profile  {action: "start"}                    → starts the V8 CPU profiler in this process
 //   profile  {action: "stop", file}               → writes the .cpuprofile (open it in Chrome DevTools)
 //   exit                                          → closes the installation and exits 0
@@ -314,6 +316,10 @@ class Driver {
         const started = now();
         await this.inst.call(this.owner(), 'search', { query: 'quiet' });
         return { ms: Math.round(now() - started) };
+      }
+      case 'cpu': {
+        const cpu = process.cpuUsage();
+        return { cpuMs: Math.round((cpu.user + cpu.system) / 1000) };
       }
       case 'stats': {
         const texts = db.prepare('SELECT direction, state, count(*) AS n FROM texts GROUP BY direction, state').all();
