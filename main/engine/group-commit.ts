@@ -30,10 +30,13 @@ export interface Tx {
   /**
    * `afterOnce` with its action made only by the call that claims the key: `make(source)`,
    * or nothing to run when it returns null. A commit of many texts claims the same key
-   * for each; all but the first stop at the claim.
+   * for each; all but the first stop at the claim. Returns whether this call claimed it.
    */
-  afterOnceFrom<S>(kind: string, id: number, source: S, make: (source: S) => (() => void) | null): void;
+  afterOnceFrom<S>(kind: string, id: number, source: S, make: (source: S) => (() => void) | null): boolean;
 }
+
+/** `afterOnce`'s action is its own making. */
+const itself = (action: () => void): (() => void) => action;
 
 /** The options of a piece that checks everything before it writes: no savepoint of its own. */
 export const CHECKED_FIRST = { savepoint: false } as const;
@@ -94,24 +97,19 @@ class Piece implements Tx {
   }
 
   afterOnce(kind: string, id: number, action: () => void): boolean {
+    return this.afterOnceFrom(kind, id, action, itself);
+  }
+
+  afterOnceFrom<S>(kind: string, id: number, source: S, make: (source: S) => (() => void) | null): boolean {
     let claimed = this.once.get(kind);
     if (claimed === undefined) this.once.set(kind, (claimed = new Map<number, Piece>()));
     else if (claimed.has(id)) return false;
+    const action = make(source);
+    if (action === null) return false;
     claimed.set(id, this);
     this.claims = true;
     this.after.push(action);
     return true;
-  }
-
-  afterOnceFrom<S>(kind: string, id: number, source: S, make: (source: S) => (() => void) | null): void {
-    let claimed = this.once.get(kind);
-    if (claimed === undefined) this.once.set(kind, (claimed = new Map<number, Piece>()));
-    else if (claimed.has(id)) return;
-    const action = make(source);
-    if (action === null) return;
-    claimed.set(id, this);
-    this.claims = true;
-    this.after.push(action);
   }
 
   /** The piece failed: its actions do not run, and a later piece may claim its keys. */
