@@ -36,6 +36,23 @@ export function processesNaming(text: string): number[] {
 }
 
 /**
+ * Those of `pids` that no other of them started, directly or through processes not among
+ * them. Which started first cannot be told by the numbers: pids wrap around at pid_max.
+ */
+export function outermostOf(pids: ReadonlySet<number>): number[] {
+  const parentOf = new Map(liveProcesses().map(({ pid, ppid }) => [pid, ppid]));
+  const startedByOneOf = (pid: number): boolean => {
+    const seen = new Set<number>();
+    for (let up = parentOf.get(pid); up !== undefined && up > 1 && !seen.has(up); up = parentOf.get(up)) {
+      if (pids.has(up)) return true;
+      seen.add(up);
+    }
+    return false;
+  };
+  return [...pids].filter((pid) => !startedByOneOf(pid));
+}
+
+/**
  * Whether an agent's process still runs, by the pid it wrote itself: inside the agents'
  * sandbox that is a pid of its own pid namespace, so the process is the one whose last
  * NSpid is that pid and whose environment holds `marker` (NAME=value). Outside, the same

@@ -10,7 +10,7 @@ import type { AgentSettings } from '../../shared/domain';
 import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
-import { processesNaming, sandboxHosts } from '../../test-support/processes';
+import { outermostOf, processesNaming, sandboxHosts } from '../../test-support/processes';
 import { startServe } from '../../test-support/serve-process';
 import { describeWithSandbox } from '../../test-support/system-parts';
 import { SANDBOX_READY_LINE } from '../sandbox/sandbox';
@@ -84,32 +84,31 @@ function waitingSandboxes(t: TestInstallation): string[] {
 
 /**
  * The sandboxes waiting for a turn of the installation in `dataDir`, by folder, with the
- * process this one started for each (its leader; none when another process started it).
+ * process this one started for each (its leader; none when that cannot be told).
  */
 function waitingLeaders(dataDir: string): Map<string, number | undefined> {
   const turns = path.join(dataDir, 'turns');
-  const byFolder = new Map<string, Array<{ pid: number; ppid: number }>>();
+  const byFolder = new Map<string, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let cmdline: string;
-    let stat: string;
     try {
       cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
     } catch {
       continue; // Gone since the listing.
     }
     if (!cmdline.includes(SANDBOX_READY_LINE)) continue;
     const folder = new RegExp(`${turns.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(next-[\\w-]+)`).exec(cmdline)?.[1];
     if (!folder) continue;
-    const ppid = Number(stat.split(') ')[1]?.split(' ')[1]);
-    byFolder.set(folder, [...(byFolder.get(folder) ?? []), { pid: Number(entry), ppid }]);
+    byFolder.set(folder, [...(byFolder.get(folder) ?? []), Number(entry)]);
   }
-  // The leader is the one of them that none of them started: the shell started for the turn.
+  // The leader is the shell started for the turn: none of them started it. The relays' shells
+  // are started by a worker whose command line does not name the folder, so their parents
+  // are not among them either; their ancestors are.
   const found = new Map<string, number | undefined>();
-  for (const [folder, processes] of byFolder) {
-    const pids = new Set(processes.map((p) => p.pid));
-    found.set(folder, processes.find((p) => !pids.has(p.ppid))?.pid);
+  for (const [folder, pids] of byFolder) {
+    const outermost = outermostOf(new Set(pids));
+    found.set(folder, outermost.length === 1 ? outermost[0] : undefined);
   }
   return found;
 }
