@@ -21,12 +21,13 @@
 // just before and just after Parley and the ratio uses their mean; both are reported.
 //
 // A third figure, `storePerSec`, is the same durable work through Parley's store and group
-// commit with no engine at all (bench/wire-store.ts), measured in turns with Parley (three
-// rounds each): `ratioStore`, the median of each round's Parley ÷ the store run beside it,
-// is what the engine costs, and the store's own ratio to wss (`storeRatio`) bounds what any
-// engine on this store could reach here. A fourth, `a2aPerSec`, is the peer people would pick instead: an
-// A2A server and client of the official JS SDK echoing messages, in memory, over plain
-// HTTP (bench/wire-a2a.ts); `ratioA2a` is Parley ÷ it.
+// commit with no engine at all (bench/wire-store.ts), measured in turns with Parley (five
+// rounds each, each going first in turn): `ratioStore`, the median of each round's Parley
+// ÷ the store run beside it, is what the engine costs, and the store's own ratio to wss
+// (`storeRatio`) bounds what any engine on this store could reach here. A fourth,
+// `a2aPerSec`, is the peer people would pick instead: an A2A server and client of the
+// official JS SDK echoing messages, in memory, over plain HTTP (bench/wire-a2a.ts);
+// `ratioA2a` is Parley ÷ it.
 //
 // Goals at 100 and at 1000 agent conversations: ratioStore ≥ 0.9 (the engine costs at most
 // a tenth over the durable work alone), ratioA2a ≥ 3, and p99 ≤ 15 ms at 100. Raw ws is
@@ -295,11 +296,12 @@ export interface WireLine {
 }
 
 /**
- * Parley and the store alone take turns this many times at each thread count: the
- * machine's speed drifts between one second and the next, and a figure measured beside
- * the other, again and again, drifts with it.
+ * Parley and the store alone take turns this many times at each thread count, each
+ * going first in every other round: the machine's speed drifts between one second and
+ * the next, and a figure measured beside the other, again and again and in both orders,
+ * drifts with it. Single rounds at 1000 gave ratios 0.72–1.21 in one run.
  */
-const STORE_ROUNDS = 3;
+const STORE_ROUNDS = 5;
 
 /** Every thread count: Parley and the store alone in turns, then the other baselines; one line each, via `emit`. */
 export async function wireBench(
@@ -323,10 +325,11 @@ export async function wireBench(
       for (let round = 0; round < STORE_ROUNDS; round++) {
         // Only the first round is profiled: one profile per measurement, as before.
         const around = round === 0 ? profiling(options.profileDir, `wire-${threads}`, alice, bob) : null;
+        const storeFirst = round % 2 === 1 ? await measureStoreBaseline(storeDir, threads, baselineMs) : null;
         const parley = await measureWire(alice, bob, threads, measureMs, around);
         if (parley.failed > 0 || Object.keys(parley.errors).length > 0)
           throw new Error(`wire ${threads}: ${parley.failed} failed, errors ${JSON.stringify(parley.errors)}`);
-        rounds.push({ parley, store: await measureStoreBaseline(storeDir, threads, baselineMs) });
+        rounds.push({ parley, store: storeFirst ?? (await measureStoreBaseline(storeDir, threads, baselineMs)) });
       }
       const plain = await measureBaseline(threads, false, baselineMs);
       const a2a = await measureA2a(threads, baselineMs);
