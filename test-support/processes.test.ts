@@ -21,9 +21,11 @@ function startTree(): { leader: ChildProcess; mark: string } {
 
 /** The two processes that name `mark`, once both have started. */
 async function marked(mark: string): Promise<number[]> {
+  const deadline = performance.now() + 4_000;
   for (;;) {
     const pids = processesNaming(mark);
     if (pids.length === 2) return pids;
+    if (performance.now() > deadline) throw new Error(`the tree's two shells never started: ${pids.length} of them`);
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
