@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { liveProcesses } from '../main/runs/process-tree';
 
 /** Every live process (zombies left out, as process-tree lists them) with its command line. */
-function withCommandLines(): Array<{ pid: number; ppid: number; cmdline: string }> {
+export function withCommandLines(): Array<{ pid: number; ppid: number; cmdline: string }> {
   const found: Array<{ pid: number; ppid: number; cmdline: string }> = [];
   for (const { pid, ppid } of liveProcesses()) {
     try {
@@ -37,10 +37,14 @@ export function processesNaming(text: string): number[] {
 
 /**
  * Those of `pids` that no other of them started, directly or through processes not among
- * them. Which started first cannot be told by the numbers: pids wrap around at pid_max.
+ * them, among `processes` (one listing of them all). Which started first cannot be told
+ * by the numbers: pids wrap around at pid_max.
  */
-export function outermostOf(pids: ReadonlySet<number>): number[] {
-  const parentOf = new Map(liveProcesses().map(({ pid, ppid }) => [pid, ppid]));
+export function outermostOf(
+  pids: ReadonlySet<number>,
+  processes: ReadonlyArray<{ pid: number; ppid: number }> = liveProcesses(),
+): number[] {
+  const parentOf = new Map(processes.map(({ pid, ppid }) => [pid, ppid]));
   const startedByOneOf = (pid: number): boolean => {
     const seen = new Set<number>();
     for (let up = parentOf.get(pid); up !== undefined && up > 1 && !seen.has(up); up = parentOf.get(up)) {

@@ -131,6 +131,11 @@ interface Pending {
 }
 
 const now = () => performance.now();
+/** This process's CPU so far, user and system, in ms. */
+const cpuMs = () => {
+  const cpu = process.cpuUsage();
+  return Math.round((cpu.user + cpu.system) / 1000);
+};
 
 class Driver {
   private roots: Root[] = [];
@@ -317,16 +322,13 @@ class Driver {
         await this.inst.call(this.owner(), 'search', { query: 'quiet' });
         return { ms: Math.round(now() - started) };
       }
-      case 'cpu': {
-        const cpu = process.cpuUsage();
-        return { cpuMs: Math.round((cpu.user + cpu.system) / 1000) };
-      }
+      case 'cpu':
+        return { cpuMs: cpuMs() };
       case 'stats': {
         const texts = db.prepare('SELECT direction, state, count(*) AS n FROM texts GROUP BY direction, state').all();
-        const cpu = process.cpuUsage();
         return {
           texts,
-          cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+          cpuMs: cpuMs(),
           rssMb: Math.round(process.memoryUsage().rss / 2 ** 20),
         };
       }

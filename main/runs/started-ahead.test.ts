@@ -10,7 +10,7 @@ import type { AgentSettings } from '../../shared/domain';
 import { makeDataDir, removeDataDir } from '../../test-support/data-folder';
 import type { TestInstallation } from '../../test-support/installation';
 import { openPeer, pair } from '../../test-support/network';
-import { outermostOf, processesNaming, sandboxHosts } from '../../test-support/processes';
+import { outermostOf, processesNaming, sandboxHosts, withCommandLines } from '../../test-support/processes';
 import { startServe } from '../../test-support/serve-process';
 import { describeWithSandbox } from '../../test-support/system-parts';
 import { SANDBOX_READY_LINE } from '../sandbox/sandbox';
@@ -87,27 +87,20 @@ function waitingSandboxes(t: TestInstallation): string[] {
  * process this one started for each (its leader; none when that cannot be told).
  */
 function waitingLeaders(dataDir: string): Map<string, number | undefined> {
-  const turns = path.join(dataDir, 'turns');
+  const folderOf = new RegExp(`${path.join(dataDir, 'turns').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(next-[\\w-]+)`);
+  const processes = withCommandLines();
   const byFolder = new Map<string, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let cmdline: string;
-    try {
-      cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-    } catch {
-      continue; // Gone since the listing.
-    }
+  for (const { pid, cmdline } of processes) {
     if (!cmdline.includes(SANDBOX_READY_LINE)) continue;
-    const folder = new RegExp(`${turns.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(next-[\\w-]+)`).exec(cmdline)?.[1];
-    if (!folder) continue;
-    byFolder.set(folder, [...(byFolder.get(folder) ?? []), Number(entry)]);
+    const folder = folderOf.exec(cmdline)?.[1];
+    if (folder) byFolder.set(folder, [...(byFolder.get(folder) ?? []), pid]);
   }
   // The leader is the shell started for the turn: none of them started it. The relays' shells
   // are started by a worker whose command line does not name the folder, so their parents
   // are not among them either; their ancestors are.
   const found = new Map<string, number | undefined>();
   for (const [folder, pids] of byFolder) {
-    const outermost = outermostOf(new Set(pids));
+    const outermost = outermostOf(new Set(pids), processes);
     found.set(folder, outermost.length === 1 ? outermost[0] : undefined);
   }
   return found;
