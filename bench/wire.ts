@@ -323,7 +323,7 @@ export async function wireBench(
       const tlsBefore = await measureBaseline(threads, true, baselineMs);
       const rounds: Array<{ parley: WireStats & { receiverCpuMs: number }; store: StoreStats }> = [];
       for (let round = 0; round < STORE_ROUNDS; round++) {
-        // Only the first round is profiled: one profile per measurement, as before.
+        // Only the first round is profiled (one profile per thread count); the profiler slows that round.
         const around = round === 0 ? profiling(options.profileDir, `wire-${threads}`, alice, bob) : null;
         const storeFirst = round % 2 === 1 ? await measureStoreBaseline(storeDir, threads, baselineMs) : null;
         const parley = await measureWire(alice, bob, threads, measureMs, around);
