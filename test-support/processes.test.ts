@@ -8,15 +8,18 @@ import { outermostOf, processesNaming } from './processes';
 const started: ChildProcess[] = [];
 let trees = 0;
 
-function startTree(): { leader: ChildProcess; mark: string } {
+function startTree({ held = false } = {}): { leader: ChildProcess; mark: string; release: () => void } {
   const mark = `outermost-mark-${process.pid}-${++trees}`;
-  const leader = spawn('/bin/sh', ['-c', `sh -c 'eval "$INNER"; :'; : ${mark}`], {
+  // A held leader reads a line before it starts its shells, so a test can move the pid counter
+  // between the leader's fork and theirs.
+  const wait = held ? 'read _; ' : '';
+  const leader = spawn('/bin/sh', ['-c', `${wait}sh -c 'eval "$INNER"; :'; : ${mark}`], {
     env: { PATH: process.env.PATH, INNER: `sh -c 'sleep 60; : ${mark}'` },
     detached: true,
-    stdio: 'ignore',
+    stdio: [held ? 'pipe' : 'ignore', 'ignore', 'ignore'],
   });
   started.push(leader);
-  return { leader, mark };
+  return { leader, mark, release: () => leader.stdin?.end('\n') };
 }
 
 /** The two processes that name `mark`, once both have started. */
@@ -58,20 +61,25 @@ describe('the outermost of a set of processes', () => {
     'is the one that started the others when their pids wrapped around below its own',
     async () => {
       const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
-      // Other processes on the machine may take the pids meant for the tree: try again, a few times.
-      for (let attempt = 0; attempt < 20; attempt++) {
-        writeFileSync(LAST_PID, String(pidMax - 3));
-        const { leader, mark } = startTree();
-        const pids = await marked(mark);
-        const other = pids.find((pid) => pid !== leader.pid)!;
-        if (other < leader.pid!) {
-          expect(outermostOf(new Set(pids))).toEqual([leader.pid]);
-          return;
+      // The leader takes a pid near the top; only then does the counter wrap, so its shells take
+      // the lowest free pids whichever processes hold the ones between.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        writeFileSync(LAST_PID, String(pidMax - 1_000));
+        const { leader, mark, release } = startTree({ held: true });
+        if (leader.pid! < pidMax / 2) {
+          // Other processes took the pids up to pid_max first, and the leader's wrapped already.
+          process.kill(-leader.pid!, 'SIGKILL');
+          started.pop();
+          continue;
         }
-        process.kill(-leader.pid!, 'SIGKILL');
-        started.pop();
+        writeFileSync(LAST_PID, String(pidMax - 1));
+        release();
+        const pids = await marked(mark);
+        expect(pids.find((pid) => pid !== leader.pid)).toBeLessThan(leader.pid!);
+        expect(outermostOf(new Set(pids))).toEqual([leader.pid]);
+        return;
       }
-      expect.fail('the pids never wrapped around between the leader and the shell it started');
+      expect.fail('the leader never took a pid in the upper half: other processes kept wrapping the counter');
     },
   );
 });
