@@ -53,7 +53,7 @@ const BODY_BYTES = 64;
 const QUEUE_LIMIT = 100_000;
 /** bob is drained between measurements; a warm-up and a measurement together must stay under the limit. */
 const MAX_TEXTS_PER_MEASUREMENT = 80_000;
-/** At most this many texts in a warm-up, shared out among the agent conversations. */
+/** A warm-up's texts, shared out: each agent conversation goes its share past the one furthest ahead. */
 const WARMUP_TEXTS = 10_000;
 
 export interface WireStats {
