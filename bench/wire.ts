@@ -51,7 +51,7 @@ const BASELINE_MS = 1_500;
 const BODY_BYTES = 64;
 /** The receiver's queue limit (the largest allowed): bob's agent never takes its texts. */
 const QUEUE_LIMIT = 100_000;
-/** bob is drained between measurements; a warm-up and a measurement together must stay under the limit. */
+/** bob is drained as each measurement begins; its warm-up and its sends together must stay under the limit. */
 const MAX_TEXTS_PER_MEASUREMENT = 80_000;
 /** A warm-up's texts, shared out: each agent conversation goes its share past the one furthest ahead. */
 const WARMUP_TEXTS = 10_000;
@@ -155,7 +155,7 @@ export async function measureWire(
   bob: WirePeer,
   threads: number,
   durationMs = MEASURE_MS,
-  /** Run just before and just after the measured sends, the warm-up and the drains left out (a profile). */
+  /** Run just before and just after the measured sends, the drain and the warm-up left out (a profile). */
   around: { before(): Promise<void>; after(): Promise<void> } | null = null,
 ): Promise<WireStats & { receiverCpuMs: number }> {
   // bob is drained before the warm-up, not after it: the drain writes outside the engine's
@@ -183,7 +183,6 @@ export async function measureWire(
   });
   const receiverCpuMs = (await bob.request<{ cpuMs: number }>('cpu')).cpuMs - cpuBefore;
   await around?.after();
-  await bob.request('drain');
   // What the installations left for later (the search index catches up once they are
   // quiet) is done now, not while a baseline is measured beside them.
   await Promise.all([alice.request('quiet'), bob.request('quiet')]);
