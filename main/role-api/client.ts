@@ -46,10 +46,12 @@ export function callRoleApi<T>(target: RoleApiTarget, command: RoleApiCommand, b
     let failure: NodeJS.ErrnoException | null = null;
     let settled = false;
     const socket = net.connect(target.socketPath);
+    // An answer mostly arrives in one chunk: then there is nothing to join.
+    const whole = () => (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
     const settle = (closed: boolean) => {
       let answer: HttpAnswer | null;
       try {
-        answer = readHttpAnswer(Buffer.concat(chunks, received), closed);
+        answer = readHttpAnswer(whole(), closed);
       } catch (error) {
         if (!closed) {
           // Malformed: nothing more will help. Say so once the connection is gone.
@@ -62,12 +64,14 @@ export function callRoleApi<T>(target: RoleApiTarget, command: RoleApiCommand, b
         return;
       }
       if (!answer) {
-        if (expected === 0) expected = answerLength(Buffer.concat(chunks, received)) ?? 0;
+        if (expected === 0) expected = answerLength(whole()) ?? 0;
         return;
       }
       settled = true;
       // The whole answer is here: no need to wait for the server to close the connection.
-      socket.destroy();
+      // Closing it waits a turn of the loop, so a CLI that exits on the answer never pays
+      // for tearing the socket down (about half a millisecond of a 30 ms start).
+      setImmediate(() => socket.destroy());
       let response: RoleApiResponse<T>;
       try {
         response = JSON.parse(answer.body.toString('utf8')) as RoleApiResponse<T>;
@@ -116,7 +120,8 @@ export function readHttpAnswer(bytes: Buffer, closed: boolean): HttpAnswer | nul
   const headers = headersOf(lines);
   const rest = bytes.subarray(end + 4);
   let body: Buffer | null;
-  if (/(^|,)\s*chunked\s*$/i.test(headers.get('transfer-encoding') ?? '')) body = unchunk(rest);
+  const transferEncoding = headers.get('transfer-encoding');
+  if (transferEncoding !== undefined && /(^|,)\s*chunked\s*$/i.test(transferEncoding)) body = unchunk(rest);
   else if (headers.has('content-length')) {
     const length = Number(headers.get('content-length'));
     if (!Number.isSafeInteger(length) || length < 0) throw new Error('a bad Content-Length');
