@@ -2,6 +2,7 @@
 // turn, whose output the adapter knows how to read.
 import type { Role, TurnTrust } from '../../shared/domain';
 import type { AgentContext, HistoryEntry, PeerDirectoryEntry, ReportResult, SendResult } from '../role-api/protocol';
+import type { RoleRef } from '../store/queries/roles';
 import type { RunRow, TurnRow } from '../store/queries/runs';
 import type { ModelSignal } from './model-watch';
 import { fenced, type Fence } from './peer-words';
@@ -20,7 +21,7 @@ export interface AgentInput {
 export type { AgentContext, PeerDirectoryEntry } from '../role-api/protocol';
 
 /** Who calls the role API: a working turn (a run token), or a role (a token an owner made for scripts). */
-export type Caller = { kind: 'run'; role: Role; run: RunRow; turn: TurnRow } | { kind: 'role'; role: Role };
+export type Caller = { kind: 'run'; role: RoleRef; run: RunRow; turn: TurnRow } | { kind: 'role'; role: RoleRef };
 
 /**
  * What the role API asks of the connection engine, which implements it: sends that cross
@@ -32,7 +33,7 @@ export interface PeerGateway {
   reply(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<SendResult>;
   reportOnThread(caller: Extract<Caller, { kind: 'run' }>, text: string): Promise<ReportResult>;
   /** Every text between `role` and that peer role, in the agent conversations (by row id) `include` lets through. */
-  history(role: Role, withPeerRole: string, include: (threadRowId: number) => boolean): Promise<HistoryEntry[]>;
+  history(role: RoleRef, withPeerRole: string, include: (threadRowId: number) => boolean): Promise<HistoryEntry[]>;
   /** Whom roles can ask (DESIGN §11.8). */
   peers(): PeerDirectoryEntry[];
 }

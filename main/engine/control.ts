@@ -32,7 +32,7 @@ import {
   waitingOutgoing,
   type ThreadRow,
 } from '../store/queries/threads';
-import { getRole, roleRefByName } from '../store/queries/roles';
+import { roleRefById, roleRefByName } from '../store/queries/roles';
 import { relayAskEnded } from './relay-end';
 import type { EngineCore, OpenLink } from './engine-core';
 import { EngineError } from './errors';
@@ -266,7 +266,7 @@ function rootTitle(db: Db, kind: 'conversation' | 'task', id: number): string | 
   const conversation = getConversationRow(db, id);
   if (!conversation) return null;
   const person = getPerson(db, conversation.person_id)?.name ?? 'someone';
-  const role = getRole(db, conversation.role_id)?.name ?? 'a role';
+  const role = roleRefById(db, conversation.role_id)?.name ?? 'a role';
   return `${person}’s conversation with ${role}`;
 }
 

@@ -13,7 +13,7 @@ import { log } from '../log';
 import type { RunManager } from '../runs/run-manager';
 import { linePlace, postReport } from '../posting/post-line';
 import type { Db } from '../store/database';
-import { getRole, roleByTokenHash } from '../store/queries/roles';
+import { roleRefById, roleRefByTokenHash } from '../store/queries/roles';
 import { turnByTokenHash } from '../store/queries/runs';
 import { DISK_FULL_MESSAGE, isDiskFull } from '../store/storage-errors';
 import { hashToken } from '../tokens';
@@ -157,11 +157,12 @@ export class RoleApiServer {
     if (!token) throw new RoleApiError('unauthenticated', 'no token: PARLEY_TOKEN is not set');
     const hash = hashToken(token);
     const turn = turnByTokenHash(this.options.db, hash);
+    // The role's name and id only: its agent settings, and the secrets sealed in them, stay closed.
     if (turn) {
-      const role = getRole(this.options.db, turn.run.role_id);
+      const role = roleRefById(this.options.db, turn.run.role_id);
       if (role) return { kind: 'run', role, run: turn.run, turn: turn.turn };
     }
-    const role = roleByTokenHash(this.options.db, hash);
+    const role = roleRefByTokenHash(this.options.db, hash);
     if (role) return { kind: 'role', role };
     throw new RoleApiError('unauthenticated', 'this token is not valid (a run token works only while its turn runs)');
   }

@@ -3,7 +3,7 @@ import type { AgentContext } from '../agents/types';
 import type { Db } from '../store/database';
 import { getConversationRow } from '../store/queries/conversations';
 import { getPerson } from '../store/queries/people';
-import { getRole } from '../store/queries/roles';
+import { roleRefById } from '../store/queries/roles';
 import type { RunRow } from '../store/queries/runs';
 import { getTaskRow } from '../store/queries/tasks';
 import { turnTrustOf } from './turn-trust';
@@ -21,7 +21,7 @@ export function describeRun(db: Db, run: RunRow, describeThread: ((run: RunRow) 
 }
 
 function placeOf(db: Db, run: RunRow, describeThread: ((run: RunRow) => AgentContext) | null): AgentContext {
-  const role = getRole(db, run.role_id)!;
+  const role = roleRefById(db, run.role_id)!;
   const roleRef = { id: role.id, name: role.name };
   if (run.context_kind === 'conversation') {
     const conversation = getConversationRow(db, run.context_id);

@@ -2,14 +2,14 @@
 // about its agent. Inside the caller's transaction; the run manager tells people after.
 import { linePlace, PARLEY_AUTHOR, roleAuthor, writeLine } from '../posting/post-line';
 import type { Db } from '../store/database';
-import { getRole } from '../store/queries/roles';
+import { roleRefById } from '../store/queries/roles';
 import type { RunRow } from '../store/queries/runs';
 
 /** A turn's final output goes to its context (agent conversations: the run log only). */
 export function deliverOutput(db: Db, run: RunRow, turnId: number, output: string): void {
   const place = linePlace({ kind: run.context_kind, id: run.context_id });
   if (!place) return;
-  const author = roleAuthor({ id: run.role_id, name: getRole(db, run.role_id)?.name ?? 'role' });
+  const author = roleAuthor({ id: run.role_id, name: roleRefById(db, run.role_id)?.name ?? 'role' });
   writeLine(db, place, { author, text: output, entry: 'output', turnId });
 }
 

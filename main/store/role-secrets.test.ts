@@ -213,3 +213,38 @@ describe('role secrets on the receive path', () => {
     }
   });
 });
+
+describe('role secrets and the role API', () => {
+  it('stay sealed while the role’s agent calls `parley`: only starting the agent opens them', async () => {
+    const box = testBox();
+    let opened = 0;
+    const counting: SecretBox = { ...box, decrypt: (sealed) => (opened++, box.decrypt(sealed)) };
+    const t = await openWith(dataDir(), counting);
+    try {
+      // Runs the shell line it is sent, with the real `parley` on its PATH and two sealed values in its environment.
+      const role = await t.owner('roles.create', {
+        name: 'deployer',
+        agent: { ...withSecrets, command: ['sh', '-c', 'read line; eval "${line#*: }"'] },
+      });
+      const conversation = await t.owner('conversations.open', { roleId: role.id });
+      const openedByTurn = async (line: string, last: string) => {
+        opened = 0;
+        await t.owner('conversations.send', { id: conversation.id, text: line });
+        await t.waitFor(async () => {
+          const detail = await t.owner('conversations.get', { id: conversation.id });
+          return detail.turns.at(-1)?.status !== 'running' && detail.messages.at(-1)?.body === last;
+        }, `the turn that ends with "${last}"`);
+        return opened;
+      };
+      const quiet = await openedByTurn('echo "$MODE"', 'fast');
+      const busy = await openedByTurn(
+        'parley context > /dev/null && parley peers > /dev/null && parley report "$MODE" > /dev/null && echo done',
+        'done',
+      );
+      expect(quiet).toBeGreaterThan(0);
+      expect(busy).toBe(quiet);
+    } finally {
+      await t.close();
+    }
+  });
+});

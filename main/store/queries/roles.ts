@@ -42,13 +42,18 @@ export interface RoleRef {
   createdAt: string;
 }
 
+type RoleRefRow = Pick<RoleRow, 'id' | 'name' | 'created_at'>;
+
+const toRoleRef = (row: RoleRefRow): RoleRef => ({ id: row.id, name: row.name, createdAt: row.created_at });
+
 export function roleRefByName(db: Db, name: string): RoleRef | undefined {
-  const row = get<Pick<RoleRow, 'id' | 'name' | 'created_at'>>(
-    db,
-    'SELECT id, name, created_at FROM roles WHERE name = ?',
-    name,
-  );
-  return row && { id: row.id, name: row.name, createdAt: row.created_at };
+  const row = get<RoleRefRow>(db, 'SELECT id, name, created_at FROM roles WHERE name = ?', name);
+  return row && toRoleRef(row);
+}
+
+export function roleRefById(db: Db, id: number): RoleRef | undefined {
+  const row = get<RoleRefRow>(db, 'SELECT id, name, created_at FROM roles WHERE id = ?', id);
+  return row && toRoleRef(row);
 }
 
 export function insertRole(db: Db, name: string, description: string, agent: AgentSettings): Role {
@@ -82,13 +87,13 @@ export function insertRoleToken(db: Db, roleId: number, tokenHash: string, creat
   run(db, 'INSERT INTO role_tokens (role_id, token_hash, created_by) VALUES (?, ?, ?)', roleId, tokenHash, createdBy);
 }
 
-export function roleByTokenHash(db: Db, tokenHash: string): Role | undefined {
-  const row = get<RoleRow>(
+export function roleRefByTokenHash(db: Db, tokenHash: string): RoleRef | undefined {
+  const row = get<RoleRefRow>(
     db,
-    'SELECT roles.* FROM role_tokens JOIN roles ON roles.id = role_tokens.role_id WHERE token_hash = ?',
+    'SELECT roles.id, roles.name, roles.created_at FROM role_tokens JOIN roles ON roles.id = role_tokens.role_id WHERE token_hash = ?',
     tokenHash,
   );
-  return row && toRole(db, row);
+  return row && toRoleRef(row);
 }
 
 /** Seals the secrets still stored as written (roles from before the box, or from `parley serve`); returns how many roles changed. */
