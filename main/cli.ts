@@ -52,7 +52,7 @@ async function roleCommand(command: Exclude<RoleApiCommand, 'permission'>, args:
   switch (command) {
     case 'context':
     case 'peers':
-      // No parseArgs here: loading it is a tenth of what these two commands cost.
+      // No parseArgs here: loading it is a tenth of what these commands add to a bare node start.
       if (args.length > 0) throw new UsageError(`${command} takes no arguments`);
       body = {};
       break;
@@ -110,6 +110,7 @@ function answerAndExit(text: string): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EAGAIN') {
+      process.stdout.once('error', () => process.exit(0));
       process.stdout.write(bytes.subarray(written), () => process.exit(0));
       return;
     }
