@@ -110,8 +110,13 @@ function answerAndExit(text: string): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EAGAIN') {
-      process.stdout.once('error', () => process.exit(0));
-      process.stdout.write(bytes.subarray(written), () => process.exit(0));
+      // The same rule as below: only a reader that has gone away ends it quietly.
+      const done = (failure?: Error | null) => {
+        if (failure && (failure as NodeJS.ErrnoException).code !== 'EPIPE') fail(1, failure.message);
+        process.exit(0);
+      };
+      process.stdout.once('error', done);
+      process.stdout.write(bytes.subarray(written), done);
       return;
     }
     if (code !== 'EPIPE') throw error;
